@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "SeatLedger",
+    products: [
+        .library(name: "SeatLedger", targets: ["SeatLedger"]),
+        .library(name: "JWSSigning", targets: ["JWSSigning"]),
+        .executable(name: "seatledger", targets: ["seatledger"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", providers: [.apt(["libssl-dev"])]),
+        .target(name: "AppStoreModels"),
+        .target(name: "JWSVerification", dependencies: ["COpenSSL", "AppStoreModels"]),
+        .target(name: "JWSSigning", dependencies: ["COpenSSL", "AppStoreModels"]),
+        .target(name: "LedgerEvents", dependencies: ["AppStoreModels"]),
+        .target(name: "EventStore", dependencies: ["CSQLite", "AppStoreModels", "LedgerEvents", "JWSVerification"]),
+        .target(name: "Projections", dependencies: ["AppStoreModels", "LedgerEvents"]),
+        .target(name: "SeatLedger", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "EventStore", "Projections"]),
+        .executableTarget(name: "seatledger", dependencies: ["SeatLedger"]),
+        .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
+        .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,104 @@
+/// A decoded `ResponseBodyV2DecodedPayload` (App Store Server Notifications V2).
+///
+/// The nested `signedTransactionInfo` / `signedRenewalInfo` stay as JWS strings here; the ingest
+/// pipeline verifies them and attaches the decoded ``TransactionPayload`` / ``RenewalInfoPayload``.
+public struct NotificationPayload: Sendable, Hashable {
+    /// The payload exactly as decoded, every field kept.
+    public let json: JSONValue
+    public let notificationType: NotificationType?
+    public let subtype: NotificationSubtype?
+    /// Apple's idempotency key: a retry carries the same UUID.
+    public let notificationUUID: String?
+    public let version: String?
+    public let signedDate: EpochMillis?
+    /// The `data` member (app metadata and signed transaction / renewal info).
+    public let data: NotificationData?
+    /// The `summary` member (renewal-extension summaries).
+    public let summary: NotificationSummary?
+    /// The `unclaimInfo` member (`UNCLAIM_SEATS`).
+    public let unclaimInfo: UnclaimInfo?
+
+    /// Reads every known field from a decoded notification payload.
+    public init(json: JSONValue) {
+        self.json = json
+        notificationType = json["notificationType"]?.stringValue.map(NotificationType.init(rawValue:))
+        subtype = json["subtype"]?.stringValue.map(NotificationSubtype.init(rawValue:))
+        notificationUUID = json["notificationUUID"]?.stringValue
+        version = json["version"]?.stringValue
+        signedDate = Timestamp.parse(json["signedDate"])
+        data = json["data"].flatMap { $0.objectValue == nil ? nil : NotificationData(json: $0) }
+        summary = json["summary"].flatMap { $0.objectValue == nil ? nil : NotificationSummary(json: $0) }
+        unclaimInfo = json["unclaimInfo"].flatMap { $0.objectValue == nil ? nil : UnclaimInfo(json: $0) }
+    }
+
+    /// The bundle id the payload names: `data`, else `summary`, else `unclaimInfo`.
+    public var bundleId: String? { data?.bundleId ?? summary?.bundleId ?? unclaimInfo?.bundleId }
+    /// The environment the payload names: `data`, else `summary`, else `unclaimInfo`.
+    public var environment: AppStoreEnvironment? { data?.environment ?? summary?.environment ?? unclaimInfo?.environment }
+    /// The app Apple id the payload names: `data`, else `summary`, else `unclaimInfo`.
+    public var appAppleId: Int64? { data?.appAppleId ?? summary?.appAppleId ?? unclaimInfo?.appAppleId }
+}
+
+/// The `data` member of a notification payload.
+public struct NotificationData: Sendable, Hashable {
+    public let appAppleId: Int64?
+    public let bundleId: String?
+    public let bundleVersion: String?
+    public let environment: AppStoreEnvironment?
+    /// The nested transaction JWS, verified separately.
+    public let signedTransactionInfo: String?
+    /// The nested renewal-info JWS, verified separately.
+    public let signedRenewalInfo: String?
+    /// Subscription status (1 active, 2 expired, 3 billing retry, 4 grace, 5 revoked).
+    public let status: Int64?
+
+    /// Reads the known fields of `data`.
+    public init(json: JSONValue) {
+        appAppleId = json["appAppleId"]?.int64Value
+        bundleId = json["bundleId"]?.stringValue
+        bundleVersion = json["bundleVersion"]?.stringValue
+        environment = json["environment"]?.stringValue.map(AppStoreEnvironment.init(rawValue:))
+        signedTransactionInfo = json["signedTransactionInfo"]?.stringValue
+        signedRenewalInfo = json["signedRenewalInfo"]?.stringValue
+        status = json["status"]?.int64Value
+    }
+}
+
+/// The `summary` member of a notification payload.
+public struct NotificationSummary: Sendable, Hashable {
+    public let appAppleId: Int64?
+    public let bundleId: String?
+    public let environment: AppStoreEnvironment?
+    public let requestIdentifier: String?
+
+    /// Reads the known fields of `summary`.
+    public init(json: JSONValue) {
+        appAppleId = json["appAppleId"]?.int64Value
+        bundleId = json["bundleId"]?.stringValue
+        environment = json["environment"]?.stringValue.map(AppStoreEnvironment.init(rawValue:))
+        requestIdentifier = json["requestIdentifier"]?.stringValue
+    }
+}
+
+/// The `unclaimInfo` member of an `UNCLAIM_SEATS` notification.
+///
+/// Apple documents only `unclaimSeatIds`; the other fields are read if present (assumption
+/// recorded in `Events/notifications/UNCLAIM_SEATS.md`).
+public struct UnclaimInfo: Sendable, Hashable {
+    /// Seat claims the App Store has already released.
+    public let unclaimSeatIds: [String]
+    public let bundleId: String?
+    public let environment: AppStoreEnvironment?
+    public let appAppleId: Int64?
+    /// The purchaser's original transaction id, if Apple sends it.
+    public let originalTransactionId: String?
+
+    /// Reads the known fields of `unclaimInfo`.
+    public init(json: JSONValue) {
+        unclaimSeatIds = json["unclaimSeatIds"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        bundleId = json["bundleId"]?.stringValue
+        environment = json["environment"]?.stringValue.map(AppStoreEnvironment.init(rawValue:))
+        appAppleId = json["appAppleId"]?.int64Value
+        originalTransactionId = json["originalTransactionId"]?.stringValue
+    }
+}

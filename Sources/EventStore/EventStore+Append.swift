@@ -1,0 +1,144 @@
+import AppStoreModels
+import Foundation
+import LedgerEvents
+
+/// What happened to one message handed to ``EventStore/commit(events:rejections:afterAppend:)``.
+public enum AppendOutcome: Sendable, Equatable {
+    /// Appended at this position.
+    case appended(position: Int64)
+    /// Already in the ledger (same event id) at this position; nothing appended.
+    case duplicate(existingPosition: Int64)
+}
+
+/// A rejected input on its way to quarantine, raw bytes kept.
+public struct QuarantineItem: Sendable {
+    /// Where it came from (file and line, spool name, stream id).
+    public let source: String
+    /// Machine code, e.g. `bad_signature`.
+    public let errorCode: String
+    /// Human reason, e.g. `bad signature: …`.
+    public let reason: String
+    /// The input exactly as received.
+    public let raw: Data
+
+    /// Creates a quarantine item.
+    public init(source: String, errorCode: String, reason: String, raw: Data) {
+        self.source = source
+        self.errorCode = errorCode
+        self.reason = reason
+        self.raw = raw
+    }
+}
+
+/// The result of one committed batch.
+public struct BatchResult: Sendable {
+    /// One outcome per event handed in, same order.
+    public let outcomes: [AppendOutcome]
+    /// Quarantine ids, one per rejection handed in, same order.
+    public let quarantineIds: [Int64]
+    /// The events that were appended (positions ascending).
+    public let appended: [LedgerEvent]
+}
+
+extension EventStore {
+    /// Appends a batch of verified events and quarantines a batch of rejections, atomically.
+    ///
+    /// Duplicates (same event id already stored, or twice in the batch) append nothing and are
+    /// logged in `arrivals`. `afterAppend` runs inside the same transaction with the appended
+    /// events, so projections commit with the events or not at all.
+    public func commit(events: [NewEvent], rejections: [QuarantineItem] = [],
+                       afterAppend: (([LedgerEvent]) throws -> Void)? = nil) throws -> BatchResult {
+        try write {
+            try commitInTransaction(events: events, rejections: rejections, afterAppend: afterAppend)
+        }
+    }
+
+    func commitInTransaction(events: [NewEvent], rejections: [QuarantineItem],
+                             afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
+        let now = clock()
+        var (position, previousHash) = try head()
+        let findExisting = try connection.prepare("SELECT position FROM events WHERE event_id = ?")
+        let insertEvent = try connection.prepare("""
+            INSERT INTO events(position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source,
+                               origin, raw, prev_hash, hash)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let insertDecoded = try connection.prepare(
+            "INSERT INTO event_decoded(position, decoded, verification, decoder_version) VALUES (?, ?, ?, ?)")
+        let insertKey = try connection.prepare(
+            "INSERT OR IGNORE INTO event_keys(key_value, key_kind, position) VALUES (?, ?, ?)")
+        let insertArrival = try connection.prepare(
+            "INSERT INTO arrivals(event_id, recorded_at, source, duplicate) VALUES (?, ?, ?, ?)")
+
+        var outcomes: [AppendOutcome] = []
+        outcomes.reserveCapacity(events.count)
+        var appended: [LedgerEvent] = []
+        var inBatch: [String: Int64] = [:]
+        for event in events {
+            var existing = inBatch[event.eventId]
+            if existing == nil {
+                findExisting.reset()
+                try findExisting.bind(.text(event.eventId))
+                if try findExisting.step() { existing = findExisting.int64(0) }
+            }
+            if let existing {
+                outcomes.append(.duplicate(existingPosition: existing))
+                insertArrival.reset()
+                try insertArrival.bind(.text(event.eventId), .integer(now), .text(event.source), .integer(1)).run()
+                continue
+            }
+            position += 1
+            let row = EventChain.Row(position: position, eventId: event.eventId, kind: event.kind.rawValue,
+                                     type: event.type, subtype: event.subtype, status: event.status,
+                                     occurredAt: event.occurredAt, recordedAt: now, source: event.source,
+                                     origin: event.origin.rawValue, raw: event.raw)
+            let hash = EventChain.hash(previous: previousHash, row: row)
+            insertEvent.reset()
+            try insertEvent.bind([
+                .integer(position), .text(event.eventId), .text(event.kind.rawValue), .optional(event.type),
+                .optional(event.subtype), .optional(event.status), .integer(event.occurredAt), .integer(now),
+                .text(event.source), .text(event.origin.rawValue), .blob(event.raw), .blob(previousHash), .blob(hash),
+            ]).run()
+            insertDecoded.reset()
+            try insertDecoded.bind(.integer(position), .text(event.decoded.canonicalString()),
+                                   .text(JSONValue.array(event.verification.map(\.json)).canonicalString()),
+                                   .integer(EventStore.decoderVersion)).run()
+            for identifier in Set(event.identifiers) {
+                insertKey.reset()
+                try insertKey.bind(.text(identifier.value), .text(identifier.kind.rawValue), .integer(position)).run()
+            }
+            insertArrival.reset()
+            try insertArrival.bind(.text(event.eventId), .integer(now), .text(event.source), .integer(0)).run()
+            inBatch[event.eventId] = position
+            outcomes.append(.appended(position: position))
+            appended.append(LedgerEvent(position: position, eventId: event.eventId, kind: event.kind, type: event.type,
+                                        subtype: event.subtype, status: event.status, occurredAt: event.occurredAt,
+                                        recordedAt: now, source: event.source, origin: event.origin, raw: event.raw,
+                                        decoded: event.decoded, verification: event.verification, hash: hash))
+            previousHash = hash
+        }
+        var quarantineIds: [Int64] = []
+        if !rejections.isEmpty {
+            let insertQuarantine = try connection.prepare(
+                "INSERT INTO quarantine(recorded_at, source, error_code, reason, raw) VALUES (?, ?, ?, ?, ?)")
+            for item in rejections {
+                insertQuarantine.reset()
+                try insertQuarantine.bind(.integer(now), .text(item.source), .text(item.errorCode), .text(item.reason),
+                                          .blob(item.raw)).run()
+                quarantineIds.append(connection.lastInsertRowID)
+            }
+        }
+        if let afterAppend { try afterAppend(appended) }
+        return BatchResult(outcomes: outcomes, quarantineIds: quarantineIds, appended: appended)
+    }
+
+    /// Version of the decoder that wrote `event_decoded`; bump to re-derive the cache.
+    public static let decoderVersion: Int64 = 1
+
+    /// The last position and its hash (0 and the genesis hash for an empty ledger).
+    public func head() throws(SQLiteError) -> (position: Int64, hash: Data) {
+        let statement = try connection.prepare("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
+        guard try statement.step() else { return (0, EventChain.genesis) }
+        return (statement.int64(0), statement.blob(1))
+    }
+}

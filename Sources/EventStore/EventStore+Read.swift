@@ -1,0 +1,100 @@
+import AppStoreModels
+import Foundation
+import LedgerEvents
+
+extension EventStore {
+    private static let eventColumns = """
+        e.position, e.event_id, e.kind, e.type, e.subtype, e.status, e.occurred_at, e.recorded_at, e.source, e.origin,
+        e.raw, e.hash, d.decoded, d.verification
+        """
+
+    private func readEvent(_ statement: SQLiteStatement) -> LedgerEvent {
+        let decodedText = statement.optionalText(12) ?? "null"
+        let decoded = (try? JSONValue.parse(decodedText)) ?? .null
+        let verificationJSON = (try? JSONValue.parse(statement.optionalText(13) ?? "[]")) ?? .array([])
+        return LedgerEvent(
+            position: statement.int64(0), eventId: statement.text(1), kind: EventKind(rawValue: statement.text(2)),
+            type: statement.optionalText(3), subtype: statement.optionalText(4), status: statement.optionalInt64(5),
+            occurredAt: statement.int64(6), recordedAt: statement.int64(7), source: statement.text(8),
+            origin: EventOrigin(rawValue: statement.text(9)), raw: statement.blob(10), decoded: decoded,
+            verification: verificationJSON.arrayValue?.compactMap(VerificationRecord.init(json:)) ?? [],
+            hash: statement.blob(11))
+    }
+
+    /// The number of events.
+    public func eventCount() throws(SQLiteError) -> Int64 {
+        try connection.scalarInt("SELECT count(*) FROM events") ?? 0
+    }
+
+    /// The event at `position`, if any.
+    public func event(at position: Int64) throws(SQLiteError) -> LedgerEvent? {
+        let statement = try connection.prepare(
+            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position = ?")
+        try statement.bind(.integer(position))
+        return try statement.step() ? readEvent(statement) : nil
+    }
+
+    /// The event with `eventId`, if any.
+    public func event(id eventId: String) throws(SQLiteError) -> LedgerEvent? {
+        let statement = try connection.prepare(
+            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.event_id = ?")
+        try statement.bind(.text(eventId))
+        return try statement.step() ? readEvent(statement) : nil
+    }
+
+    /// Events at the given positions, ascending.
+    public func events(at positions: [Int64]) throws(SQLiteError) -> [LedgerEvent] {
+        var result: [LedgerEvent] = []
+        result.reserveCapacity(positions.count)
+        for position in Set(positions).sorted() {
+            if let event = try event(at: position) { result.append(event) }
+        }
+        return result
+    }
+
+    /// Positions of events that mention `value` (of any identifier kind, or only `kind`).
+    public func positions(mentioning value: String, kind: IdentifierKind? = nil) throws(SQLiteError) -> [Int64] {
+        let statement: SQLiteStatement
+        if let kind {
+            statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ? AND key_kind = ? ORDER BY position")
+            try statement.bind(.text(value), .text(kind.rawValue))
+        } else {
+            statement = try connection.prepare("SELECT DISTINCT position FROM event_keys WHERE key_value = ? ORDER BY position")
+            try statement.bind(.text(value))
+        }
+        var positions: [Int64] = []
+        while try statement.step() { positions.append(statement.int64(0)) }
+        return positions
+    }
+
+    /// The identifiers indexed for the event at `position`.
+    public func identifiers(at position: Int64) throws(SQLiteError) -> [EventIdentifier] {
+        let statement = try connection.prepare("SELECT key_kind, key_value FROM event_keys WHERE position = ? ORDER BY key_kind, key_value")
+        try statement.bind(.integer(position))
+        var identifiers: [EventIdentifier] = []
+        while try statement.step() {
+            identifiers.append(EventIdentifier(IdentifierKind(rawValue: statement.text(0)), statement.text(1)))
+        }
+        return identifiers
+    }
+
+    /// Calls `body` for every event from `position` on, ascending, one row at a time (streaming).
+    public func forEachEvent(from position: Int64 = 1, _ body: (LedgerEvent) throws -> Void) throws {
+        let statement = try connection.prepare(
+            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position >= ? ORDER BY e.position")
+        try statement.bind(.integer(position))
+        while try statement.step() { try body(readEvent(statement)) }
+    }
+
+    /// How often each event id arrived as a duplicate.
+    public func duplicateCounts(for eventIds: [String]) throws(SQLiteError) -> [String: Int] {
+        let statement = try connection.prepare("SELECT count(*) FROM arrivals WHERE event_id = ? AND duplicate = 1")
+        var counts: [String: Int] = [:]
+        for id in Set(eventIds) {
+            statement.reset()
+            try statement.bind(.text(id))
+            if try statement.step() { counts[id] = Int(statement.int64(0)) }
+        }
+        return counts
+    }
+}

@@ -1,0 +1,172 @@
+import AppStoreModels
+import CSQLite
+import Foundation
+import LedgerEvents
+
+/// The SQLite ledger: append-only events with a hash chain, identifier index, quarantine and
+/// trust configuration. The only type in SeatLedger that speaks SQL.
+///
+/// An `EventStore` owns one connection and is used from one thread at a time; several
+/// processes may open the same file (WAL, busy timeout, `BEGIN IMMEDIATE` for writes).
+///
+/// ```swift
+/// let store = try EventStore.create(at: "ledger.sqlite", configuration: config, roots: roots)
+/// let outcomes = try store.append([event])
+/// ```
+public final class EventStore {
+    let connection: SQLiteConnection
+    /// The file path.
+    public let path: String
+    /// The clock for `recorded_at` (epoch ms); injectable for tests.
+    public var clock: @Sendable () -> EpochMillis
+
+    private init(connection: SQLiteConnection, path: String) {
+        self.connection = connection
+        self.path = path
+        self.clock = { Timestamp.millis(Date()) }
+    }
+
+    /// Creates a new ledger file with its configuration and trust roots.
+    public static func create(at path: String, configuration: LedgerConfiguration,
+                              roots: [StoredTrustRoot]) throws(EventStoreError) -> EventStore {
+        if FileManager.default.fileExists(atPath: path) { throw .alreadyExists(path: path) }
+        do {
+            let connection = try SQLiteConnection(path: path, create: true)
+            let store = EventStore(connection: connection, path: path)
+            try store.configureConnection()
+            try connection.writeTransaction {
+                try connection.execute(LedgerSchema.version1)
+                try connection.execute("PRAGMA application_id = \(LedgerSchema.applicationID)")
+                try connection.execute("PRAGMA user_version = \(LedgerSchema.currentVersion)")
+                try store.writeConfiguration(configuration, createdAt: store.clock())
+                for root in roots { try store.insertRoot(root) }
+            }
+            return store
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch let error as EventStoreError {
+            throw error
+        } catch {
+            throw .badConfiguration("\(error)")
+        }
+    }
+
+    /// Opens an existing ledger, refusing files that are not ledgers or are of a newer schema.
+    public static func open(at path: String, readOnly: Bool = false) throws(EventStoreError) -> EventStore {
+        guard FileManager.default.fileExists(atPath: path) else { throw .missing(path: path) }
+        do {
+            let connection = try SQLiteConnection(path: path, create: false, readOnly: readOnly)
+            let store = EventStore(connection: connection, path: path)
+            let appID = try connection.scalarInt("PRAGMA application_id")
+            guard appID == LedgerSchema.applicationID else { throw EventStoreError.notALedger(path: path) }
+            let version = try connection.scalarInt("PRAGMA user_version") ?? 0
+            if version > LedgerSchema.currentVersion {
+                throw EventStoreError.newerSchema(path: path, found: version, supported: LedgerSchema.currentVersion)
+            }
+            if !readOnly { try store.configureConnection() } else { connection.setBusyTimeout(milliseconds: 10_000) }
+            return store
+        } catch let error as SQLiteError {
+            if error.primaryResultCode == SQLITE_NOTADB { throw .notALedger(path: path) }
+            throw .sqlite(error)
+        } catch let error as EventStoreError {
+            throw error
+        } catch {
+            throw .badConfiguration("\(error)")
+        }
+    }
+
+    private func configureConnection() throws(SQLiteError) {
+        connection.setBusyTimeout(milliseconds: 30_000)
+        try connection.execute("PRAGMA journal_mode = WAL")
+        try connection.execute("PRAGMA synchronous = FULL")
+        try connection.execute("PRAGMA foreign_keys = ON")
+    }
+
+    /// Runs `body` in one write transaction (all or nothing).
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        try connection.writeTransaction(body)
+    }
+
+    /// Runs `body` in one read snapshot.
+    public func read<T>(_ body: () throws -> T) throws -> T {
+        try connection.readTransaction(body)
+    }
+
+    // MARK: Configuration
+
+    private func writeConfiguration(_ configuration: LedgerConfiguration, createdAt: EpochMillis) throws(SQLiteError) {
+        let insert = try connection.prepare("INSERT OR REPLACE INTO config(key, value) VALUES (?, ?)")
+        var pairs: [(String, String)] = [
+            ("bundle_id", configuration.bundleId),
+            ("environment", configuration.environment.rawValue),
+            ("created_at", String(createdAt)),
+        ]
+        if let appAppleId = configuration.appAppleId { pairs.append(("app_apple_id", String(appAppleId))) }
+        for (key, value) in pairs {
+            insert.reset()
+            try insert.bind(.text(key), .text(value)).run()
+        }
+    }
+
+    /// The stored configuration.
+    public func configuration() throws(EventStoreError) -> LedgerConfiguration {
+        let values = try configValues()
+        guard let bundleId = values["bundle_id"], let environment = values["environment"] else {
+            throw .badConfiguration("bundle_id or environment missing from the config table")
+        }
+        return try LedgerConfiguration(bundleId: bundleId, environment: AppStoreEnvironment(rawValue: environment),
+                                       appAppleId: values["app_apple_id"].flatMap { Int64($0) })
+    }
+
+    /// Every key/value of the config table.
+    public func configValues() throws(EventStoreError) -> [String: String] {
+        do {
+            let statement = try connection.prepare("SELECT key, value FROM config")
+            var values: [String: String] = [:]
+            while try statement.step() { values[statement.text(0)] = statement.text(1) }
+            return values
+        } catch { throw .sqlite(error) }
+    }
+
+    /// Sets one free-form configuration value (e.g. `api_credentials_file`).
+    public func setConfigValue(_ key: String, _ value: String) throws(EventStoreError) {
+        do {
+            try connection.writeTransaction {
+                try connection.prepare("INSERT OR REPLACE INTO config(key, value) VALUES (?, ?)")
+                    .bind(.text(key), .text(value)).run()
+            }
+        } catch let error as SQLiteError { throw .sqlite(error) } catch { throw .badConfiguration("\(error)") }
+    }
+
+    private func insertRoot(_ root: StoredTrustRoot) throws(SQLiteError) {
+        try connection.prepare("INSERT OR IGNORE INTO trust_roots(fingerprint, der, subject, added_at) VALUES (?, ?, ?, ?)")
+            .bind(.text(root.fingerprint), .blob(Data(root.der)), .text(root.subject), .integer(root.addedAt)).run()
+    }
+
+    /// Adds trust roots (ignoring ones already present); returns how many were new.
+    public func addRoots(_ roots: [StoredTrustRoot]) throws(EventStoreError) -> Int {
+        do {
+            return try connection.writeTransaction {
+                var added = 0
+                for root in roots {
+                    try insertRoot(root)
+                    added += connection.changes
+                }
+                return added
+            }
+        } catch let error as SQLiteError { throw .sqlite(error) } catch { throw .badConfiguration("\(error)") }
+    }
+
+    /// The configured trust roots.
+    public func trustRoots() throws(EventStoreError) -> [StoredTrustRoot] {
+        do {
+            let statement = try connection.prepare("SELECT fingerprint, der, subject, added_at FROM trust_roots ORDER BY added_at, fingerprint")
+            var roots: [StoredTrustRoot] = []
+            while try statement.step() {
+                roots.append(StoredTrustRoot(fingerprint: statement.text(0), der: [UInt8](statement.blob(1)),
+                                             subject: statement.text(2), addedAt: statement.int64(3)))
+            }
+            return roots
+        } catch { throw .sqlite(error) }
+    }
+}

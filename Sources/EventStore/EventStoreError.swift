@@ -1,0 +1,32 @@
+/// Why the ledger file could not be used.
+public enum EventStoreError: Error, Sendable, CustomStringConvertible {
+    /// The file exists but is not a SeatLedger ledger.
+    case notALedger(path: String)
+    /// The file was written by a newer SeatLedger.
+    case newerSchema(path: String, found: Int64, supported: Int64)
+    /// No ledger at the path (run `seatledger init`).
+    case missing(path: String)
+    /// `init` was asked to create a ledger where one exists.
+    case alreadyExists(path: String)
+    /// The stored configuration is incomplete or unreadable.
+    case badConfiguration(String)
+    /// A SQLite call failed.
+    case sqlite(SQLiteError)
+
+    public var description: String {
+        switch self {
+        case .notALedger(let path):
+            return "\(path) is not a SeatLedger ledger (wrong or missing application id); refusing to open it"
+        case .newerSchema(let path, let found, let supported):
+            return "\(path) has ledger schema version \(found), newer than this seatledger supports (\(supported)); upgrade seatledger"
+        case .missing(let path):
+            return "no ledger at \(path); create one with `seatledger init --db \(path) …`"
+        case .alreadyExists(let path):
+            return "\(path) already exists; refusing to overwrite it"
+        case .badConfiguration(let detail):
+            return "ledger configuration is invalid: \(detail)"
+        case .sqlite(let error):
+            return error.description
+        }
+    }
+}

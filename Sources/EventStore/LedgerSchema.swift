@@ -1,0 +1,82 @@
+/// The SQLite schema of a ledger file, and its version.
+///
+/// The `events` table is the truth and is append-only: triggers refuse UPDATE and DELETE, so
+/// even another tool using plain SQL cannot edit it without first dropping the triggers (which
+/// `verify` then detects through the hash chain). Everything else (`event_decoded`,
+/// `event_keys`, projections) is a cache that can be rebuilt from `events.raw`.
+enum LedgerSchema {
+    /// `PRAGMA application_id`: ASCII "SEAT". A file without it is not a ledger.
+    static let applicationID: Int64 = 0x5345_4154
+    /// `PRAGMA user_version` written by this build. A newer file is refused.
+    static let currentVersion: Int64 = 1
+
+    static let version1 = """
+    CREATE TABLE config (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE trust_roots (
+        fingerprint TEXT PRIMARY KEY,
+        der         BLOB NOT NULL,
+        subject     TEXT NOT NULL,
+        added_at    INTEGER NOT NULL
+    );
+    CREATE TABLE events (
+        position    INTEGER PRIMARY KEY,
+        event_id    TEXT NOT NULL UNIQUE,
+        kind        TEXT NOT NULL,
+        type        TEXT,
+        subtype     TEXT,
+        status      INTEGER,
+        occurred_at INTEGER NOT NULL,
+        recorded_at INTEGER NOT NULL,
+        source      TEXT NOT NULL,
+        origin      TEXT NOT NULL,
+        raw         BLOB NOT NULL,
+        prev_hash   BLOB NOT NULL,
+        hash        BLOB NOT NULL
+    );
+    CREATE INDEX events_occurred ON events(occurred_at);
+    CREATE INDEX events_recorded ON events(recorded_at);
+    CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only: UPDATE refused'); END;
+    CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only: DELETE refused'); END;
+
+    CREATE TABLE event_decoded (
+        position        INTEGER PRIMARY KEY,
+        decoded         TEXT NOT NULL,
+        verification    TEXT NOT NULL,
+        decoder_version INTEGER NOT NULL
+    );
+    CREATE TABLE event_keys (
+        key_value TEXT NOT NULL,
+        key_kind  TEXT NOT NULL,
+        position  INTEGER NOT NULL,
+        PRIMARY KEY (key_value, key_kind, position)
+    ) WITHOUT ROWID;
+    CREATE INDEX event_keys_position ON event_keys(position);
+
+    CREATE TABLE arrivals (
+        id          INTEGER PRIMARY KEY,
+        event_id    TEXT NOT NULL,
+        recorded_at INTEGER NOT NULL,
+        source      TEXT NOT NULL,
+        duplicate   INTEGER NOT NULL
+    );
+    CREATE INDEX arrivals_event ON arrivals(event_id);
+
+    CREATE TABLE quarantine (
+        id          INTEGER PRIMARY KEY,
+        recorded_at INTEGER NOT NULL,
+        source      TEXT NOT NULL,
+        error_code  TEXT NOT NULL,
+        reason      TEXT NOT NULL,
+        raw         BLOB NOT NULL,
+        state       TEXT NOT NULL DEFAULT 'open',
+        resolved_at INTEGER,
+        resolution  TEXT
+    );
+    CREATE INDEX quarantine_state ON quarantine(state);
+    """
+}

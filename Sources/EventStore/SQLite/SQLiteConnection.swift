@@ -1,0 +1,108 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection, owned: closed in `deinit`.
+///
+/// Not thread-safe by itself; the ``EventStore`` that owns it serialises access.
+public final class SQLiteConnection {
+    let handle: OpaquePointer
+    /// The database file path.
+    public let path: String
+    private var statementCache: [String: SQLiteStatement] = [:]
+
+    /// Opens (or creates, when `create` is true) a database file.
+    public init(path: String, create: Bool, readOnly: Bool = false) throws(SQLiteError) {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX
+        if readOnly {
+            flags |= SQLITE_OPEN_READONLY
+        } else {
+            flags |= SQLITE_OPEN_READWRITE
+            if create { flags |= SQLITE_OPEN_CREATE }
+        }
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(resultCode: rc, message: message)
+        }
+        sqlite3_extended_result_codes(db, 1)
+        self.handle = db
+        self.path = path
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? lastErrorMessage
+            sqlite3_free(errorMessage)
+            throw SQLiteError(resultCode: rc, message: message, sql: sql)
+        }
+    }
+
+    /// A prepared statement, cached by its SQL text and reset for reuse.
+    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statementCache[sql] {
+            cached.reset()
+            return cached
+        }
+        let statement = try SQLiteStatement(connection: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; any thrown error rolls back and is rethrown.
+    ///
+    /// The only way this codebase opens a write transaction: there are no loose BEGIN/COMMIT pairs.
+    public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a deferred read transaction so every read sees one snapshot.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The rowid of the last inserted row.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the last statement.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// Sets how long a writer waits for another connection's lock before `SQLITE_BUSY`.
+    public func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
+    }
+
+    /// Reads a single integer, e.g. `PRAGMA user_version`.
+    public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
+        let statement = try prepare(sql)
+        guard try statement.step() else { return nil }
+        return statement.isNull(0) ? nil : statement.int64(0)
+    }
+}

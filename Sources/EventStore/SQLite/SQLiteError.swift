@@ -1,0 +1,36 @@
+import CSQLite
+
+/// A failed `sqlite3_*` call: the result code, SQLite's message and the SQL that was running.
+///
+/// Modelled on GRDB's `DatabaseError`: one error type for every SQLite failure so callers can
+/// switch on ``resultCode`` (e.g. `SQLITE_BUSY`, `SQLITE_CONSTRAINT`).
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The extended result code.
+    public let resultCode: Int32
+    /// SQLite's message for the failure.
+    public let message: String
+    /// The statement that failed, if any.
+    public let sql: String?
+
+    /// Creates an error from its parts.
+    public init(resultCode: Int32, message: String, sql: String? = nil) {
+        self.resultCode = resultCode
+        self.message = message
+        self.sql = sql
+    }
+
+    /// The primary result code (the low byte of the extended code).
+    public var primaryResultCode: Int32 { resultCode & 0xFF }
+
+    /// Whether a constraint (UNIQUE, CHECK, trigger RAISE(ABORT)) refused the statement.
+    public var isConstraintViolation: Bool { primaryResultCode == SQLITE_CONSTRAINT }
+
+    /// Whether another connection holds the lock.
+    public var isBusy: Bool { primaryResultCode == SQLITE_BUSY || primaryResultCode == SQLITE_LOCKED }
+
+    public var description: String {
+        var text = "SQLite error \(resultCode): \(message)"
+        if let sql { text += " — while executing `\(sql)`" }
+        return text
+    }
+}

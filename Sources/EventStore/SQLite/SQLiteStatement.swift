@@ -1,0 +1,119 @@
+import CSQLite
+import Foundation
+
+/// A prepared statement, owned: finalized in `deinit`.
+public final class SQLiteStatement {
+    private let handle: OpaquePointer
+    private unowned let connection: SQLiteConnection
+    /// The SQL text.
+    public let sql: String
+
+    init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw SQLiteError(resultCode: rc, message: connection.lastErrorMessage, sql: sql)
+        }
+        self.handle = statement
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// Resets the statement and clears its bindings.
+    public func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Binds values to `?` parameters in order (1-based in SQLite).
+    @discardableResult
+    public func bind(_ values: SQLiteValue...) throws(SQLiteError) -> SQLiteStatement {
+        try bind(values)
+    }
+
+    /// Binds an array of values to `?` parameters in order.
+    @discardableResult
+    public func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> SQLiteStatement {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(handle, index)
+            case .integer(let i): rc = sqlite3_bind_int64(handle, index, i)
+            case .real(let d): rc = sqlite3_bind_double(handle, index, d)
+            case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, seatledger_sqlite_transient())
+            case .blob(let data):
+                rc = data.withUnsafeBytes { buffer in
+                    sqlite3_bind_blob64(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
+                                        sqlite3_uint64(buffer.count), seatledger_sqlite_transient())
+                }
+            }
+            guard rc == SQLITE_OK else {
+                throw SQLiteError(resultCode: rc, message: connection.lastErrorMessage, sql: sql)
+            }
+        }
+        return self
+    }
+
+    /// Steps once: `true` when a row is available, `false` when done.
+    public func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let message = connection.lastErrorMessage
+            sqlite3_reset(handle)
+            throw SQLiteError(resultCode: rc, message: message, sql: sql)
+        }
+    }
+
+    /// Steps to completion, ignoring rows (for INSERT/UPDATE/DELETE).
+    public func run() throws(SQLiteError) {
+        while try step() {}
+    }
+
+    /// Whether column `index` (0-based) is NULL in the current row.
+    public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
+
+    /// Column `index` as an integer.
+    public func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+
+    /// Column `index` as an optional integer.
+    public func optionalInt64(_ index: Int32) -> Int64? { isNull(index) ? nil : int64(index) }
+
+    /// Column `index` as text (empty string for NULL).
+    public func text(_ index: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, index) else { return "" }
+        return String(cString: pointer)
+    }
+
+    /// Column `index` as optional text.
+    public func optionalText(_ index: Int32) -> String? { isNull(index) ? nil : text(index) }
+
+    /// Column `index` as bytes.
+    public func blob(_ index: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return Data() }
+        return Data(bytes: pointer, count: count)
+    }
+
+    /// Column `index` as optional bytes.
+    public func optionalBlob(_ index: Int32) -> Data? { isNull(index) ? nil : blob(index) }
+}
+
+/// A value bound to a statement parameter.
+public enum SQLiteValue: Sendable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+
+    /// `.text` or `.null`.
+    public static func optional(_ text: String?) -> SQLiteValue { text.map(SQLiteValue.text) ?? .null }
+    /// `.integer` or `.null`.
+    public static func optional(_ value: Int64?) -> SQLiteValue { value.map(SQLiteValue.integer) ?? .null }
+}

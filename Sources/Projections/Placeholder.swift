@@ -1,0 +1,2 @@
+/// Pure projections of ledger events into group state.
+public enum ProjectionsModule {}

@@ -1,0 +1,55 @@
+import Foundation
+import LedgerEvents
+
+/// One message as received: its bytes, where it came from, and how it reached us.
+public struct InboundMessage: Sendable {
+    /// The bytes exactly as received (an NDJSON line without its newline, a spool file, a queue entry).
+    public let raw: Data
+    /// Where it came from, e.g. `notifications.ndjson:12`.
+    public let source: String
+    /// How it reached us.
+    public let origin: EventOrigin
+    /// Set by a reader that refused the input before decoding (e.g. a line over the length limit).
+    public let preRejection: IngestRejection?
+
+    /// Creates a message.
+    public init(raw: Data, source: String, origin: EventOrigin = .live, preRejection: IngestRejection? = nil) {
+        self.raw = raw
+        self.source = source
+        self.origin = origin
+        self.preRejection = preRejection
+    }
+}
+
+/// What became of one inbound message.
+public enum MessageOutcome: Sendable, Equatable {
+    /// Appended: the message's own event and any events it carried (notification-history items).
+    case appended(positions: [Int64], duplicatesCarried: Int)
+    /// Already in the ledger.
+    case duplicate(existingPosition: Int64)
+    /// Refused and quarantined.
+    case quarantined(id: Int64, rejection: IngestRejection)
+
+    /// Whether the message is now safely recorded (appended, duplicate or quarantined: all durable).
+    public var isSettled: Bool { true }
+}
+
+/// Totals of one ingest run, the `--json` summary.
+public struct IngestSummary: Sendable, Equatable {
+    /// Events appended (history items count individually).
+    public var appended = 0
+    /// Messages (or carried items) already in the ledger.
+    public var duplicates = 0
+    /// Messages refused and quarantined.
+    public var quarantined = 0
+
+    /// An empty summary.
+    public init() {}
+
+    /// Adds another summary's counts.
+    public mutating func add(_ other: IngestSummary) {
+        appended += other.appended
+        duplicates += other.duplicates
+        quarantined += other.quarantined
+    }
+}

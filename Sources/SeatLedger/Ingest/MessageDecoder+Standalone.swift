@@ -1,0 +1,44 @@
+import AppStoreModels
+import Foundation
+import JWSVerification
+
+/// Which kind of signed payload a standalone JWS is.
+public enum SignedPayloadKind: String, Sendable, CaseIterable {
+    case notification
+    case transaction
+    case renewal
+}
+
+extension MessageDecoder {
+    /// Verifies one standalone JWS of the given kind with every check ingest applies
+    /// (chain, OIDs, signature, then bundle id / environment / app Apple id), without a ledger write.
+    ///
+    /// Returns the decoded payload, or the rejection ingest would quarantine it with.
+    public func check(jws: String, kind: SignedPayloadKind) -> Result<JSONValue, IngestRejection> {
+        let text = jws.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch kind {
+        case .notification:
+            do {
+                let event = try decodeNotification(jws: text, raw: Data(text.utf8), source: "check", origin: .live)
+                return .success(event.decoded)
+            } catch {
+                return .failure(error)
+            }
+        case .transaction, .renewal:
+            let verified: VerifiedJWS
+            do {
+                verified = try verifier.verify(text, fallbackDate: Date())
+            } catch {
+                return .failure(IngestRejection(code: error.failure.rawValue, reason: error.description))
+            }
+            let payload = verified.payload
+            if kind == .transaction, let bundle = payload["bundleId"]?.stringValue, bundle != configuration.bundleId {
+                return .failure(.bundleMismatch(found: bundle, expected: configuration.bundleId, at: "transaction"))
+            }
+            if let env = payload["environment"]?.stringValue, env != configuration.environment.rawValue {
+                return .failure(.environmentMismatch(found: env, expected: configuration.environment.rawValue, at: kind.rawValue))
+            }
+            return .success(payload)
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import JWSVerification
+import LedgerEvents
+
+/// Turns one inbound message into verified, decoded events, or a rejection.
+///
+/// Pure apart from signature checks: no store access, safe to run on many threads at once.
+/// A notification yields one event; an `apiResponse` envelope yields its own event plus, for
+/// Get Notification History, one event per notification it carries.
+public struct MessageDecoder: Sendable {
+    /// The verifier holding the ledger's trust roots.
+    public let verifier: SignedPayloadVerifier
+    /// The ledger's bundle id / environment / app Apple id.
+    public let configuration: LedgerConfiguration
+
+    /// Creates a decoder.
+    public init(verifier: SignedPayloadVerifier, configuration: LedgerConfiguration) {
+        self.verifier = verifier
+        self.configuration = configuration
+    }
+
+    /// Decodes `message`: the events it yields (first is its own), or why it was refused.
+    public func decode(_ message: InboundMessage) -> Result<[NewEvent], IngestRejection> {
+        if let rejection = message.preRejection { return .failure(rejection) }
+        do {
+            return .success(try decodeThrowing(message))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func decodeThrowing(_ message: InboundMessage) throws(IngestRejection) -> [NewEvent] {
+        let bytes = [UInt8](message.raw)
+        var start = 0, end = bytes.count
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        guard start < end else { throw IngestRejection(code: "empty_message", reason: "empty message") }
+        if bytes[start] == UInt8(ascii: "{") {
+            let json: JSONValue
+            do {
+                json = try JSONValue.parse(bytes: Array(bytes[start..<end]))
+            } catch {
+                throw .malformedJSON(error.reason)
+            }
+            if let signed = json["signedPayload"] {
+                guard let jws = signed.stringValue else {
+                    throw IngestRejection(code: "not_jws", reason: "not a JWS: signedPayload is not a string")
+                }
+                return [try decodeNotification(jws: jws, raw: message.raw, source: message.source, origin: message.origin)]
+            }
+            if let inner = json["apiResponse"] {
+                return try decodeAPIResponse(outer: json, inner: inner, message: message)
+            }
+            throw .unrecognized
+        }
+        guard let text = String(bytes: bytes[start..<end], encoding: .utf8) else {
+            throw IngestRejection(code: "not_jws", reason: "not a JWS: input is not UTF-8 text")
+        }
+        return [try decodeNotification(jws: text, raw: message.raw, source: message.source, origin: message.origin)]
+    }
+
+    private func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
+    // MARK: Notifications
+
+    private func verify(_ jws: String, at path: String, fallback: Date) throws(IngestRejection) -> VerifiedJWS {
+        do {
+            return try verifier.verify(jws, fallbackDate: fallback)
+        } catch {
+            let prefix = path == "signedPayload" ? "" : "\(path): "
+            throw IngestRejection(code: error.failure.rawValue, reason: prefix + error.description)
+        }
+    }
+
+    private func record(_ verified: VerifiedJWS, path: String) -> VerificationRecord {
+        VerificationRecord(path: path, rootFingerprint: verified.rootFingerprint,
+                           intermediateFingerprint: verified.intermediateFingerprint,
+                           leafFingerprint: verified.leafFingerprint)
+    }
+
+    func decodeNotification(jws: String, raw: Data, source: String, origin: EventOrigin) throws(IngestRejection) -> NewEvent {
+        let verified = try verify(jws, at: "signedPayload", fallback: Date())
+        let payload = NotificationPayload(json: verified.payload)
+        try checkAppIdentity(payload)
+        guard let uuid = payload.notificationUUID, !uuid.isEmpty else {
+            throw IngestRejection(code: "missing_notification_uuid", reason: "notification has no notificationUUID")
+        }
+        guard let signedDate = payload.signedDate else {
+            throw IngestRejection(code: "missing_signed_date", reason: "notification has no signedDate")
+        }
+        var verification = [record(verified, path: "signedPayload")]
+        var decoded: [String: JSONValue] = ["notification": verified.payload]
+        var identifiers: Set<EventIdentifier> = [EventIdentifier(.notificationUUID, uuid)]
+        let fallback = Timestamp.date(signedDate)
+        if let jws = payload.data?.signedTransactionInfo {
+            let path = "data.signedTransactionInfo"
+            let tx = try verify(jws, at: path, fallback: fallback)
+            let transaction = TransactionPayload(json: tx.payload)
+            try checkTransactionIdentity(transaction, at: path)
+            verification.append(record(tx, path: path))
+            decoded["transactionInfo"] = tx.payload
+            identifiers.formUnion(Self.identifiers(of: transaction))
+        }
+        if let jws = payload.data?.signedRenewalInfo {
+            let path = "data.signedRenewalInfo"
+            let ri = try verify(jws, at: path, fallback: fallback)
+            let renewal = RenewalInfoPayload(json: ri.payload)
+            if let env = renewal.environment, env != configuration.environment {
+                throw .environmentMismatch(found: env.rawValue, expected: configuration.environment.rawValue, at: path)
+            }
+            verification.append(record(ri, path: path))
+            decoded["renewalInfo"] = ri.payload
+            if let id = renewal.originalTransactionId { identifiers.insert(EventIdentifier(.originalTransactionId, id)) }
+            if let id = renewal.appTransactionId { identifiers.insert(EventIdentifier(.appTransactionId, id)) }
+        }
+        if let unclaim = payload.unclaimInfo {
+            for id in unclaim.unclaimSeatIds { identifiers.insert(EventIdentifier(.seatClaimId, id)) }
+            if let id = unclaim.originalTransactionId { identifiers.insert(EventIdentifier(.originalTransactionId, id)) }
+        }
+        return NewEvent(eventId: uuid, kind: .notification, type: payload.notificationType?.rawValue,
+                        subtype: payload.subtype?.rawValue, status: nil, occurredAt: signedDate, raw: raw,
+                        decoded: .object(decoded), identifiers: identifiers.sorted(), verification: verification,
+                        source: source, origin: origin)
+    }
+
+    /// Bundle, environment and (Production) app Apple id must match the ledger.
+    ///
+    /// An `UNCLAIM_SEATS` payload carrying only `unclaimInfo` with no app identifiers at all is
+    /// accepted on its trusted signature alone (Apple documents no identity fields there; see
+    /// `Events/notifications/UNCLAIM_SEATS.md`).
+    private func checkAppIdentity(_ payload: NotificationPayload) throws(IngestRejection) {
+        let where_ = payload.data != nil ? "data" : payload.summary != nil ? "summary" : payload.unclaimInfo != nil ? "unclaimInfo" : "payload"
+        if payload.data == nil, payload.summary == nil, let unclaim = payload.unclaimInfo,
+           unclaim.bundleId == nil, unclaim.environment == nil, unclaim.appAppleId == nil {
+            return
+        }
+        if payload.bundleId != configuration.bundleId {
+            throw .bundleMismatch(found: payload.bundleId, expected: configuration.bundleId, at: where_)
+        }
+        if payload.environment != configuration.environment {
+            throw .environmentMismatch(found: payload.environment?.rawValue, expected: configuration.environment.rawValue,
+                                       at: where_)
+        }
+        if configuration.environment == .production, let expected = configuration.appAppleId,
+           payload.appAppleId != expected {
+            throw IngestRejection(code: "app_apple_id_mismatch",
+                                  reason: "app Apple id mismatch: \(where_) names \(payload.appAppleId.map(String.init) ?? "none"), ledger expects \(expected)")
+        }
+    }
+
+    private func checkTransactionIdentity(_ transaction: TransactionPayload, at path: String) throws(IngestRejection) {
+        if let bundle = transaction.bundleId, bundle != configuration.bundleId {
+            throw .bundleMismatch(found: bundle, expected: configuration.bundleId, at: path)
+        }
+        if let env = transaction.environment, env != configuration.environment {
+            throw .environmentMismatch(found: env.rawValue, expected: configuration.environment.rawValue, at: path)
+        }
+    }
+
+    static func identifiers(of transaction: TransactionPayload) -> [EventIdentifier] {
+        var ids: [EventIdentifier] = []
+        if let id = transaction.originalTransactionId { ids.append(EventIdentifier(.originalTransactionId, id)) }
+        if let id = transaction.transactionId { ids.append(EventIdentifier(.transactionId, id)) }
+        if let id = transaction.appTransactionId { ids.append(EventIdentifier(.appTransactionId, id)) }
+        return ids
+    }
+}

@@ -1,0 +1,25 @@
+import Dispatch
+import LedgerEvents
+
+/// Runs `transform` over `items` on all cores, results in input order.
+func parallelMap<T: Sendable, R: Sendable>(_ items: [T], _ transform: @Sendable (T) -> R) -> [R] {
+    if items.count < 4 { return items.map(transform) }
+    let results = ResultSlots<R>(count: items.count)
+    DispatchQueue.concurrentPerform(iterations: items.count) { index in
+        results.store(transform(items[index]), at: index)
+    }
+    return results.values()
+}
+
+/// Fixed slots written by `concurrentPerform` workers.
+///
+/// `@unchecked Sendable` is safe because each slot is written by exactly one iteration (its own
+/// index) and read only after `concurrentPerform` has returned, which happens-after every write.
+private final class ResultSlots<R>: @unchecked Sendable {
+    private var slots: [R?]
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    func store(_ value: R, at index: Int) {
+        slots.withUnsafeMutableBufferPointer { $0[index] = value }
+    }
+    func values() -> [R] { slots.map { $0! } }  // every index was stored by concurrentPerform
+}

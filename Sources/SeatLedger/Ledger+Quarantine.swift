@@ -1,0 +1,53 @@
+import EventStore
+import Foundation
+import LedgerEvents
+
+/// The result of retrying quarantined inputs.
+public struct QuarantineRetrySummary: Sendable, Equatable {
+    /// Inputs that now verified and were appended.
+    public var released = 0
+    /// Inputs that now verified but were already in the ledger.
+    public var duplicates = 0
+    /// Inputs still refused (they stay in quarantine, reason unchanged in the record).
+    public var stillRejected = 0
+    /// The current reason of each still-refused id.
+    public var reasons: [Int64: String] = [:]
+}
+
+extension Ledger {
+    /// Re-runs verification on open quarantined inputs (all, or the given ids), e.g. after adding a
+    /// root certificate. Released inputs are appended and marked resolved in one transaction.
+    public func retryQuarantine(ids: [Int64]? = nil) throws -> QuarantineRetrySummary {
+        let records: [QuarantineRecord]
+        if let ids {
+            records = try ids.compactMap { try store.quarantineRecord(id: $0) }.filter { $0.state == "open" }
+        } else {
+            records = try store.quarantine(state: "open")
+        }
+        var summary = QuarantineRetrySummary()
+        var retryEvents: [NewEventForRetry] = []
+        let decoder = self.decoder
+        let decoded = parallelMap(records) { record in
+            decoder.decode(InboundMessage(raw: record.raw, source: record.source, origin: .live))
+        }
+        for (record, result) in zip(records, decoded) {
+            switch result {
+            case .success(let events):
+                for (index, event) in events.enumerated() {
+                    retryEvents.append(NewEventForRetry(quarantineId: record.id, event: event, isPrimary: index == 0))
+                }
+            case .failure(let rejection):
+                summary.stillRejected += 1
+                summary.reasons[record.id] = rejection.description
+            }
+        }
+        let result = try store.commitRetry(events: retryEvents)
+        for (item, outcome) in zip(retryEvents, result.outcomes) where item.isPrimary {
+            switch outcome {
+            case .appended: summary.released += 1
+            case .duplicate: summary.duplicates += 1
+            }
+        }
+        return summary
+    }
+}

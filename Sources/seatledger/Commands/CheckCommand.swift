@@ -1,0 +1,73 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import JWSVerification
+import SeatLedger
+
+/// `seatledger check`: verify standalone JWS files without appending anything.
+enum CheckCommand: Command {
+    static let name = "check"
+    static let summary = "verify standalone JWS files (notification, transaction or renewal info) without appending"
+    static let options: Set<String> = ["db", "kind", "root-cert", "bundle-id", "environment", "app-apple-id"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger check FILE … [--kind notification|transaction|renewal] [--db PATH] [--json]
+           seatledger check FILE … --root-cert FILE --bundle-id ID --environment ENV [--app-apple-id N]
+
+    Runs every check ingest applies to a signed payload — compact JWS form, alg ES256, x5c chain to
+    a configured root at the payload's signedDate, Apple OIDs, the ES256 signature, then bundle id,
+    environment (and app Apple id in Production) — and prints the verdict per file. Nothing is
+    written. Trust comes from the ledger (--db) unless --root-cert/--bundle-id/--environment are
+    given. Exit 0 when every file verifies, 1 when any is refused.
+
+    Options:
+    \(HelpText.db)
+      --kind K            notification (default), transaction or renewal
+      --root-cert FILE    trust this root instead of the ledger's (repeatable)
+      --bundle-id ID      expected bundle id (with --root-cert)
+      --environment ENV   expected environment (with --root-cert)
+      --app-apple-id N    expected app Apple id (Production)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard !arguments.positionals.isEmpty else { throw UsageError(message: "expected at least one FILE") }
+        let kindText = arguments.value("kind") ?? "notification"
+        guard let kind = SignedPayloadKind(rawValue: kindText) else {
+            throw UsageError(message: "--kind must be notification, transaction or renewal, got \(kindText)")
+        }
+        let decoder = try makeDecoder(arguments)
+        var results: [JSONValue] = []
+        var allOK = true
+        for path in arguments.positionals {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw UsageError(message: "cannot read \(path): no such file or not readable")
+            }
+            switch decoder.check(jws: String(decoding: data, as: UTF8.self), kind: kind) {
+            case .success(let payload):
+                results.append(["file": .string(path), "verified": true, "payload": payload])
+                if !arguments.flag("json") { Terminal.out("\(path): verified") }
+            case .failure(let rejection):
+                allOK = false
+                results.append(["file": .string(path), "verified": false, "errorCode": .string(rejection.code),
+                                "reason": .string(rejection.reason)])
+                if !arguments.flag("json") { Terminal.out("\(path): REFUSED (\(rejection.code)) \(rejection.reason)") }
+            }
+        }
+        if arguments.flag("json") { Terminal.json(.array(results)) }
+        return allOK ? .success : .findings
+    }
+
+    private static func makeDecoder(_ arguments: Arguments) throws -> MessageDecoder {
+        let roots = arguments.values("root-cert")
+        guard !roots.isEmpty else { return try Ledger.open(path: arguments.databasePath).decoder }
+        let anchors = try roots.flatMap { try TrustAnchor.load(contentsOf: URL(fileURLWithPath: $0)) }
+        let configuration = try LedgerConfiguration(
+            bundleId: try arguments.required("bundle-id"),
+            environment: AppStoreEnvironment(rawValue: try arguments.required("environment")),
+            appAppleId: arguments.value("app-apple-id").flatMap { Int64($0) })
+        return MessageDecoder(verifier: try SignedPayloadVerifier(trustAnchors: anchors), configuration: configuration)
+    }
+}

@@ -1,0 +1,86 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import JWSVerification
+import SeatLedger
+
+/// `seatledger config [show|add-root FILE]`: the trust configuration recorded in the ledger.
+enum ConfigCommand: Command {
+    static let name = "config"
+    static let summary = "show the ledger's trust configuration, or add a root certificate"
+    static let options: Set<String> = ["db"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger config [show] [--db PATH] [--json]
+           seatledger config add-root FILE [--db PATH] [--json]
+
+    `show` (the default) prints the bundle id, environment, app Apple id and each root
+    certificate with its SHA-256 fingerprint. `add-root` adds a root certificate (DER or PEM);
+    run `seatledger quarantine retry` afterwards to re-check inputs it would now accept.
+
+    Options:
+    \(HelpText.db)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        let action = arguments.positionals.first ?? "show"
+        switch action {
+        case "show":
+            let ledger = try Ledger.open(path: arguments.databasePath)
+            if arguments.flag("json") { Terminal.json(try describe(ledger)) } else { Terminal.out(try text(ledger)) }
+            return .success
+        case "add-root":
+            guard arguments.positionals.count == 2 else { throw UsageError(message: "add-root needs exactly one FILE") }
+            let path = arguments.positionals[1]
+            let anchors: [TrustAnchor]
+            do {
+                anchors = try TrustAnchor.load(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw UsageError(message: "cannot read root certificate \(path): \(error)")
+            }
+            let store = try EventStore.open(at: arguments.databasePath)
+            let now = Timestamp.millis(Date())
+            let added = try store.addRoots(anchors.map {
+                StoredTrustRoot(fingerprint: $0.sha256Fingerprint, der: [UInt8]($0.der), subject: $0.subject, addedAt: now)
+            })
+            if arguments.flag("json") {
+                Terminal.json(["added": .count(added), "fingerprints": .array(anchors.map { .string($0.sha256Fingerprint) })])
+            } else {
+                Terminal.out("Added \(added) root certificate(s) (\(anchors.count - added) already present).")
+            }
+            return .success
+        default:
+            throw UsageError(message: "unknown config action '\(action)' (expected show or add-root)")
+        }
+    }
+
+    static func describe(_ ledger: Ledger) throws -> JSONValue {
+        let roots = try ledger.store.trustRoots()
+        return [
+            "path": .string(ledger.store.path),
+            "bundleId": .string(ledger.configuration.bundleId),
+            "environment": .string(ledger.configuration.environment.rawValue),
+            "appAppleId": .optional(ledger.configuration.appAppleId),
+            "rootCertificates": .array(roots.map {
+                ["subject": .string($0.subject), "sha256": .string($0.fingerprint), "addedAt": .timestamp($0.addedAt)]
+            }),
+        ]
+    }
+
+    static func text(_ ledger: Ledger) throws -> String {
+        var lines = [
+            "Bundle id:    \(ledger.configuration.bundleId)",
+            "Environment:  \(ledger.configuration.environment.rawValue)",
+            "App Apple id: \(ledger.configuration.appAppleId.map(String.init) ?? "(not set)")",
+            "Root certificates:",
+        ]
+        for root in try ledger.store.trustRoots() {
+            lines.append("  \(root.subject)")
+            lines.append("    sha256 \(root.fingerprint)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

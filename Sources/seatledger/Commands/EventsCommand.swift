@@ -1,0 +1,79 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import LedgerEvents
+import SeatLedger
+
+/// `seatledger events`: list stored events, all or those mentioning an identifier.
+enum EventsCommand: Command {
+    static let name = "events"
+    static let summary = "list stored events (all, or those mentioning an identifier), or show one"
+    static let options: Set<String> = ["db", "mentioning", "limit"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger events [--mentioning ID] [--limit N] [--db PATH] [--json]
+           seatledger events show POSITION|EVENT_ID [--db PATH] [--json]
+
+    Lists events in log order: position, occurred-at (Apple's signed time), recorded-at (ours),
+    kind, type/subtype or endpoint/status, and event id. --mentioning finds every event naming an
+    identifier (notificationUUID, originalTransactionId, transactionId, appTransactionId,
+    seatClaimId, groupId). `show` prints one event with its identifiers, verification record and
+    decoded payload (nested signed data decoded).
+
+    Options:
+    \(HelpText.db)
+      --mentioning ID  only events that mention ID
+      --limit N        at most N events (default: all)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        let store = try EventStore.open(at: arguments.databasePath, readOnly: true)
+        if arguments.positionals.first == "show" {
+            guard arguments.positionals.count == 2 else { throw UsageError(message: "show needs a POSITION or EVENT_ID") }
+            let key = arguments.positionals[1]
+            let found = try Int64(key).flatMap { try store.event(at: $0) } ?? store.event(id: key)
+            guard let event = found else { throw UsageError(message: "no event \(key)") }
+            let identifiers = try store.identifiers(at: event.position)
+            var json = summary(event).objectValue ?? [:]
+            json["identifiers"] = .array(identifiers.map { ["kind": .string($0.kind.rawValue), "value": .string($0.value)] })
+            json["verification"] = .array(event.verification.map(\.json))
+            json["decoded"] = event.decoded
+            json["raw"] = .string(String(decoding: event.raw, as: UTF8.self))
+            json["hash"] = .string(event.hash.map { String(format: "%02x", $0) }.joined())
+            Terminal.json(.object(json))
+            return .success
+        }
+        guard arguments.positionals.isEmpty else { throw UsageError(message: "unexpected argument \(arguments.positionals[0])") }
+        let limit = try IngestCommand.positiveInt(arguments, "limit", default: Int.max)
+        var events: [LedgerEvent] = []
+        if let id = arguments.value("mentioning") {
+            events = Array(try store.events(at: store.positions(mentioning: id)).prefix(limit))
+        } else {
+            try store.forEachEvent { event in
+                if events.count < limit { events.append(event) }
+            }
+        }
+        if arguments.flag("json") {
+            Terminal.json(.array(events.map(summary)))
+        } else {
+            for event in events {
+                let what = [event.type, event.subtype, event.status.map { "HTTP \($0)" }].compactMap { $0 }.joined(separator: " / ")
+                Terminal.out("#\(event.position)  occurred \(Timestamp.iso8601(event.occurredAt))  recorded \(Timestamp.iso8601(event.recordedAt))  \(event.kind.rawValue)  \(what)  \(event.eventId)")
+            }
+            if events.isEmpty { Terminal.out("No events.") }
+        }
+        return .success
+    }
+
+    static func summary(_ event: LedgerEvent) -> JSONValue {
+        [
+            "position": .int(event.position), "eventId": .string(event.eventId), "kind": .string(event.kind.rawValue),
+            "type": .optional(event.type), "subtype": .optional(event.subtype), "status": .optional(event.status),
+            "occurredAt": .timestamp(event.occurredAt), "recordedAt": .timestamp(event.recordedAt),
+            "source": .string(event.source), "origin": .string(event.origin.rawValue),
+        ]
+    }
+}

@@ -1,0 +1,123 @@
+import AppStoreModels
+import Foundation
+import LedgerEvents
+import SeatLedger
+
+/// `seatledger ingest`: verify, decode and append messages from files, stdin or a spool directory.
+enum IngestCommand: Command {
+    static let name = "ingest"
+    static let summary = "verify and append notifications / API responses from files, stdin or a spool directory"
+    static let options: Set<String> = ["db", "batch-size", "max-line-length", "poll-interval"]
+    static let flags: Set<String> = ["json", "progress", "follow"]
+    static let help = """
+    Usage: seatledger ingest [INPUT …] [--db PATH] [--json] [--progress] [--follow]
+
+    Each INPUT is an NDJSON file, `-` for stdin (the default), or a spool directory. A line (or a
+    spool file) is one message: `{"signedPayload":"<JWS>"}` exactly as Apple posts it, a bare JWS,
+    or an `{"apiResponse": {…}}` envelope. Every message is verified (x5c chain to a configured
+    root at its signedDate, Apple OIDs, ES256 signature, bundle id and environment) and appended;
+    a notification already in the ledger (same notificationUUID) or an identical API response
+    appends nothing and counts as a duplicate. Anything refused is quarantined with its raw bytes
+    and a reason (see `seatledger quarantine list`); nothing is dropped.
+
+    Messages are committed in atomic batches; killing the process loses no committed batch and
+    re-running the same input appends nothing twice.
+
+    Spool directories: one message per file. A file moves to `done/` after its event commits and to
+    `rejected/` after it is quarantined. Files whose names start with `.` or end in `.tmp` are
+    skipped (write then rename). With --follow, keep watching until SIGINT/SIGTERM, which finish
+    the current batch and exit 0.
+
+    Options:
+    \(HelpText.db)
+      --batch-size N        messages per transaction (default 256)
+      --max-line-length N   longer lines are quarantined as line_too_long (default 1048576)
+      --follow              keep watching spool directories
+      --poll-interval S     seconds between spool scans with --follow (default 1)
+      --progress            progress on stderr even when it is not a terminal
+    \(HelpText.json)   {"appended": N, "duplicates": N, "quarantined": N}
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let batchSize = try positiveInt(arguments, "batch-size", default: 256)
+        let maxLine = try positiveInt(arguments, "max-line-length", default: 1 << 20)
+        let progress = ProgressReporter(enabled: arguments.flag("progress") || Terminal.stderrIsTTY)
+        let inputs = arguments.positionals.isEmpty ? ["-"] : arguments.positionals
+        var summary = IngestSummary()
+        let stop = StopSignal()
+        for input in inputs {
+            var isDirectory: ObjCBool = false
+            if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
+                let spool = SpoolDirectory(url: URL(fileURLWithPath: input))
+                let interval = Double(arguments.value("poll-interval") ?? "1") ?? 1
+                try spool.ingest(into: ledger, batchSize: batchSize, follow: arguments.flag("follow"),
+                                 pollInterval: interval, stop: stop) { batch in
+                    summary.add(batch)
+                    progress.report(summary)
+                }
+            } else {
+                let handle: FileHandle
+                let label: String
+                if input == "-" {
+                    handle = FileHandle.standardInput
+                    label = "stdin"
+                } else {
+                    guard let opened = FileHandle(forReadingAtPath: input) else {
+                        throw UsageError(message: "cannot read \(input): no such file or not readable")
+                    }
+                    handle = opened
+                    label = input
+                }
+                let reader = LineReader(handle: handle, maxLineLength: maxLine)
+                try ingestLines(reader, label: label, into: ledger, batchSize: batchSize, stop: stop) { batch in
+                    summary.add(batch)
+                    progress.report(summary)
+                }
+            }
+            if stop.isStopped { break }
+        }
+        progress.report(summary, force: true)
+        if arguments.flag("json") {
+            Terminal.json(["appended": .count(summary.appended), "duplicates": .count(summary.duplicates),
+                           "quarantined": .count(summary.quarantined)])
+        } else {
+            Terminal.out("\(summary.appended) appended, \(summary.duplicates) duplicates, \(summary.quarantined) quarantined")
+            if summary.quarantined > 0 { Terminal.out("See `seatledger quarantine list` for what was refused and why.") }
+        }
+        return summary.quarantined > 0 ? .quarantined : .success
+    }
+
+    /// Reads lines in batches; blank lines are skipped, over-long lines quarantined.
+    static func ingestLines(_ reader: LineReader, label: String, into ledger: Ledger, batchSize: Int, stop: StopSignal,
+                            onBatch: (IngestSummary) -> Void) throws {
+        var batch: [InboundMessage] = []
+        func flush() throws {
+            guard !batch.isEmpty else { return }
+            let (summary, _) = try ledger.ingestBatch(batch)
+            batch.removeAll(keepingCapacity: true)
+            onBatch(summary)
+        }
+        while let line = try reader.nextLine() {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            let source = "\(label):\(reader.lineNumber)"
+            let rejection: IngestRejection? = line.count > reader.maxLineLength
+                ? IngestRejection(code: "line_too_long", reason: "line too long: \(line.count) bytes (limit \(reader.maxLineLength))")
+                : nil
+            batch.append(InboundMessage(raw: line, source: source, origin: .live, preRejection: rejection))
+            if batch.count >= batchSize {
+                try flush()
+                if stop.isStopped { return }
+            }
+        }
+        try flush()
+    }
+
+    static func positiveInt(_ arguments: Arguments, _ name: String, default value: Int) throws -> Int {
+        guard let text = arguments.value(name) else { return value }
+        guard let number = Int(text), number > 0 else { throw UsageError(message: "--\(name) must be a positive integer, got \(text)") }
+        return number
+    }
+}

@@ -1,0 +1,67 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import JWSVerification
+import SeatLedger
+
+/// `seatledger init`: create a ledger file with its trust configuration.
+enum InitCommand: Command {
+    static let name = "init"
+    static let summary = "create a ledger and record its trust configuration"
+    static let options: Set<String> = ["db", "bundle-id", "environment", "app-apple-id", "root-cert"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger init --bundle-id ID --environment ENV --root-cert FILE [--root-cert FILE …]
+                           [--app-apple-id N] [--db PATH] [--json]
+
+    Creates a ledger file and records the trust configuration in it, so later commands need no
+    flags: the bundle id and environment every payload must name, the app Apple id (required for
+    Production), and the root certificates (DER or PEM) signed payloads must chain to.
+
+    Options:
+    \(HelpText.db)
+      --bundle-id ID       the app's bundle id, e.g. com.example.reps
+      --environment ENV    Production, Sandbox, Xcode or LocalTesting
+      --app-apple-id N     the app's Apple id (required for Production)
+      --root-cert FILE     a root certificate, DER or PEM (repeatable), e.g. AppleRootCA-G3.cer
+    \(HelpText.json)
+
+    Example:
+      seatledger init --db ledger.sqlite --bundle-id com.example.reps --environment Sandbox \\
+                      --root-cert AppleRootCA-G3.cer
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.isEmpty else { throw UsageError(message: "unexpected argument \(arguments.positionals[0])") }
+        let environment = AppStoreEnvironment(rawValue: try arguments.required("environment"))
+        guard environment.isKnown else {
+            throw UsageError(message: "--environment must be one of \(AppStoreEnvironment.knownValues.sorted().joined(separator: ", "))")
+        }
+        var appAppleId: Int64?
+        if let text = arguments.value("app-apple-id") {
+            guard let id = Int64(text) else { throw UsageError(message: "--app-apple-id must be a number, got \(text)") }
+            appAppleId = id
+        }
+        let certificates = arguments.values("root-cert")
+        guard !certificates.isEmpty else { throw UsageError(message: "--root-cert is required (for example AppleRootCA-G3.cer)") }
+        let anchors = try certificates.flatMap { path in
+            do {
+                return try TrustAnchor.load(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw UsageError(message: "cannot read root certificate \(path): \(error)")
+            }
+        }
+        let configuration = try LedgerConfiguration(bundleId: try arguments.required("bundle-id"),
+                                                    environment: environment, appAppleId: appAppleId)
+        let ledger = try Ledger.create(path: arguments.databasePath, configuration: configuration, rootCertificates: anchors)
+        if arguments.flag("json") {
+            Terminal.json(try ConfigCommand.describe(ledger))
+        } else {
+            Terminal.out("Created ledger \(arguments.databasePath)")
+            Terminal.out(try ConfigCommand.text(ledger))
+        }
+        return .success
+    }
+}

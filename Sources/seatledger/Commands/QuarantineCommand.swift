@@ -1,0 +1,118 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import SeatLedger
+
+/// `seatledger quarantine list|show|retry`.
+enum QuarantineCommand: Command {
+    static let name = "quarantine"
+    static let summary = "list, show or retry inputs that were refused"
+    static let options: Set<String> = ["db", "state", "out"]
+    static let flags: Set<String> = ["json", "raw"]
+    static let help = """
+    Usage: seatledger quarantine list [--state open|released|duplicate] [--db PATH] [--json]
+           seatledger quarantine show ID [--raw] [--out FILE] [--db PATH] [--json]
+           seatledger quarantine retry [ID …] [--db PATH] [--json]
+
+    Every refused input is kept with its raw bytes, its source (file and line, spool name), an
+    error code and a human reason. `show --raw` prints the raw bytes exactly (or writes them to
+    --out FILE). `retry` re-verifies open items (all, or the given ids), e.g. after
+    `seatledger config add-root`; released items are appended and marked resolved.
+
+    Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c,
+    bad_certificate, chain_not_trusted, certificate_expired, missing_apple_oid, bad_signature,
+    bundle_mismatch, environment_mismatch, app_apple_id_mismatch, missing_notification_uuid,
+    missing_signed_date, invalid_envelope, unrecognized_message, line_too_long, empty_message.
+
+    Options:
+    \(HelpText.db)
+      --state S        list only items in state S
+      --raw            show: print the raw bytes only
+      --out FILE       show: write the raw bytes to FILE
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard let action = arguments.positionals.first else { throw UsageError(message: "expected list, show or retry") }
+        switch action {
+        case "list":
+            let store = try EventStore.open(at: arguments.databasePath, readOnly: true)
+            let records = try store.quarantine(state: arguments.value("state"))
+            if arguments.flag("json") {
+                Terminal.json(.array(records.map { describe($0, includeRaw: false) }))
+            } else if records.isEmpty {
+                Terminal.out("Quarantine is empty.")
+            } else {
+                for record in records {
+                    Terminal.out("#\(record.id)  \(Timestamp.iso8601(record.recordedAt))  \(record.state)  \(record.errorCode)  \(record.source)")
+                    Terminal.out("    \(record.reason)  (\(record.raw.count) bytes kept)")
+                }
+            }
+            return .success
+        case "show":
+            guard arguments.positionals.count == 2, let id = Int64(arguments.positionals[1]) else {
+                throw UsageError(message: "show needs one numeric ID")
+            }
+            let store = try EventStore.open(at: arguments.databasePath, readOnly: true)
+            guard let record = try store.quarantineRecord(id: id) else {
+                throw UsageError(message: "no quarantined item #\(id)")
+            }
+            if let out = arguments.value("out") {
+                try record.raw.write(to: URL(fileURLWithPath: out))
+            }
+            if arguments.flag("raw") {
+                FileHandle.standardOutput.write(record.raw)
+            } else if arguments.flag("json") {
+                Terminal.json(describe(record, includeRaw: true))
+            } else {
+                Terminal.out("""
+                Quarantined #\(record.id) (\(record.state))
+                Recorded:  \(Timestamp.iso8601(record.recordedAt))
+                Source:    \(record.source)
+                Code:      \(record.errorCode)
+                Reason:    \(record.reason)
+                Resolved:  \(record.resolution ?? "-")
+                Raw bytes (\(record.raw.count)):
+                \(String(decoding: record.raw.prefix(4096), as: UTF8.self))\(record.raw.count > 4096 ? "\n… (use --raw or --out for all bytes)" : "")
+                """)
+            }
+            return .success
+        case "retry":
+            let ids = try arguments.positionals.dropFirst().map { text in
+                guard let id = Int64(text) else { throw UsageError(message: "quarantine id must be numeric, got \(text)") }
+                return id
+            }
+            let ledger = try Ledger.open(path: arguments.databasePath)
+            let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids)
+            if arguments.flag("json") {
+                Terminal.json([
+                    "released": .count(summary.released), "duplicates": .count(summary.duplicates),
+                    "stillRejected": .count(summary.stillRejected),
+                    "reasons": .object(Dictionary(uniqueKeysWithValues: summary.reasons.map { (String($0.key), JSONValue.string($0.value)) })),
+                ])
+            } else {
+                Terminal.out("\(summary.released) released, \(summary.duplicates) already in the ledger, \(summary.stillRejected) still refused")
+                for (id, reason) in summary.reasons.sorted(by: { $0.key < $1.key }) { Terminal.out("  #\(id): \(reason)") }
+            }
+            return summary.stillRejected > 0 ? .quarantined : .success
+        default:
+            throw UsageError(message: "unknown quarantine action '\(action)' (expected list, show or retry)")
+        }
+    }
+
+    static func describe(_ record: QuarantineRecord, includeRaw: Bool) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "id": .int(record.id), "recordedAt": .timestamp(record.recordedAt), "source": .string(record.source),
+            "errorCode": .string(record.errorCode), "reason": .string(record.reason), "state": .string(record.state),
+            "rawBytes": .count(record.raw.count), "resolvedAt": .timestamp(record.resolvedAt),
+            "resolution": .optional(record.resolution),
+        ]
+        if includeRaw {
+            if let text = String(data: record.raw, encoding: .utf8) { object["raw"] = .string(text) }
+            object["rawBase64"] = .string(record.raw.base64EncodedString())
+        }
+        return .object(object)
+    }
+}

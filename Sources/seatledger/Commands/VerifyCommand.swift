@@ -1,0 +1,47 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import SeatLedger
+
+/// `seatledger verify`: recompute the hash chain (and, with projections, compare them).
+enum VerifyCommand: Command {
+    static let name = "verify"
+    static let summary = "recompute the hash chain and report the first position where it breaks"
+    static let options: Set<String> = ["db"]
+    static let flags: Set<String> = ["json", "progress"]
+    static let help = """
+    Usage: seatledger verify [--db PATH] [--json] [--progress]
+
+    Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its
+    metadata) and checks positions are gap-free. Reports the first position where the chain
+    breaks, e.g. after the file was edited with another tool. Exit 1 when broken.
+
+    Options:
+    \(HelpText.db)
+      --progress       progress on stderr even when it is not a terminal
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        let store = try EventStore.open(at: arguments.databasePath, readOnly: true)
+        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let result = try store.verifyChain { count in
+            if showProgress { Terminal.err("verify: \(count) events checked") }
+        }
+        if arguments.flag("json") {
+            Terminal.json([
+                "intact": .bool(result.isIntact), "eventsChecked": .int(result.eventsChecked),
+                "firstBadPosition": .optional(result.firstBadPosition), "problem": .optional(result.problem),
+                "headHash": .optional(result.headHash),
+            ])
+        } else if result.isIntact {
+            Terminal.out("Hash chain intact: \(result.eventsChecked) events\(result.headHash.map { ", head \($0)" } ?? "").")
+        } else {
+            Terminal.out("Hash chain BROKEN at position \(result.firstBadPosition ?? 0): \(result.problem ?? "")")
+            Terminal.out("\(result.eventsChecked) events before it verified.")
+        }
+        return result.isIntact ? .success : .findings
+    }
+}

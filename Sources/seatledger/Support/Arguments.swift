@@ -1,0 +1,75 @@
+import Foundation
+
+/// A command-line usage error: exit 2 with the message and a pointer to `--help`.
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// Parsed arguments of one command: positionals, options with values, and flags.
+///
+/// Options are declared up front so a typo (`--jsn`) is an error, not silently ignored.
+struct Arguments {
+    private(set) var positionals: [String] = []
+    private var values: [String: [String]] = [:]
+    private var flags: Set<String> = []
+
+    /// Parses `arguments` given the option names that take a value and the boolean flags.
+    init(_ arguments: [String], options: Set<String>, flags allowedFlags: Set<String>) throws {
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
+                if !onlyPositionals, argument.hasPrefix("-"), argument != "-", argument.count > 1, !argument.hasPrefix("--") {
+                    if argument == "-h" { flags.insert("help"); continue }
+                    throw UsageError(message: "unknown option \(argument)")
+                }
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" { onlyPositionals = true; continue }
+            var name = String(argument.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if options.contains(name) {
+                if let inlineValue {
+                    values[name, default: []].append(inlineValue)
+                } else {
+                    guard index < arguments.count else { throw UsageError(message: "--\(name) needs a value") }
+                    values[name, default: []].append(arguments[index])
+                    index += 1
+                }
+            } else if allowedFlags.contains(name) || name == "help" {
+                guard inlineValue == nil else { throw UsageError(message: "--\(name) takes no value") }
+                flags.insert(name)
+            } else {
+                throw UsageError(message: "unknown option --\(name)")
+            }
+        }
+    }
+
+    /// The last value given for `--name`.
+    func value(_ name: String) -> String? { values[name]?.last }
+
+    /// Every value given for a repeatable `--name`.
+    func values(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// Whether `--name` was given.
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    /// The required value of `--name`.
+    func required(_ name: String) throws -> String {
+        guard let value = value(name) else { throw UsageError(message: "--\(name) is required") }
+        return value
+    }
+
+    /// `--db`, else `$SEATLEDGER_DB`, else `./seatledger.sqlite`.
+    var databasePath: String {
+        value("db") ?? ProcessInfo.processInfo.environment["SEATLEDGER_DB"] ?? "seatledger.sqlite"
+    }
+}

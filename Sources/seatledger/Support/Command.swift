@@ -1,0 +1,28 @@
+/// One `seatledger` subcommand.
+protocol Command {
+    /// The word after `seatledger`.
+    static var name: String { get }
+    /// One line for the command list.
+    static var summary: String { get }
+    /// The full `--help` text.
+    static var help: String { get }
+    /// Options that take a value.
+    static var options: Set<String> { get }
+    /// Boolean flags.
+    static var flags: Set<String> { get }
+    /// Runs the command; the return value is the process exit status.
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode
+}
+
+/// Shared help fragments so every command documents `--db` and exit codes alike.
+enum HelpText {
+    static let db = "  --db PATH        ledger file (default: $SEATLEDGER_DB, else ./seatledger.sqlite)"
+    static let json = "  --json           machine-readable output on stdout"
+    static let exitCodes = """
+    Exit status:
+      0  success
+      1  a check found a problem (verify: broken chain or stale projections; diff: differences)
+      2  error (bad usage, unreadable input, no ledger, database failure)
+      3  finished, but some inputs were quarantined (nothing was lost)
+    """
+}

@@ -1,0 +1,28 @@
+import Dispatch
+import Foundation
+import SeatLedger
+import Synchronization
+
+/// Turns SIGINT/SIGTERM into a flag long-running loops poll, so they finish the current batch.
+///
+/// `@unchecked Sendable` is safe: `sources` is written once in `init` and afterwards only kept
+/// alive (never mutated or read), and `stopped` is an atomic.
+final class StopSignal: @unchecked Sendable, StopRequest {
+    private let stopped = Atomic<Bool>(false)
+    private let sources: [any DispatchSourceSignal]
+
+    /// Installs handlers for SIGINT and SIGTERM.
+    init() {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            return DispatchSource.makeSignalSource(signal: number, queue: .global())
+        }
+        for source in sources {
+            source.setEventHandler { [self] in stopped.store(true, ordering: .relaxed) }
+            source.resume()
+        }
+    }
+
+    /// Whether a stop was requested.
+    var isStopped: Bool { stopped.load(ordering: .relaxed) }
+}

@@ -1,0 +1,55 @@
+import EventStore
+import Foundation
+
+/// Every subcommand, in the order `seatledger --help` lists them.
+let commands: [any Command.Type] = [
+    InitCommand.self, ConfigCommand.self, IngestCommand.self, RecordCommand.self, VerifyCommand.self,
+    QuarantineCommand.self, EventsCommand.self, CheckCommand.self,
+]
+
+@MainActor func globalHelp() -> String {
+    let width = commands.map { $0.name.count }.max() ?? 10
+    let list = commands.map { "  \($0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.summary)" }
+        .joined(separator: "\n")
+    return """
+    seatledger — an event-sourced ledger for App Store multiseat (group) subscriptions.
+
+    Usage: seatledger COMMAND [options]
+
+    Commands:
+    \(list)
+
+    Run `seatledger COMMAND --help` for a command's options.
+
+    \(HelpText.exitCodes)
+    """
+}
+
+@MainActor func main() -> Int32 {
+    var argv = Array(CommandLine.arguments.dropFirst())
+    guard let first = argv.first, first != "--help", first != "-h", first != "help" else {
+        Terminal.out(globalHelp())
+        return Terminal.ExitCode.success.rawValue
+    }
+    argv.removeFirst()
+    guard let command = commands.first(where: { $0.name == first }) else {
+        Terminal.err("seatledger: unknown command '\(first)'\n\n\(globalHelp())")
+        return Terminal.ExitCode.failure.rawValue
+    }
+    do {
+        let arguments = try Arguments(argv, options: command.options, flags: command.flags)
+        if arguments.flag("help") {
+            Terminal.out(command.help)
+            return Terminal.ExitCode.success.rawValue
+        }
+        return try command.run(arguments).rawValue
+    } catch let error as UsageError {
+        Terminal.err("seatledger \(command.name): \(error.message)\nRun `seatledger \(command.name) --help` for usage.")
+        return Terminal.ExitCode.failure.rawValue
+    } catch {
+        Terminal.err("seatledger \(command.name): error: \(error)")
+        return Terminal.ExitCode.failure.rawValue
+    }
+}
+
+exit(main())
