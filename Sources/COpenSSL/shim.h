@@ -1,0 +1,27 @@
+#ifndef SEATLEDGER_COPENSSL_SHIM_H
+#define SEATLEDGER_COPENSSL_SHIM_H
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/pem.h>
+#include <openssl/err.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
+#include <openssl/bn.h>
+#include <openssl/sha.h>
+#include <openssl/objects.h>
+#include <openssl/asn1.h>
+#include <openssl/bio.h>
+
+/* Macros and stack-typed helpers Swift cannot import directly. */
+static inline int seatledger_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
+static inline STACK_OF(X509) *seatledger_sk_X509_new_null(void) { return sk_X509_new_null(); }
+static inline void seatledger_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
+static inline long seatledger_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
+static inline int seatledger_sk_X509_num(const STACK_OF(X509) *sk) { return sk_X509_num(sk); }
+static inline X509 *seatledger_sk_X509_value(const STACK_OF(X509) *sk, int i) { return sk_X509_value(sk, i); }
+/* RFC 2253 escaping and separators but in certificate (DER) order, like `openssl x509 -subject`:
+   Apple's names render "CN=…,OU=…,O=…,C=US". The flag macros are expressions Swift cannot import. */
+static inline unsigned long seatledger_XN_FLAG_ONELINE_DER_ORDER(void) { return XN_FLAG_RFC2253 & ~XN_FLAG_DN_REV; }
+#endif

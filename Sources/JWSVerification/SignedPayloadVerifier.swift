@@ -1,0 +1,304 @@
+import AppStoreModels
+import COpenSSL
+import Foundation
+import Synchronization
+
+/// Verifies App Store signed payloads (compact JWS, ES256, `x5c` chain) offline against configured roots.
+///
+/// The rules follow Apple's App Store Server Library with online revocation checks off:
+/// `alg` must be `ES256`; `x5c` holds the leaf and intermediate (a third element, the root, is
+/// ignored — trust comes only from the configured anchors); the chain is validated with OpenSSL at
+/// the payload's `signedDate`; the leaf must carry OID 1.2.840.113635.100.6.11.1 and the
+/// intermediate 1.2.840.113635.100.6.2.1; the leaf key must be P-256.
+///
+/// Validated chains are cached (keyed by the leaf and intermediate DER), so verifying many
+/// payloads from the same signer costs one signature check each. Safe to call from many threads.
+///
+/// ```swift
+/// let verifier = try SignedPayloadVerifier(trustAnchors: TrustAnchor.load(contentsOf: rootURL))
+/// let verified = try verifier.verify(signedPayload)
+/// verified.payload["notificationType"]?.stringValue
+/// ```
+public final class SignedPayloadVerifier: Sendable {
+    /// OID Apple puts on App Store receipt-signing leaf certificates.
+    public static let appleLeafOID = "1.2.840.113635.100.6.11.1"
+    /// OID Apple puts on the WWDR intermediate certificate.
+    public static let appleIntermediateOID = "1.2.840.113635.100.6.2.1"
+    /// Default bound on the number of cached validated chains.
+    public static let defaultCacheCapacity = 1024
+
+    /// The roots this verifier trusts.
+    public let trustAnchors: [TrustAnchor]
+    private let store: TrustStore
+    /// Anchor validity periods keyed by fingerprint.
+    private let anchorsByFingerprint: [String: TrustAnchor]
+    private let cache: Mutex<ChainCache>
+
+    /// Creates a verifier trusting exactly `trustAnchors` (at least one).
+    public convenience init(trustAnchors: [TrustAnchor]) throws(VerificationError) {
+        try self.init(trustAnchors: trustAnchors, cacheCapacity: Self.defaultCacheCapacity)
+    }
+
+    /// Creates a verifier trusting exactly `trustAnchors`, caching up to `cacheCapacity` chains.
+    public init(trustAnchors: [TrustAnchor], cacheCapacity: Int) throws(VerificationError) {
+        guard !trustAnchors.isEmpty else {
+            throw VerificationError(.chainNotTrusted, "no trust anchors configured")
+        }
+        self.trustAnchors = trustAnchors
+        self.store = try TrustStore(anchors: trustAnchors)
+        var byFingerprint: [String: TrustAnchor] = [:]
+        for anchor in trustAnchors { byFingerprint[anchor.sha256Fingerprint] = anchor }
+        self.anchorsByFingerprint = byFingerprint
+        self.cache = Mutex(ChainCache(capacity: cacheCapacity))
+    }
+
+    /// Number of validated chains currently cached.
+    var cachedChainCount: Int { cache.withLock { $0.count } }
+
+    /// Cache hit and miss counts since creation (for tests and diagnostics).
+    var cacheStatistics: (hits: Int, misses: Int) { cache.withLock { ($0.hits, $0.misses) } }
+
+    /// Verifies a compact JWS and returns its decoded header and payload.
+    ///
+    /// - Parameters:
+    ///   - compact: `base64url(header).base64url(payload).base64url(signature)`.
+    ///   - fallbackDate: the validation instant when the payload has no `signedDate`.
+    /// - Throws: ``VerificationError`` whose ``VerificationError/failure`` says why.
+    public func verify(_ compact: String, fallbackDate: Date = Date()) throws(VerificationError) -> VerifiedJWS {
+        // 1. Shape: exactly three non-empty base64url parts.
+        // (Scanning the UTF-8 view is far cheaper than a Character-based split of a 2–3 KB string.)
+        let utf8 = compact.utf8
+        let dot = UInt8(ascii: ".")
+        guard let firstDot = utf8.firstIndex(of: dot),
+            let secondDot = utf8[utf8.index(after: firstDot)...].firstIndex(of: dot),
+            utf8[utf8.index(after: secondDot)...].firstIndex(of: dot) == nil
+        else {
+            throw VerificationError(.notJWS, "expected 3 dot-separated parts, found \(utf8.lazy.filter { $0 == dot }.count + 1)")
+        }
+        let parts = [
+            compact[compact.startIndex..<firstDot],
+            compact[utf8.index(after: firstDot)..<secondDot],
+            compact[utf8.index(after: secondDot)..<compact.endIndex],
+        ]
+        guard parts.allSatisfy({ !$0.isEmpty }) else {
+            throw VerificationError(.notJWS, "a part is empty")
+        }
+        guard let headerBytes = Base64URL.decode(parts[0]) else {
+            throw VerificationError(.notJWS, "header is not base64url")
+        }
+        guard let payloadBytes = Base64URL.decode(parts[1]) else {
+            throw VerificationError(.notJWS, "payload is not base64url")
+        }
+        guard let signature = Base64URL.decode(parts[2]) else {
+            throw VerificationError(.notJWS, "signature is not base64url")
+        }
+
+        // 2. Header.
+        let header: JSONValue
+        do {
+            header = try JSONValue.parse(headerBytes)
+        } catch {
+            throw VerificationError(.malformedHeader, error.reason)
+        }
+        guard header.objectValue != nil else {
+            throw VerificationError(.malformedHeader, "header is not a JSON object")
+        }
+        guard let alg = header["alg"] else {
+            throw VerificationError(.algNotES256, "header has no alg")
+        }
+        guard case .string(let algName) = alg, algName == "ES256" else {
+            throw VerificationError(.algNotES256, "alg is \(alg.canonicalString())")
+        }
+        if header["crit"] != nil {
+            // RFC 7515 §4.1.11: critical extensions we do not understand must be rejected.
+            throw VerificationError(.malformedHeader, "unsupported crit header parameter")
+        }
+        guard let x5cValue = header["x5c"] else {
+            throw VerificationError(.missingX5C, "header has no x5c")
+        }
+        guard let x5c = x5cValue.arrayValue else {
+            throw VerificationError(.missingX5C, "x5c is not an array")
+        }
+        guard x5c.count >= 2 else {
+            throw VerificationError(.missingX5C, "x5c has \(x5c.count) certificate(s); leaf and intermediate are required")
+        }
+        guard x5c.count <= 3 else {
+            throw VerificationError(.badCertificate, "x5c has \(x5c.count) certificates; expected leaf, intermediate and optionally root")
+        }
+        let leafDER = try Self.decodeCertificate(x5c[0], role: "x5c[0] (leaf)")
+        let intermediateDER = try Self.decodeCertificate(x5c[1], role: "x5c[1] (intermediate)")
+        // x5c[2] (the root) is deliberately ignored: trust comes only from the configured anchors.
+
+        // 3. Payload.
+        let payload: JSONValue
+        do {
+            payload = try JSONValue.parse(payloadBytes)
+        } catch {
+            throw VerificationError(.malformedPayload, "payload: \(error.reason)")
+        }
+        guard payload.objectValue != nil else {
+            throw VerificationError(.malformedPayload, "payload is not a JSON object")
+        }
+
+        // 4. Validation instant: signedDate (epoch milliseconds) or the fallback.
+        let signedDate: Date?
+        let validationSeconds: Int64
+        if let signedDateValue = payload["signedDate"] {
+            guard let milliseconds = signedDateValue.int64Value else {
+                throw VerificationError(.malformedPayload, "signedDate is not an integer: \(signedDateValue.canonicalString())")
+            }
+            signedDate = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            validationSeconds = Self.floorDivide(milliseconds, 1000)
+        } else {
+            signedDate = nil
+            let seconds = fallbackDate.timeIntervalSince1970.rounded(.down)
+            guard seconds.isFinite, abs(seconds) < 1e15 else {
+                throw VerificationError(.certificateExpired, "fallback date is out of range")
+            }
+            validationSeconds = Int64(seconds)
+        }
+
+        // 5. Chain (cached by leaf+intermediate).
+        let chain = try validatedChain(leafDER: leafDER, intermediateDER: intermediateDER, at: validationSeconds)
+
+        // 6. Signature over the ASCII "header.payload".
+        guard signature.count == 64 else {
+            throw VerificationError(.badSignature, "ES256 signature must be 64 bytes, got \(signature.count)")
+        }
+        let signingInput = Data(compact.utf8[compact.startIndex..<parts[1].endIndex])
+        guard chain.leafKey.verifyES256(signature: signature, message: signingInput) else {
+            throw VerificationError(.badSignature, "signature does not verify with the x5c leaf key (\(chain.leafSubject))")
+        }
+
+        return VerifiedJWS(
+            header: header,
+            payload: payload,
+            payloadBytes: payloadBytes,
+            signedDate: signedDate,
+            rootFingerprint: chain.rootFingerprint,
+            intermediateFingerprint: chain.intermediateFingerprint,
+            leafFingerprint: chain.leafFingerprint)
+    }
+
+    // MARK: - Chain validation
+
+    private static func decodeCertificate(_ value: JSONValue, role: String) throws(VerificationError) -> Data {
+        guard case .string(let text) = value else {
+            throw VerificationError(.badCertificate, "\(role) is not a string")
+        }
+        guard !text.isEmpty, let der = Data(base64Encoded: text) else {
+            throw VerificationError(.badCertificate, "\(role) is not standard base64")
+        }
+        return der
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+        let quotient = value / divisor
+        return (value % divisor != 0 && value < 0) ? quotient - 1 : quotient
+    }
+
+    private static func render(_ seconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+    }
+
+    private func validatedChain(leafDER: Data, intermediateDER: Data, at seconds: Int64) throws(VerificationError) -> ValidatedChain {
+        let hasher = SHA256Hasher()
+        hasher.update(leafDER)
+        hasher.update(intermediateDER)
+        let key = hasher.finalize()
+
+        if let cached = cache.withLock({ $0.lookup(key) }) {
+            guard cached.isValid(at: seconds) else {
+                throw VerificationError(
+                    .certificateExpired,
+                    "signedDate \(Self.render(seconds)) is outside the chain's validity "
+                        + "\(Self.render(cached.notBefore))..\(Self.render(cached.notAfter)) (x5c leaf \(cached.leafSubject))")
+            }
+            return cached
+        }
+
+        let chain = try validateChain(leafDER: leafDER, intermediateDER: intermediateDER, at: seconds)
+        cache.withLock { $0.insert(chain, for: key) }
+        return chain
+    }
+
+    /// Full validation with OpenSSL: leaf → intermediate → configured anchor at `seconds`, then Apple OIDs.
+    private func validateChain(leafDER: Data, intermediateDER: Data, at seconds: Int64) throws(VerificationError) -> ValidatedChain {
+        let leaf = try X509Certificate(der: leafDER, role: "x5c[0] (leaf)")
+        let intermediate = try X509Certificate(der: intermediateDER, role: "x5c[1] (intermediate)")
+        let leafSubject = leaf.subject
+
+        guard let leafKey = leaf.publicKey() else {
+            throw VerificationError(.badCertificate, "leaf public key cannot be read (\(leafSubject))")
+        }
+        guard leafKey.isP256 else {
+            throw VerificationError(.badCertificate, "leaf key is \(leafKey.typeDescription), ES256 requires P-256 (\(leafSubject))")
+        }
+        guard let leafNotBefore = leaf.notBefore, let leafNotAfter = leaf.notAfter,
+            let intermediateNotBefore = intermediate.notBefore, let intermediateNotAfter = intermediate.notAfter
+        else {
+            throw VerificationError(.badCertificate, "unreadable validity period in x5c")
+        }
+
+        guard let context = X509_STORE_CTX_new() else {
+            throw VerificationError(.chainNotTrusted, "could not allocate an X509_STORE_CTX: \(drainOpenSSLErrors())")
+        }
+        defer { X509_STORE_CTX_free(context) }
+        guard let untrusted = seatledger_sk_X509_new_null() else {
+            throw VerificationError(.chainNotTrusted, "could not allocate a certificate stack")
+        }
+        // The stack does not own its element: `intermediate` stays alive (and frees it) past this scope.
+        defer { seatledger_sk_X509_free(untrusted) }
+        guard seatledger_sk_X509_push(untrusted, intermediate.pointer) > 0,
+            X509_STORE_CTX_init(context, store.pointer, leaf.pointer, untrusted) == 1
+        else {
+            throw VerificationError(.chainNotTrusted, "could not set up chain validation: \(drainOpenSSLErrors())")
+        }
+        // Validate at signedDate. X509_V_FLAG_X509_STRICT stays off (Apple's leaves have no
+        // AKI/SKI) and X509_V_FLAG_PARTIAL_CHAIN stays off (the chain must end at an anchor).
+        X509_STORE_CTX_set_time(context, 0, time_t(seconds))
+
+        let verified = X509_verify_cert(context)
+        if verified != 1 {
+            let code = X509_STORE_CTX_get_error(context)
+            let depth = X509_STORE_CTX_get_error_depth(context)
+            let reason = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "error \(code)"
+            let culprit = X509_STORE_CTX_get_current_cert(context).map { oneLine(name: X509_get_subject_name($0)) }
+            _ = drainOpenSSLErrors()
+            let where_ = culprit.map { " at depth \(depth) (\($0))" } ?? ""
+            if code == X509_V_ERR_CERT_HAS_EXPIRED || code == X509_V_ERR_CERT_NOT_YET_VALID {
+                throw VerificationError(
+                    .certificateExpired, "\(reason)\(where_) at signedDate \(Self.render(seconds)) (x5c leaf \(leafSubject))")
+            }
+            throw VerificationError(.chainNotTrusted, "\(reason)\(where_) (x5c leaf \(leafSubject))")
+        }
+
+        // The built chain must be exactly leaf → x5c[1] → configured anchor.
+        guard let built = X509_STORE_CTX_get0_chain(context), seatledger_sk_X509_num(built) == 3,
+            let middle = seatledger_sk_X509_value(built, 1), let top = seatledger_sk_X509_value(built, 2),
+            derEncoding(ofBorrowed: middle) == intermediateDER,
+            let topDER = derEncoding(ofBorrowed: top),
+            let anchor = anchorsByFingerprint[SHA256Digest.hex(topDER)]
+        else {
+            throw VerificationError(.chainNotTrusted, "chain does not run x5c leaf → x5c intermediate → configured anchor (x5c leaf \(leafSubject))")
+        }
+
+        guard leaf.hasExtension(oid: Self.appleLeafOID) else {
+            throw VerificationError(.missingAppleOID, "leaf lacks \(Self.appleLeafOID) (\(leafSubject))")
+        }
+        guard intermediate.hasExtension(oid: Self.appleIntermediateOID) else {
+            throw VerificationError(.missingAppleOID, "intermediate lacks \(Self.appleIntermediateOID) (\(intermediate.subject))")
+        }
+
+        return ValidatedChain(
+            leafKey: leafKey,
+            notBefore: max(leafNotBefore, intermediateNotBefore, anchor.notBefore),
+            notAfter: min(leafNotAfter, intermediateNotAfter, anchor.notAfter),
+            rootFingerprint: anchor.sha256Fingerprint,
+            intermediateFingerprint: SHA256Digest.hex(intermediateDER),
+            leafFingerprint: SHA256Digest.hex(leafDER),
+            leafSubject: leafSubject)
+    }
+}
