@@ -78,5 +78,23 @@ enum LedgerSchema {
         resolution  TEXT
     );
     CREATE INDEX quarantine_state ON quarantine(state);
+
+    CREATE TABLE event_facts (
+        position INTEGER PRIMARY KEY,
+        facts    TEXT NOT NULL
+    );
+    CREATE TABLE group_index (
+        identifier TEXT NOT NULL,
+        group_key  TEXT NOT NULL,
+        role       TEXT NOT NULL,
+        PRIMARY KEY (identifier, group_key, role)
+    ) WITHOUT ROWID;
+    CREATE INDEX group_index_key ON group_index(group_key);
+    CREATE TABLE group_state (
+        group_key     TEXT PRIMARY KEY,
+        state         TEXT NOT NULL,
+        as_of         INTEGER NOT NULL,
+        last_position INTEGER NOT NULL
+    );
     """
 }

@@ -41,7 +41,10 @@ extension Ledger {
                 summary.reasons[record.id] = rejection.description
             }
         }
-        let result = try store.commitRetry(events: retryEvents)
+        let maintainer = ProjectionMaintainer(store: store)
+        let result = try store.commitRetry(events: retryEvents) { appended in
+            try maintainer.update(after: appended)
+        }
         for (item, outcome) in zip(retryEvents, result.outcomes) where item.isPrimary {
             switch outcome {
             case .appended: summary.released += 1

@@ -96,7 +96,10 @@ public final class Ledger {
                 rejectionReasons.append(rejection)
             }
         }
-        let result = try store.commit(events: events, rejections: rejections)
+        let maintainer = ProjectionMaintainer(store: store)
+        let result = try store.commit(events: events, rejections: rejections) { appended in
+            try maintainer.update(after: appended)
+        }
         return Self.outcomes(count: batch.count, owners: owners, result: result, rejectionOwners: rejectionOwners,
                              rejections: rejectionReasons)
     }

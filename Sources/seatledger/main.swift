@@ -4,7 +4,8 @@ import Foundation
 /// Every subcommand, in the order `seatledger --help` lists them.
 let commands: [any Command.Type] = [
     InitCommand.self, ConfigCommand.self, IngestCommand.self, RecordCommand.self, VerifyCommand.self,
-    QuarantineCommand.self, EventsCommand.self, CheckCommand.self,
+    QuarantineCommand.self, EventsCommand.self, CheckCommand.self, GroupsCommand.self, GroupCommand.self,
+    MemberCommand.self, RebuildCommand.self,
 ]
 
 @MainActor func globalHelp() -> String {

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import JWSVerification
 import LedgerEvents
+import Projections
 
 extension MessageDecoder {
     /// Decodes an `apiResponse` envelope: its own event, plus one notification event per
@@ -142,29 +143,9 @@ extension MessageDecoder {
         for group in body["groups"]?.arrayValue ?? [] {
             if let id = group["groupId"]?.stringValue { ids.append(EventIdentifier(.groupId, id)) }
         }
-        for member in GroupMembersBody.members(in: body) {
+        for member in GroupMembersBodyReader.members(in: body) {
             ids.append(EventIdentifier(.appTransactionId, member))
         }
         return ids
-    }
-}
-
-/// Reading Get Group Members bodies, whose array field name Apple has not documented.
-///
-/// Assumption (recorded in `Events/api/GetGroupMembers.md`): the members are the first array
-/// among `members`, `groupMembers`, `items`, `data` whose entries carry `appTransactionId`
-/// (objects) or are strings.
-public enum GroupMembersBody {
-    /// The candidate field names, in order of preference.
-    public static let candidateFields = ["members", "groupMembers", "items", "data"]
-
-    /// The `appTransactionId`s a Get Group Members body lists.
-    public static func members(in body: JSONValue) -> [String] {
-        for field in candidateFields {
-            guard let items = body[field]?.arrayValue else { continue }
-            let ids = items.compactMap { $0["appTransactionId"]?.stringValue ?? $0.stringValue }
-            if !ids.isEmpty || items.isEmpty { return ids }
-        }
-        return []
     }
 }

@@ -8,17 +8,20 @@ enum VerifyCommand: Command {
     static let name = "verify"
     static let summary = "recompute the hash chain and report the first position where it breaks"
     static let options: Set<String> = ["db"]
-    static let flags: Set<String> = ["json", "progress"]
+    static let flags: Set<String> = ["json", "progress", "chain-only"]
     static let help = """
     Usage: seatledger verify [--db PATH] [--json] [--progress]
 
     Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its
     metadata) and checks positions are gap-free. Reports the first position where the chain
-    breaks, e.g. after the file was edited with another tool. Exit 1 when broken.
+    breaks, e.g. after the file was edited with another tool. Then recomputes every projection
+    from the log and names the groups whose stored projection differs (skip with --chain-only).
+    Exit 1 when the chain is broken or a projection is stale (`seatledger rebuild` repairs those).
 
     Options:
     \(HelpText.db)
       --progress       progress on stderr even when it is not a terminal
+      --chain-only     check only the hash chain
     \(HelpText.json)
 
     \(HelpText.exitCodes)
@@ -30,18 +33,30 @@ enum VerifyCommand: Command {
         let result = try store.verifyChain { count in
             if showProgress { Terminal.err("verify: \(count) events checked") }
         }
+        var stale: [String] = []
+        if result.isIntact, !arguments.flag("chain-only") {
+            stale = try Ledger.open(path: arguments.databasePath).staleProjections { message in
+                if showProgress { Terminal.err("verify: \(message)") }
+            }
+        }
         if arguments.flag("json") {
             Terminal.json([
                 "intact": .bool(result.isIntact), "eventsChecked": .int(result.eventsChecked),
                 "firstBadPosition": .optional(result.firstBadPosition), "problem": .optional(result.problem),
                 "headHash": .optional(result.headHash),
+                "projectionsChecked": .bool(result.isIntact && !arguments.flag("chain-only")),
+                "staleGroups": .array(stale.map(JSONValue.string)),
             ])
         } else if result.isIntact {
             Terminal.out("Hash chain intact: \(result.eventsChecked) events\(result.headHash.map { ", head \($0)" } ?? "").")
+            if !arguments.flag("chain-only") {
+                Terminal.out(stale.isEmpty ? "Projections match a fresh recomputation."
+                             : "STALE projections (run `seatledger rebuild`): \(stale.joined(separator: ", "))")
+            }
         } else {
             Terminal.out("Hash chain BROKEN at position \(result.firstBadPosition ?? 0): \(result.problem ?? "")")
             Terminal.out("\(result.eventsChecked) events before it verified.")
         }
-        return result.isIntact ? .success : .findings
+        return result.isIntact && stale.isEmpty ? .success : .findings
     }
 }

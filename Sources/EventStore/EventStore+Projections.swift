@@ -1,0 +1,163 @@
+import AppStoreModels
+import Foundation
+
+/// One row of the group index: an identifier that belongs to a group, in a role.
+public struct GroupIndexRow: Sendable, Hashable {
+    /// The identifier (transaction id, groupId, seatClaimId, appTransactionId …).
+    public let identifier: String
+    /// The group it belongs to.
+    public let groupKey: String
+    /// `purchaser`, `groupId`, `claim`, `member`, `alias` or `product`.
+    public let role: String
+
+    /// Creates a row.
+    public init(identifier: String, groupKey: String, role: String) {
+        self.identifier = identifier
+        self.groupKey = groupKey
+        self.role = role
+    }
+}
+
+/// A stored group snapshot (the group folded as of its latest event).
+public struct StoredGroupState: Sendable {
+    /// The group key.
+    public let groupKey: String
+    /// The state JSON (the `group show --json` contract).
+    public let state: String
+    /// The snapshot's as-of time (the group's latest event time).
+    public let asOf: EpochMillis
+    /// The last position folded in.
+    public let lastPosition: Int64
+
+    /// Creates a snapshot row.
+    public init(groupKey: String, state: String, asOf: EpochMillis, lastPosition: Int64) {
+        self.groupKey = groupKey
+        self.state = state
+        self.asOf = asOf
+        self.lastPosition = lastPosition
+    }
+}
+
+extension EventStore {
+    // MARK: Facts (a cache of the events' decoded payloads)
+
+    /// Stores the projection facts of an event (inside the append transaction).
+    public func storeFacts(position: Int64, facts: String) throws(SQLiteError) {
+        try connection.prepare("INSERT OR REPLACE INTO event_facts(position, facts) VALUES (?, ?)")
+            .bind(.integer(position), .text(facts)).run()
+    }
+
+    /// Positions of events that mention any of `identifiers`.
+    public func positions(mentioningAny identifiers: Set<String>) throws(SQLiteError) -> Set<Int64> {
+        let statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?")
+        var positions = Set<Int64>()
+        for identifier in identifiers {
+            statement.reset()
+            try statement.bind(.text(identifier))
+            while try statement.step() { positions.insert(statement.int64(0)) }
+        }
+        return positions
+    }
+
+    /// The stored facts of the given positions (JSON text), by position.
+    public func facts(at positions: Set<Int64>) throws(SQLiteError) -> [Int64: String] {
+        let statement = try connection.prepare("SELECT facts FROM event_facts WHERE position = ?")
+        var result: [Int64: String] = [:]
+        for position in positions {
+            statement.reset()
+            try statement.bind(.integer(position))
+            if try statement.step() { result[position] = statement.text(0) }
+        }
+        return result
+    }
+
+    /// Streams every stored facts row in position order.
+    public func forEachFacts(_ body: (Int64, String) throws -> Void) throws {
+        let statement = try connection.prepare("SELECT position, facts FROM event_facts ORDER BY position")
+        while try statement.step() { try body(statement.int64(0), statement.text(1)) }
+    }
+
+    /// Number of events without stored facts (e.g. written by an older decoder).
+    public func positionsWithoutFacts() throws(SQLiteError) -> [Int64] {
+        let statement = try connection.prepare(
+            "SELECT e.position FROM events e LEFT JOIN event_facts f ON f.position = e.position WHERE f.position IS NULL ORDER BY e.position")
+        var positions: [Int64] = []
+        while try statement.step() { positions.append(statement.int64(0)) }
+        return positions
+    }
+
+    // MARK: Group index and snapshots
+
+    /// Group keys any of `identifiers` belongs to.
+    public func groupKeys(forAny identifiers: Set<String>) throws(SQLiteError) -> Set<String> {
+        let statement = try connection.prepare("SELECT group_key FROM group_index WHERE identifier = ?")
+        var keys = Set<String>()
+        for identifier in identifiers {
+            statement.reset()
+            try statement.bind(.text(identifier))
+            while try statement.step() { keys.insert(statement.text(0)) }
+        }
+        return keys
+    }
+
+    /// Index rows of the given groups.
+    public func groupIndexRows(groupKeys: Set<String>) throws(SQLiteError) -> [GroupIndexRow] {
+        let statement = try connection.prepare("SELECT identifier, group_key, role FROM group_index WHERE group_key = ?")
+        var rows: [GroupIndexRow] = []
+        for key in groupKeys.sorted() {
+            statement.reset()
+            try statement.bind(.text(key))
+            while try statement.step() {
+                rows.append(GroupIndexRow(identifier: statement.text(0), groupKey: statement.text(1), role: statement.text(2)))
+            }
+        }
+        return rows
+    }
+
+    /// Replaces the projection rows of `removing` groups with new rows and snapshots (same transaction as the caller's).
+    public func replaceGroups(removing: Set<String>, rows: [GroupIndexRow], states: [StoredGroupState]) throws(SQLiteError) {
+        let deleteIndex = try connection.prepare("DELETE FROM group_index WHERE group_key = ?")
+        let deleteState = try connection.prepare("DELETE FROM group_state WHERE group_key = ?")
+        for key in removing {
+            deleteIndex.reset()
+            try deleteIndex.bind(.text(key)).run()
+            deleteState.reset()
+            try deleteState.bind(.text(key)).run()
+        }
+        let insertRow = try connection.prepare("INSERT OR IGNORE INTO group_index(identifier, group_key, role) VALUES (?, ?, ?)")
+        for row in rows {
+            insertRow.reset()
+            try insertRow.bind(.text(row.identifier), .text(row.groupKey), .text(row.role)).run()
+        }
+        let insertState = try connection.prepare(
+            "INSERT OR REPLACE INTO group_state(group_key, state, as_of, last_position) VALUES (?, ?, ?, ?)")
+        for state in states {
+            insertState.reset()
+            try insertState.bind(.text(state.groupKey), .text(state.state), .integer(state.asOf), .integer(state.lastPosition)).run()
+        }
+    }
+
+    /// Every stored group snapshot, by key.
+    public func groupStates() throws(SQLiteError) -> [StoredGroupState] {
+        let statement = try connection.prepare("SELECT group_key, state, as_of, last_position FROM group_state ORDER BY group_key")
+        var states: [StoredGroupState] = []
+        while try statement.step() {
+            states.append(StoredGroupState(groupKey: statement.text(0), state: statement.text(1), asOf: statement.int64(2),
+                                           lastPosition: statement.int64(3)))
+        }
+        return states
+    }
+
+    /// Every group key.
+    public func allGroupKeys() throws(SQLiteError) -> [String] {
+        let statement = try connection.prepare("SELECT group_key FROM group_state ORDER BY group_key")
+        var keys: [String] = []
+        while try statement.step() { keys.append(statement.text(0)) }
+        return keys
+    }
+
+    /// Deletes every projection row (group index and snapshots) before a rebuild; events are untouched.
+    public func clearProjections() throws(SQLiteError) {
+        try connection.execute("DELETE FROM group_index; DELETE FROM group_state;")
+    }
+}

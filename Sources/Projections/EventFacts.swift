@@ -1,0 +1,258 @@
+import AppStoreModels
+import LedgerEvents
+
+/// What one transaction version says, reduced to the fields projections read.
+public struct TransactionFact: Sendable, Hashable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var appTransactionId: String?
+    public var productId: String?
+    public var ownership: InAppOwnershipType?
+    public var quantity: Int64?
+    public var purchaseDate: EpochMillis?
+    public var expiresDate: EpochMillis?
+    public var revocationDate: EpochMillis?
+    public var revocationType: RevocationType?
+    public var revokedSeatQuantity: Int64?
+    public var invitationManagement: InvitationManagement?
+    public var isMultiSeat: Bool
+    /// The transaction's own `signedDate` (orders versions of the same transaction).
+    public var signedDate: EpochMillis?
+
+    /// Whether this is a group purchaser's transaction (multiseat, not `ASSIGNED`).
+    public var isPurchaser: Bool { isMultiSeat && ownership != .assigned }
+    /// Whether this is an assigned seat holder's transaction.
+    public var isAssigned: Bool { ownership == .assigned }
+
+    /// Reduces a decoded transaction payload; `nil` without transaction ids.
+    public init?(_ payload: TransactionPayload) {
+        guard let originalTransactionId = payload.originalTransactionId ?? payload.transactionId else { return nil }
+        transactionId = payload.transactionId ?? originalTransactionId
+        self.originalTransactionId = originalTransactionId
+        appTransactionId = payload.appTransactionId
+        productId = payload.productId
+        ownership = payload.inAppOwnershipType
+        quantity = payload.quantity
+        purchaseDate = payload.purchaseDate
+        expiresDate = payload.expiresDate
+        revocationDate = payload.revocationDate
+        revocationType = payload.revocationType
+        revokedSeatQuantity = payload.revokedSeatQuantity
+        invitationManagement = payload.invitationManagement
+        isMultiSeat = payload.isMultiSeat
+        signedDate = payload.signedDate
+    }
+}
+
+/// What one renewal-info version says.
+public struct RenewalFact: Sendable, Hashable {
+    public var originalTransactionId: String
+    public var renewalQuantity: Int64?
+    public var gracePeriodExpiresDate: EpochMillis?
+    public var isInBillingRetryPeriod: Bool?
+    public var autoRenewStatus: Int64?
+    public var signedDate: EpochMillis?
+
+    /// Reduces a decoded renewal payload; `nil` without an original transaction id.
+    public init?(_ payload: RenewalInfoPayload) {
+        guard let id = payload.originalTransactionId else { return nil }
+        originalTransactionId = id
+        renewalQuantity = payload.renewalQuantity
+        gracePeriodExpiresDate = payload.gracePeriodExpiresDate
+        isInBillingRetryPeriod = payload.isInBillingRetryPeriod
+        autoRenewStatus = payload.autoRenewStatus
+        signedDate = payload.signedDate
+    }
+}
+
+/// A Get Seat Info observation.
+public struct SeatInfoFact: Sendable, Hashable {
+    public var totalSeatCount: Int64?
+    public var availableSeatCount: Int64?
+    public var assignedSeatClaimIds: [String]
+}
+
+/// One group from a Get Customer Groups response.
+public struct CustomerGroupFact: Sendable, Hashable {
+    public var groupId: String
+    public var groupType: String?
+}
+
+/// Everything projections need from one event, extracted once (pure) from its decoded payload.
+///
+/// ```swift
+/// let facts = EventFacts(event)   // from a LedgerEvent
+/// facts.transactions.first?.quantity
+/// ```
+public struct EventFacts: Sendable, Hashable {
+    public var position: Int64
+    public var eventId: String
+    public var kind: EventKind
+    public var occurredAt: EpochMillis
+    public var recordedAt: EpochMillis
+    public var origin: EventOrigin
+    /// `notificationType` (notifications) or endpoint name (API responses).
+    public var type: String?
+    public var subtype: String?
+    /// HTTP status (API responses).
+    public var status: Int64?
+    public var transactions: [TransactionFact] = []
+    public var renewals: [RenewalFact] = []
+    /// `unclaimInfo.unclaimSeatIds`.
+    public var unclaimSeatIds: [String] = []
+    /// `unclaimInfo.originalTransactionId`, if Apple sends it.
+    public var unclaimOriginalTransactionId: String?
+    /// The purchaser's original transaction id from a seat endpoint path.
+    public var seatPathTransactionId: String?
+    /// The claim id from an Unclaim/Associate path.
+    public var seatPathClaimId: String?
+    /// `seatClaimId` returned by Claim Seat.
+    public var claimedSeatId: String?
+    public var requestIdentifier: String?
+    /// `appTransactionId` of a Claim/Associate request.
+    public var requestAppTransactionId: String?
+    /// `context.memberRef` of an envelope.
+    public var memberRef: String?
+    public var seatInfo: SeatInfoFact?
+    /// The customer id a Get Customer Groups call was made for.
+    public var customerId: String?
+    public var customerGroups: [CustomerGroupFact] = []
+    /// The group a Get Group Members call listed.
+    public var membersGroupId: String?
+    public var memberAppTransactionIds: [String] = []
+    /// `errorCode` of an API error body.
+    public var errorCode: Int64?
+
+    /// Whether this is an API response with a 2xx status.
+    public var isSuccessfulResponse: Bool { kind == .apiResponse && (status.map { (200..<300).contains($0) } ?? false) }
+    /// The notification type, when this is a notification.
+    public var notificationType: NotificationType? { kind == .notification ? type.map(NotificationType.init(rawValue:)) : nil }
+    /// The endpoint, when this is an API response.
+    public var endpoint: APIEndpoint? { kind == .apiResponse ? type.map(APIEndpoint.init(rawValue:)) : nil }
+
+    /// Extracts the facts of a stored event from its decoded payload.
+    public init(_ event: LedgerEvent) {
+        position = event.position
+        eventId = event.eventId
+        kind = event.kind
+        occurredAt = event.occurredAt
+        recordedAt = event.recordedAt
+        origin = event.origin
+        type = event.type
+        subtype = event.subtype
+        status = event.status
+        let decoded = event.decoded
+        if event.kind == .notification {
+            if let tx = decoded["transactionInfo"], let fact = TransactionFact(TransactionPayload(json: tx)) {
+                transactions.append(fact)
+            }
+            if let ri = decoded["renewalInfo"], let fact = RenewalFact(RenewalInfoPayload(json: ri)) {
+                renewals.append(fact)
+            }
+            if let unclaim = decoded["notification"]?["unclaimInfo"], unclaim.objectValue != nil {
+                let info = UnclaimInfo(json: unclaim)
+                unclaimSeatIds = info.unclaimSeatIds
+                unclaimOriginalTransactionId = info.originalTransactionId
+            }
+            return
+        }
+        for item in decoded["transactions"]?.arrayValue ?? [] {
+            if let payload = item["payload"], let fact = TransactionFact(TransactionPayload(json: payload)) {
+                transactions.append(fact)
+            }
+        }
+        for item in decoded["renewalInfos"]?.arrayValue ?? [] {
+            if let payload = item["payload"], let fact = RenewalFact(RenewalInfoPayload(json: payload)) {
+                renewals.append(fact)
+            }
+        }
+        guard let inner = decoded["apiResponse"], let envelope = try? APIResponseEnvelope(json: inner) else { return }
+        errorCode = envelope.errorCode
+        seatPathTransactionId = envelope.seatPathTransactionId
+        if seatPathTransactionId != nil, envelope.endpoint == .unclaimSeat || envelope.endpoint == .associateSeat {
+            seatPathClaimId = envelope.seatPathClaimId
+        }
+        requestIdentifier = envelope.requestBody?["requestIdentifier"]?.stringValue
+        requestAppTransactionId = envelope.requestBody?["appTransactionId"]?.stringValue
+        memberRef = envelope.context?["memberRef"]?.stringValue
+        guard envelope.isSuccess else { return }
+        let body = envelope.body ?? .object([:])
+        switch envelope.endpoint {
+        case .claimSeat:
+            claimedSeatId = body["seatClaimId"]?.stringValue
+        case .getSeatInfo:
+            seatInfo = SeatInfoFact(totalSeatCount: body["totalSeatCount"]?.int64Value,
+                                    availableSeatCount: body["availableSeatCount"]?.int64Value,
+                                    assignedSeatClaimIds: body["assignedSeatClaimIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        case .getCustomerGroups:
+            customerId = envelope.pathSegment(after: "currentGroups")
+            customerGroups = (body["groups"]?.arrayValue ?? []).compactMap { group in
+                guard let id = group["groupId"]?.stringValue else { return nil }
+                return CustomerGroupFact(groupId: id, groupType: group["groupType"]?.stringValue)
+            }
+        case .getGroupMembers:
+            membersGroupId = envelope.pathSegment(after: "group")
+            memberAppTransactionIds = GroupMembersBodyReader.members(in: body)
+        default:
+            break
+        }
+    }
+}
+
+/// Reads Get Group Members bodies, whose array field name Apple has not documented.
+///
+/// Assumption (recorded in `Events/api/GetGroupMembers.md`): the members are the first array
+/// among `members`, `groupMembers`, `items`, `data` whose entries carry `appTransactionId`
+/// (objects) or are strings.
+public enum GroupMembersBodyReader {
+    /// The candidate field names, in order of preference.
+    public static let candidateFields = ["members", "groupMembers", "items", "data"]
+
+    /// The `appTransactionId`s a Get Group Members body lists.
+    public static func members(in body: JSONValue) -> [String] {
+        for field in candidateFields {
+            guard let items = body[field]?.arrayValue else { continue }
+            let ids = items.compactMap { $0["appTransactionId"]?.stringValue ?? $0.stringValue }
+            if !ids.isEmpty || items.isEmpty { return ids }
+        }
+        return []
+    }
+}
+
+/// Sandbox placeholders Apple returns for customers in no group; never real data.
+public enum SandboxPlaceholder {
+    /// The placeholder `groupId`.
+    public static let groupId = "900000000000000000"
+    /// The placeholder member `appTransactionId`.
+    public static let memberAppTransactionId = "700000000000000000"
+}
+
+extension EventFacts {
+    /// Every identifier these facts mention (to decide which groups an event concerns).
+    public var identifiers: Set<String> {
+        var ids = Set<String>()
+        for tx in transactions {
+            ids.insert(tx.transactionId)
+            ids.insert(tx.originalTransactionId)
+            if let app = tx.appTransactionId { ids.insert(app) }
+        }
+        for renewal in renewals { ids.insert(renewal.originalTransactionId) }
+        ids.formUnion(unclaimSeatIds)
+        for id in [unclaimOriginalTransactionId, seatPathTransactionId, seatPathClaimId, claimedSeatId,
+                   requestAppTransactionId, customerId, membersGroupId] {
+            if let id { ids.insert(id) }
+        }
+        ids.formUnion(seatInfo?.assignedSeatClaimIds ?? [])
+        ids.formUnion(customerGroups.map(\.groupId))
+        ids.formUnion(memberAppTransactionIds)
+        return ids
+    }
+}
+
+extension GroupMembership {
+    /// Whether an event with these facts concerns this group.
+    public func concerns(_ facts: EventFacts) -> Bool {
+        let mine = identifiers.union(aliases)
+        return !facts.identifiers.isDisjoint(with: mine)
+    }
+}

@@ -1,0 +1,140 @@
+import AppStoreModels
+
+/// A developer-hosted seat claim at one moment.
+struct ClaimTimeline {
+    let claimId: String
+    private(set) var claimedAt: EpochMillis = 0
+    var appTransactionId: String?
+    var memberRef: String?
+    /// The earliest unclaim at or before the moment.
+    var unclaim: Revocation?
+    var evidence: [String] = []
+
+    var isActive: Bool { unclaim == nil }
+
+    init?(claimId: String, index: FactIndex, at t: EpochMillis, seatRefunds: [EpochMillis]) {
+        self.claimId = claimId
+        var firstClaim: EpochMillis?
+        for fact in index.facts where fact.isSuccessfulResponse {
+            let claims = fact.claimedSeatId == claimId
+            let listed = fact.seatInfo?.assignedSeatClaimIds.contains(claimId) ?? false
+            let associates = fact.endpoint == .associateSeat && fact.seatPathClaimId == claimId
+            if claims || listed || associates { evidence.append(fact.eventId) }
+            if claims || listed {
+                firstClaim = min(firstClaim ?? fact.occurredAt, fact.occurredAt)
+            }
+            if claims {
+                appTransactionId = appTransactionId ?? fact.requestAppTransactionId
+                memberRef = memberRef ?? fact.memberRef
+            }
+            if associates {
+                if let app = fact.requestAppTransactionId { appTransactionId = app }
+                memberRef = fact.memberRef ?? memberRef
+            }
+            if fact.endpoint == .unclaimSeat, fact.seatPathClaimId == claimId {
+                evidence.append(fact.eventId)
+                consider(Revocation(reason: .unclaimedByDeveloper, at: fact.occurredAt, eventId: fact.eventId))
+            }
+        }
+        for fact in index.facts where fact.unclaimSeatIds.contains(claimId) {
+            evidence.append(fact.eventId)
+            let afterSeatRefund = seatRefunds.contains { $0 <= fact.occurredAt && fact.occurredAt - $0 <= GroupProjection.seatRefundWindow }
+            consider(Revocation(reason: afterSeatRefund ? .seatRefund : .unclaimedByAppStore, at: fact.occurredAt, eventId: fact.eventId))
+        }
+        guard let firstClaim else { return nil }
+        claimedAt = firstClaim
+    }
+
+    private mutating func consider(_ revocation: Revocation) {
+        if let current = unclaim, (current.at, current.eventId) <= (revocation.at, revocation.eventId) { return }
+        unclaim = revocation
+    }
+
+    /// The claim as a member: access needs the claim active and the purchaser's subscription active.
+    func member(purchaser: PurchaserTimeline?) -> MemberState {
+        var member = MemberState(role: .claim, originalTransactionId: nil, appTransactionId: appTransactionId,
+                                 seatClaimId: claimId, memberRef: memberRef, hasAccess: false, accessSince: nil,
+                                 accessUntil: nil, revocation: nil, evidence: evidence)
+        let groupStart = purchaser?.accessSince ?? claimedAt
+        member.accessSince = max(claimedAt, groupStart)
+        let groupLoss = purchaser.flatMap { $0.hasAccess ? nil : $0.cascade }
+        switch (unclaim, groupLoss) {
+        case (let u?, let g?):
+            member.revocation = u.at <= g.at ? u : g
+        case (let u?, nil):
+            member.revocation = u
+        case (nil, let g?):
+            member.revocation = g
+        case (nil, nil):
+            member.hasAccess = purchaser?.hasAccess ?? false
+        }
+        member.accessUntil = member.revocation?.at ?? purchaser?.accessUntil
+        return member
+    }
+}
+
+/// An `ASSIGNED` seat holder (Apple-hosted member or organization seat) at one moment.
+struct AssignedTimeline {
+    let otid: String
+    let versions: [VersionedTransaction]
+    let current: VersionedTransaction
+    let at: EpochMillis
+    let seatRefunds: [EpochMillis]
+
+    init?(otid: String, index: FactIndex, at t: EpochMillis, seatRefunds: [EpochMillis]) {
+        let versions = index.transactions(of: otid, assigned: true).filter { $0.fact.purchaseDate.map { $0 <= t } ?? true }
+        guard let current = versions.max(by: { ($0.fact.expiresDate ?? Int64.max, $0.fact.transactionId) < ($1.fact.expiresDate ?? Int64.max, $1.fact.transactionId) })
+        else { return nil }
+        self.otid = otid
+        self.versions = versions
+        self.current = current
+        self.at = t
+        self.seatRefunds = seatRefunds
+    }
+
+    /// The member; `group` is the linked group's purchaser (for grace and the cascade), if any.
+    func member(group: PurchaserTimeline?) -> MemberState {
+        let fact = current.fact
+        var member = MemberState(role: .assigned, originalTransactionId: otid, appTransactionId: fact.appTransactionId,
+                                 seatClaimId: nil, memberRef: nil, hasAccess: false, accessSince: nil, accessUntil: nil,
+                                 revocation: nil, evidence: versions.map(\.eventId))
+        // Continuous run of this member's transactions.
+        var runStart = fact.purchaseDate
+        for version in versions.reversed() where version.fact.transactionId != fact.transactionId {
+            guard let start = runStart, let end = version.fact.expiresDate, end >= start,
+                  version.fact.revocationDate == nil, let vStart = version.fact.purchaseDate, vStart < start else { continue }
+            runStart = vStart
+        }
+        member.accessSince = runStart
+
+        if let revokedAt = fact.revocationDate, revokedAt <= at {
+            member.revocation = Revocation(reason: reason(for: fact, at: revokedAt), at: revokedAt,
+                                           eventId: current.revocationEventId ?? current.eventId)
+        } else if let expires = fact.expiresDate, at >= expires {
+            if let group, group.status == .gracePeriod {
+                member.hasAccess = true
+                member.accessUntil = group.accessUntil
+            } else if let group, let cascade = group.cascade, !group.hasAccess, cascade.at <= expires {
+                member.revocation = cascade
+            } else {
+                member.revocation = Revocation(reason: .expired, at: expires, eventId: current.eventId)
+            }
+        } else if let group, group.isKnown, !group.hasAccess, let cascade = group.cascade {
+            member.revocation = cascade
+        } else {
+            member.hasAccess = true
+            member.accessUntil = fact.expiresDate
+        }
+        if let revocation = member.revocation { member.accessUntil = revocation.at }
+        return member
+    }
+
+    private func reason(for fact: TransactionFact, at revokedAt: EpochMillis) -> RevocationReason {
+        let type = fact.revocationType
+        if type == nil || type == .refundProrated,
+           seatRefunds.contains(where: { $0 <= revokedAt + GroupProjection.seatRefundWindow && revokedAt - $0 <= GroupProjection.seatRefundWindow }) {
+            return .seatRefund
+        }
+        return type.map { RevocationReason(rawValue: $0.rawValue) } ?? .revoked
+    }
+}

@@ -1,2 +1,0 @@
-/// Pure projections of ledger events into group state.
-public enum ProjectionsModule {}

@@ -1,0 +1,95 @@
+import AppStoreModels
+import Projections
+
+/// Plain-text renderings of group state for the terminal.
+public enum GroupText {
+    /// `groups`: one line per group.
+    public static func table(_ groups: [GroupState]) -> String {
+        var rows = [["GROUP", "PRODUCT", "MODEL", "STATUS", "SEATS", "HELD", "AVAILABLE", "WITH ACCESS"]]
+        for group in groups {
+            rows.append([
+                group.groupKey, group.productId ?? "-", group.invitationManagement?.rawValue ?? "-", group.status.rawValue,
+                group.seats.total.map(String.init) ?? "-",
+                String(group.seats.claimed + group.seats.assigned),
+                group.seats.available.map(String.init) ?? "-",
+                String(group.members.filter(\.hasAccess).count),
+            ])
+        }
+        return TextTable.render(rows)
+    }
+
+    /// `group show`: the full state.
+    public static func detail(_ group: GroupState) -> String {
+        var lines: [String] = []
+        lines.append("Group \(group.groupKey)")
+        lines.append("  Purchaser:     \(group.purchaserOriginalTransactionId ?? "(unknown)")")
+        if !group.groupIds.isEmpty { lines.append("  Group ids:     \(group.groupIds.joined(separator: ", "))") }
+        lines.append("  Product:       \(group.productId ?? "-")")
+        lines.append("  Invitations:   \(group.invitationManagement.map { describe($0) } ?? "-")")
+        lines.append("  Status:        \(group.status.rawValue)\(group.periodEnd.map { " (period ends \(Timestamp.iso8601($0)))" } ?? "")")
+        lines.append("  As of:         \(Timestamp.iso8601(group.asOf))\(group.knownAt.map { ", known at \(Timestamp.iso8601($0))" } ?? "")")
+        let s = group.seats
+        lines.append("  Seats:         total \(s.total.map(String.init) ?? "?"), at renewal \(s.renewalTotal.map(String.init) ?? "?"), refunded \(s.refunded)")
+        lines.append("                 claimed \(s.claimed), assigned \(s.assigned), available \(s.available.map(String.init) ?? "?")")
+        if s.overCapacity > 0 { lines.append("                 OVER CAPACITY by \(s.overCapacity): unclaim \(s.overCapacity) seat(s) to fit") }
+        if s.renewalOverCapacity > 0 {
+            lines.append("                 at renewal over capacity by \(s.renewalOverCapacity): unclaim \(s.renewalOverCapacity) before \(group.periodEnd.map(Timestamp.iso8601) ?? "the renewal")")
+        }
+        lines.append("  Members (\(group.members.count), \(group.members.filter(\.hasAccess).count) with access):")
+        for member in group.members { lines.append(memberLine(member)) }
+        if let apple = group.apple {
+            lines.append("  Apple (Get Seat Info at \(Timestamp.iso8601(apple.observedAt))): total \(apple.totalSeatCount.map(String.init) ?? "?"), available \(apple.availableSeatCount.map(String.init) ?? "?"), \(apple.assignedSeatClaimIds.count) claim(s)")
+        }
+        if group.drift.isEmpty {
+            if group.apple != nil { lines.append("  Drift:         none") }
+        } else {
+            for drift in group.drift {
+                lines.append("  DRIFT \(drift.field): ours \(drift.ours.canonicalString()), Apple \(drift.apple.canonicalString())")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One member line with access window or revocation.
+    public static func memberLine(_ member: MemberState) -> String {
+        var ids: [String] = []
+        if let v = member.originalTransactionId { ids.append("otid \(v)") }
+        if let v = member.seatClaimId { ids.append("claim \(v)") }
+        if let v = member.appTransactionId { ids.append("app-tx \(v)") }
+        if let v = member.memberRef { ids.append("ref \(v)") }
+        let since = member.accessSince.map(Timestamp.iso8601) ?? "?"
+        let until = member.accessUntil.map(Timestamp.iso8601) ?? "open-ended"
+        var line = "    \(member.role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(ids.joined(separator: ", "))\n"
+        if member.hasAccess {
+            line += "              access since \(since) until \(until)"
+        } else if let revocation = member.revocation {
+            line += "              NO ACCESS since \(Timestamp.iso8601(revocation.at)): \(revocation.reason.rawValue) — \(revocation.reason.explanation) (event \(revocation.eventId))"
+        } else {
+            line += "              NO ACCESS"
+        }
+        return line
+    }
+
+    static func describe(_ model: InvitationManagement) -> String {
+        switch model {
+        case .apple: return "APPLE (Apple-hosted: members have their own ASSIGNED transactions)"
+        case .developer: return "DEVELOPER (developer-hosted: members are seat claims)"
+        default: return "\(model.rawValue) (unknown model, kept verbatim)"
+        }
+    }
+}
+
+/// Column-aligned text tables.
+public enum TextTable {
+    /// Renders rows with columns padded to the widest cell; the first row is the header.
+    public static func render(_ rows: [[String]]) -> String {
+        guard let first = rows.first else { return "" }
+        var widths = Array(repeating: 0, count: first.count)
+        for row in rows { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, cell in
+                i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}

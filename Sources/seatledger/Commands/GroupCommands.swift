@@ -1,0 +1,153 @@
+import AppStoreModels
+import Foundation
+import Projections
+import Reports
+import SeatLedger
+
+/// `seatledger groups`: every group with key, product, seats and members with access.
+enum GroupsCommand: Command {
+    static let name = "groups"
+    static let summary = "list every group: key, product, status, seats, members with access"
+    static let options: Set<String> = ["db", "as-of", "known-at"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger groups [--as-of T] [--known-at T] [--db PATH] [--json]
+
+    One line per group: group key (the purchaser's originalTransactionId, else a groupId, else
+    unlinked:<productId>), product, status, seats (total / claimed+assigned / available) and how
+    many members have access. --json prints an array of `group show --json` objects.
+
+    Options:
+    \(HelpText.db)
+    \(Clocks.help)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        let clocks = try Clocks(arguments)
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let groups = try ledger.groups(asOf: clocks.asOf, knownAt: clocks.knownAt)
+        if arguments.flag("json") {
+            Terminal.json(.array(groups.map(\.json)))
+            return .success
+        }
+        if groups.isEmpty { Terminal.out("No groups."); return .success }
+        Terminal.out(GroupText.table(groups))
+        return .success
+    }
+}
+
+/// `seatledger group show REF`.
+enum GroupCommand: Command {
+    static let name = "group"
+    static let summary = "show one group's state (seats, members, access, drift from Apple)"
+    static let options: Set<String> = ["db", "as-of", "known-at"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger group show REF [--as-of T] [--known-at T] [--db PATH] [--json]
+
+    REF is any identifier that resolves to a group: the purchaser's originalTransactionId, a
+    groupId, or a member's appTransactionId, originalTransactionId, transaction id or seatClaimId.
+    Prints status, seats (total, renewal size, refunded, claimed, assigned, available, over
+    capacity now and at renewal), every member with access since/until and the revocation reason
+    and event, Apple's latest Get Seat Info and any drift. The --json contract is documented in
+    Events/projections.md.
+
+    Options:
+    \(HelpText.db)
+    \(Clocks.help)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.first == "show" else { throw UsageError(message: "expected `group show REF`") }
+        guard arguments.positionals.count == 2 else { throw UsageError(message: "group show needs exactly one REF") }
+        let clocks = try Clocks(arguments)
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let state = try ledger.groupState(arguments.positionals[1], asOf: clocks.asOf, knownAt: clocks.knownAt)
+        if arguments.flag("json") { Terminal.json(state.json) } else { Terminal.out(GroupText.detail(state)) }
+        return .success
+    }
+}
+
+/// `seatledger member show ID`.
+enum MemberCommand: Command {
+    static let name = "member"
+    static let summary = "show one person's access across groups"
+    static let options: Set<String> = ["db", "as-of", "known-at"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger member show ID [--as-of T] [--known-at T] [--db PATH] [--json]
+
+    ID is any member identifier: appTransactionId, originalTransactionId, seatClaimId or a
+    memberRef recorded with a claim. Prints, for every group the person belongs or belonged to,
+    whether they have access, since and until when, and why they lost it.
+
+    Options:
+    \(HelpText.db)
+    \(Clocks.help)
+    \(HelpText.json)   [{"groupKey": …, "member": {…member object of group show…}}]
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.first == "show" else { throw UsageError(message: "expected `member show ID`") }
+        guard arguments.positionals.count == 2 else { throw UsageError(message: "member show needs exactly one ID") }
+        let clocks = try Clocks(arguments)
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let entries = try ledger.memberAccess(arguments.positionals[1], asOf: clocks.asOf, knownAt: clocks.knownAt)
+        if arguments.flag("json") {
+            Terminal.json(.array(entries.map { ["groupKey": .string($0.group.groupKey), "status": .string($0.group.status.rawValue),
+                                                "asOf": .timestamp($0.group.asOf), "member": $0.member.json] }))
+        } else {
+            if entries.isEmpty { Terminal.out("\(arguments.positionals[1]) is not a member of any known group.") }
+            for entry in entries {
+                Terminal.out("Group \(entry.group.groupKey) (\(entry.group.status.rawValue))")
+                Terminal.out(GroupText.memberLine(entry.member))
+            }
+        }
+        return .success
+    }
+}
+
+/// `seatledger rebuild`.
+enum RebuildCommand: Command {
+    static let name = "rebuild"
+    static let summary = "recompute every projection from the event log"
+    static let options: Set<String> = ["db"]
+    static let flags: Set<String> = ["json", "progress"]
+    static let help = """
+    Usage: seatledger rebuild [--db PATH] [--json] [--progress]
+
+    Recomputes the group index and every group's snapshot from the events (streaming: memory
+    grows with the number of identifiers, not events) and replaces the stored projections in one
+    transaction. Events are never modified.
+
+    Options:
+    \(HelpText.db)
+      --progress       progress on stderr even when it is not a terminal
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let started = Date()
+        let count = try ledger.rebuildProjections { message in if showProgress { Terminal.err("rebuild: \(message)") } }
+        let events = try ledger.store.eventCount()
+        let seconds = Date().timeIntervalSince(started)
+        if arguments.flag("json") {
+            Terminal.json(["groups": .count(count), "events": .int(events), "seconds": .double((seconds * 1000).rounded() / 1000)])
+        } else {
+            Terminal.out("Rebuilt \(count) groups from \(events) events in \(String(format: "%.2f", seconds)) s.")
+        }
+        return .success
+    }
+}
