@@ -20,10 +20,12 @@ public enum GroupProjection {
                                knownAt: EpochMillis?) -> GroupState {
         let visible = facts.filter { fact in fact.occurredAt <= asOf && (knownAt.map { fact.recordedAt <= $0 } ?? true) }
             .sorted { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }
-        var state = evaluate(membership, visible, at: asOf)
+        // Identity as of the moment: links whose evidence is not visible yet do not count.
+        let current = GroupIdentityResolver.resolve(visible)[membership.groupKey] ?? GroupMembership(groupKey: membership.groupKey)
+        var state = evaluate(current, visible, at: asOf)
         state.knownAt = knownAt
         if let apple = state.apple {
-            let atObservation = evaluate(membership, visible.filter { $0.occurredAt <= apple.observedAt }, at: apple.observedAt)
+            let atObservation = evaluate(current, visible.filter { $0.occurredAt <= apple.observedAt }, at: apple.observedAt)
             state.drift = drift(ours: atObservation, apple: apple)
         }
         return state

@@ -143,6 +143,13 @@ public struct Drift: Sendable, Hashable {
     public var field: String
     public var ours: JSONValue
     public var apple: JSONValue
+
+    /// Creates a drift entry.
+    public init(field: String, ours: JSONValue, apple: JSONValue) {
+        self.field = field
+        self.ours = ours
+        self.apple = apple
+    }
 }
 
 /// One group's state at (asOf, knownAt): the value `group show` prints.

@@ -1,0 +1,186 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import LedgerEvents
+import Projections
+@testable import SeatLedger
+import Testing
+
+/// Deterministic pseudo-random numbers (SplitMix64) so failures reproduce from the seed.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Random group histories built from the lifecycle steps.
+enum StreamGenerator {
+    typealias B = ScenarioBuilder
+
+    static func stream(seed: UInt64, groups: Int = 3) -> B {
+        var rng = SeededRandom(seed: seed)
+        var b = B()
+        for g in 0..<groups {
+            let otid = "20000000000\(String(format: "%05d", g + 1))"
+            let app = "70400000000\(String(format: "%07d", g + 1))"
+            var seats = Int64.random(in: 3...10, using: &rng)
+            var periodStart = B.days(Double(g))
+            var periodEnd = periodStart + 30 * B.day
+            var txCounter = 0
+            func nextTx() -> String { txCounter += 1; return "\(otid)\(txCounter)" }
+            let model = Bool.random(using: &rng) ? "DEVELOPER" : "APPLE"
+            b.notification("SUBSCRIBED", "INITIAL_BUY", at: periodStart,
+                           transaction: B.transaction(id: otid, original: otid, app: app, quantity: seats, purchase: periodStart,
+                                                      expires: periodEnd, model: model),
+                           renewal: B.renewal(original: otid, quantity: seats, signed: periodStart))
+            var claims: [String] = []
+            var members: [(String, String)] = []
+            var time = periodStart
+            for step in 0..<Int.random(in: 4...14, using: &rng) {
+                time += EpochMillis.random(in: 3_600_000...(3 * B.day), using: &rng)
+                switch Int.random(in: 0..<9, using: &rng) {
+                case 0, 1:
+                    if model == "DEVELOPER" {
+                        let claim = "claim-\(g)-\(step)"
+                        claims.append(claim)
+                        b.claim(claim, purchaser: otid, at: time, memberRef: "user-\(g)-\(step)")
+                    } else {
+                        let member = "30000000000\(String(format: "%02d", g))\(String(format: "%03d", step))"
+                        let memberApp = "8\(member)"
+                        members.append((member, memberApp))
+                        b.notification("SUBSCRIBED", "INITIAL_BUY", at: time, transaction: B.transaction(
+                            id: member, original: member, app: memberApp, ownership: "ASSIGNED", purchase: time, expires: periodEnd,
+                            model: "APPLE"))
+                        b.api("GetGroupMembers", path: "/groups/v1/group/grp-\(g)",
+                              body: ["members": .array(([app] + members.map(\.1)).map { ["appTransactionId": .string($0)] })],
+                              at: time + 1000)
+                    }
+                case 2:
+                    if let claim = claims.randomElement(using: &rng) { b.unclaim(claim, purchaser: otid, at: time) }
+                    if let (member, memberApp) = members.randomElement(using: &rng) {
+                        b.notification("REVOKE", at: time, transaction: B.transaction(
+                            id: member, original: member, app: memberApp, ownership: "ASSIGNED", purchase: periodStart,
+                            expires: periodEnd, signed: time, model: "APPLE", revocationDate: time, revocationType: "ASSIGNMENT_REVOKE"))
+                    }
+                case 3:
+                    if let claim = claims.randomElement(using: &rng) { b.notification("UNCLAIM_SEATS", at: time, unclaim: [claim]) }
+                case 4:
+                    let added = Int64.random(in: 1...3, using: &rng)
+                    seats += added
+                    b.notification("DID_CHANGE_RENEWAL_PREF", "INCREASE_QUANTITY", at: time,
+                                   transaction: B.transaction(id: nextTx(), original: otid, app: app, quantity: added, purchase: time,
+                                                              expires: periodEnd, model: model, seatAddition: true),
+                                   renewal: B.renewal(original: otid, quantity: seats, signed: time))
+                case 5:
+                    b.notification("DID_CHANGE_RENEWAL_PREF", "DECREASE_QUANTITY", at: time,
+                                   renewal: B.renewal(original: otid, quantity: max(2, seats - 2), signed: time))
+                case 6:
+                    periodStart = periodEnd
+                    periodEnd = periodStart + 30 * B.day
+                    seats = max(2, seats - Int64.random(in: 0...2, using: &rng))
+                    time = max(time, periodStart)
+                    b.notification("DID_RENEW", at: periodStart,
+                                   transaction: B.transaction(id: nextTx(), original: otid, app: app, quantity: seats,
+                                                              purchase: periodStart, expires: periodEnd, model: model),
+                                   renewal: B.renewal(original: otid, quantity: seats, signed: periodStart))
+                case 7:
+                    b.api("GetSeatInfo", path: "/groups/v1/transactions/\(otid)/seats",
+                          body: ["totalSeatCount": .int(seats), "availableSeatCount": 0,
+                                 "assignedSeatClaimIds": .array(claims.map(JSONValue.string))], at: time)
+                default:
+                    b.notification("DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: time,
+                                   renewal: B.renewal(original: otid, quantity: seats, grace: periodEnd + 6 * B.day, retry: true, signed: time))
+                }
+            }
+        }
+        return b
+    }
+
+    /// The states of every group as of `t`, as canonical JSON (for exact comparison).
+    static func states(_ facts: [EventFacts], asOf t: EpochMillis) -> [String: String] {
+        let groups = GroupIdentityResolver.resolve(facts)
+        var result: [String: String] = [:]
+        for (key, membership) in groups {
+            let state = GroupProjection.project(membership, facts: facts.filter { membership.concerns($0) }, asOf: t, knownAt: nil)
+            result[key] = state.json.canonicalString()
+        }
+        return result
+    }
+}
+
+@Suite("Projection properties")
+struct ProjectionPropertyTests {
+    @Test("any arrival order with any duplicates gives the identical state", arguments: Array(UInt64(1)...UInt64(12)))
+    func orderAndDuplicatesDoNotMatter(seed: UInt64) {
+        let stream = StreamGenerator.stream(seed: seed)
+        let facts = stream.facts
+        let horizon = (facts.map(\.occurredAt).max() ?? 0) + 40 * ScenarioBuilder.day
+        var rng = SeededRandom(seed: seed &* 7919)
+        let expected = StreamGenerator.states(facts, asOf: horizon)
+        #expect(!expected.isEmpty)
+        for _ in 0..<5 {
+            var shuffled = facts.shuffled(using: &rng)
+            // Duplicates reach projections only as repeated facts if dedupe failed; they must be harmless too.
+            shuffled += facts.filter { _ in Bool.random(using: &rng) }
+            shuffled.shuffle(using: &rng)
+            #expect(StreamGenerator.states(shuffled, asOf: horizon) == expected)
+        }
+    }
+
+    @Test("the state as of T equals the state built from only the events up to T", arguments: Array(UInt64(20)...UInt64(27)))
+    func asOfEqualsPrefix(seed: UInt64) {
+        let facts = StreamGenerator.stream(seed: seed).facts
+        let times = facts.map(\.occurredAt).sorted()
+        var rng = SeededRandom(seed: seed)
+        for _ in 0..<6 {
+            guard let t = times.randomElement(using: &rng).map({ $0 + EpochMillis.random(in: 0...3_600_000, using: &rng) }) else { continue }
+            let prefix = facts.filter { $0.occurredAt <= t }
+            let fromPrefix = StreamGenerator.states(prefix, asOf: t)
+            let full = StreamGenerator.states(facts, asOf: t)
+            // Groups that exist only through later events are absent from the prefix view.
+            for (key, state) in fromPrefix { #expect(full[key] == state, "group \(key) as of \(Timestamp.iso8601(t))") }
+        }
+    }
+
+    @Test("materialized projections after random batch orders equal a rebuild and the pure fold", arguments: [UInt64(41), 42, 43])
+    func materializedEqualsRebuild(seed: UInt64) throws {
+        let stream = StreamGenerator.stream(seed: seed, groups: 4)
+        var rng = SeededRandom(seed: seed)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-prop-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try EventStore.create(at: directory.appendingPathComponent("l.sqlite").path,
+                                          configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil),
+                                          roots: [])
+        let maintainer = ProjectionMaintainer(store: store)
+        var pending = stream.events.shuffled(using: &rng).map { event in
+            NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
+                     occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
+                     identifiers: EventFacts(event).identifiers.map { EventIdentifier(.transactionId, $0) },
+                     verification: [], source: "test", origin: .live)
+        }
+        while !pending.isEmpty {
+            let size = Int.random(in: 1...max(1, min(7, pending.count)), using: &rng)
+            var batch = Array(pending.prefix(size))
+            pending.removeFirst(size)
+            if Bool.random(using: &rng), let dup = batch.first { batch.append(dup) }
+            _ = try store.commit(events: batch) { try maintainer.update(after: $0) }
+        }
+        let incremental = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) })
+        let recomputed = try maintainer.recompute().mapValues(\.1.state)
+        #expect(incremental == recomputed)
+        // And the snapshots equal the pure fold of the same events.
+        let facts = stream.facts
+        for (key, membership) in GroupIdentityResolver.resolve(facts) {
+            let snapshot = ProjectionMaintainer.snapshot(membership, facts: facts.filter { membership.concerns($0) })
+            #expect(incremental[key].map { try? JSONValue.parse($0) }?.flatMap { $0 }?["seats"]
+                    == (try? JSONValue.parse(snapshot.state))?["seats"], "group \(key)")
+        }
+    }
+}
