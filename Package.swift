@@ -18,7 +18,7 @@ let package = Package(
         .target(name: "LedgerEvents", dependencies: ["AppStoreModels"]),
         .target(name: "EventStore", dependencies: ["CSQLite", "AppStoreModels", "LedgerEvents", "JWSVerification"]),
         .target(name: "Projections", dependencies: ["AppStoreModels", "LedgerEvents"]),
-        .target(name: "SeatLedger", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "EventStore", "Projections"]),
+        .target(name: "SeatLedger", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "EventStore", "Projections", "Reports"]),
         .target(name: "Reports", dependencies: ["AppStoreModels", "LedgerEvents", "Projections"]),
         .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "Reports"]),
         .target(name: "GroupSimulator", dependencies: ["AppStoreModels", "JWSSigning", "JWSVerification"]),

@@ -98,3 +98,20 @@ extension EventStore {
         return counts
     }
 }
+
+extension EventStore {
+    /// The leaf certificate fingerprint of each event's own signed payload (first verification record), by event id.
+    public func leafFingerprints(at positions: Set<Int64>) throws(SQLiteError) -> [String: String] {
+        let statement = try connection.prepare(
+            "SELECT e.event_id, d.verification FROM events e JOIN event_decoded d ON d.position = e.position WHERE e.position = ?")
+        var result: [String: String] = [:]
+        for position in positions {
+            statement.reset()
+            try statement.bind(.integer(position))
+            guard try statement.step(), let records = try? JSONValue.parse(statement.text(1)),
+                  let leaf = records.arrayValue?.first?["leaf"]?.stringValue else { continue }
+            result[statement.text(0)] = leaf
+        }
+        return result
+    }
+}

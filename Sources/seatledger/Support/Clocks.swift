@@ -6,8 +6,13 @@ struct Clocks {
     let asOf: EpochMillis
     let knownAt: EpochMillis?
 
+    /// Now, or `$SEATLEDGER_NOW` (ISO 8601 or epoch ms) for reproducible reports and golden tests.
+    static var now: EpochMillis {
+        ProcessInfo.processInfo.environment["SEATLEDGER_NOW"].flatMap(Timestamp.parse) ?? Timestamp.millis(Date())
+    }
+
     init(_ arguments: Arguments) throws {
-        let now = Timestamp.millis(Date())
+        let now = Clocks.now
         asOf = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? now
         knownAt = try Clocks.parse(arguments.value("known-at"), option: "known-at")
     }

@@ -1,0 +1,122 @@
+import AppStoreModels
+import Projections
+
+/// Output formats of audit reports.
+public enum ReportFormat: String, Sendable, CaseIterable {
+    case text, markdown, html, json
+}
+
+/// A support-ready report on one group: summary, members, timeline, anomalies, actions.
+public struct GroupAudit: Sendable {
+    public var state: GroupState
+    public var timeline: [ReplayEntry]
+    public var anomalies: [Anomaly]
+    public var actions: [RecommendedAction]
+    /// When the report was made.
+    public var generatedAt: EpochMillis
+
+    /// Creates a report.
+    public init(state: GroupState, timeline: [ReplayEntry], anomalies: [Anomaly], actions: [RecommendedAction], generatedAt: EpochMillis) {
+        self.state = state
+        self.timeline = timeline
+        self.anomalies = anomalies
+        self.actions = actions
+        self.generatedAt = generatedAt
+    }
+
+    /// Renders the report.
+    public func render(_ format: ReportFormat, color: Bool = false) -> String {
+        switch format {
+        case .json: return json.prettyString()
+        case .text: return text(color: color)
+        case .markdown: return markdown
+        case .html: return AuditHTML.group(self)
+        }
+    }
+
+    /// JSON form.
+    public var json: JSONValue {
+        ["report": "group-audit", "generatedAt": .timestamp(generatedAt), "group": state.json,
+         "timeline": .array(timeline.map(\.json)), "anomalies": .array(anomalies.map(\.json)),
+         "recommendedActions": .array(actions.map(\.json))]
+    }
+
+    var summaryRows: [(String, String)] {
+        let s = state.seats
+        return [
+            ("Group", state.groupKey),
+            ("Purchaser", state.purchaserOriginalTransactionId ?? "(unknown)"),
+            ("Group ids", state.groupIds.isEmpty ? "-" : state.groupIds.joined(separator: ", ")),
+            ("Product", state.productId ?? "-"),
+            ("Invitation model", state.invitationManagement?.rawValue ?? "-"),
+            ("Status", state.status.rawValue + (state.periodEnd.map { " (period ends \(Timestamp.iso8601($0)))" } ?? "")),
+            ("Seats", "total \(n(s.total)), at renewal \(n(s.renewalTotal)), refunded \(s.refunded), claimed \(s.claimed), assigned \(s.assigned), available \(n(s.available))"),
+            ("Over capacity", "now \(s.overCapacity), at renewal \(s.renewalOverCapacity)"),
+            ("Apple's view", state.apple.map { "total \(n($0.totalSeatCount)), available \(n($0.availableSeatCount)), \($0.assignedSeatClaimIds.count) claims at \(Timestamp.iso8601($0.observedAt))" } ?? "no Get Seat Info recorded"),
+            ("As of", Timestamp.iso8601(state.asOf)),
+        ]
+    }
+
+    static func memberRows(_ members: [MemberState]) -> [[String]] {
+        members.map { member in
+            [member.role.rawValue, StateComparison.label(member), member.appTransactionId ?? "-", member.hasAccess ? "yes" : "no",
+             member.accessSince.map(Timestamp.iso8601) ?? "-", member.accessUntil.map(Timestamp.iso8601) ?? "-",
+             member.revocation.map { "\($0.reason.rawValue) at \(Timestamp.iso8601($0.at)) (event \($0.eventId))" } ?? "-"]
+        }
+    }
+
+    static let memberHeader = ["Role", "Member", "App transaction", "Access", "Since", "Until", "Revocation"]
+    static let timelineHeader = ["Effective", "Event", "Recorded", "Flags", "Change"]
+
+    static func timelineRows(_ entries: [ReplayEntry]) -> [[String]] {
+        entries.map { entry in
+            var flags: [String] = []
+            if entry.isLate { flags.append("late") }
+            if entry.origin == "backfill" { flags.append("backfill") }
+            if entry.duplicateArrivals > 0 { flags.append("dup×\(entry.duplicateArrivals)") }
+            if entry.eventId == nil { flags.append("no event") }
+            return [Timestamp.iso8601(entry.effectiveAt), entry.what, entry.recordedAt.map(Timestamp.iso8601) ?? "-",
+                    flags.isEmpty ? "-" : flags.joined(separator: ","),
+                    entry.changes.isEmpty ? "no change" : entry.changes.map(\.text).joined(separator: "; ")]
+        }
+    }
+
+    func text(color: Bool) -> String {
+        let bold = color ? "\u{1B}[1m" : "", reset = color ? "\u{1B}[0m" : "", red = color ? "\u{1B}[31m" : ""
+        var out = ["\(bold)Audit of group \(state.groupKey)\(reset) (generated \(Timestamp.iso8601(generatedAt)))", ""]
+        let width = summaryRows.map(\.0.count).max() ?? 10
+        out += summaryRows.map { "  \($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1)" }
+        out += ["", "\(bold)Members\(reset)", TextTable.render([Self.memberHeader] + Self.memberRows(state.members)), ""]
+        out += ["\(bold)Timeline\(reset)", TextTable.render([Self.timelineHeader] + Self.timelineRows(timeline)), ""]
+        out.append("\(bold)Anomalies\(reset)")
+        out += anomalies.isEmpty ? ["  none"] : anomalies.map { "  \(red)!\(reset) [\($0.code)] \($0.text)" }
+        out += ["", "\(bold)Recommended actions\(reset)"]
+        out += actions.isEmpty ? ["  none"] : actions.map { "  → \($0.text)" }
+        return out.joined(separator: "\n")
+    }
+
+    var markdown: String {
+        var out = ["# Audit of group \(state.groupKey)", "", "_Generated \(Timestamp.iso8601(generatedAt)) by SeatLedger._", ""]
+        out += ["| | |", "|---|---|"] + summaryRows.map { "| \($0.0) | \(Markdown.cell($0.1)) |" }
+        out += ["", "## Members", "", Markdown.table(Self.memberHeader, Self.memberRows(state.members)), ""]
+        out += ["## Timeline", "", Markdown.table(Self.timelineHeader, Self.timelineRows(timeline)), ""]
+        out += ["## Anomalies", ""] + (anomalies.isEmpty ? ["None."] : anomalies.map { "- **\($0.code)**: \(Markdown.cell($0.text))" })
+        out += ["", "## Recommended actions", ""] + (actions.isEmpty ? ["None."] : actions.map { "- \(Markdown.cell($0.text))" })
+        return out.joined(separator: "\n")
+    }
+
+    private func n(_ value: Int64?) -> String { value.map(String.init) ?? "?" }
+}
+
+/// Markdown helpers.
+enum Markdown {
+    static func cell(_ text: String) -> String {
+        text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+    }
+
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        var lines = ["| " + header.joined(separator: " | ") + " |", "|" + header.map { _ in "---" }.joined(separator: "|") + "|"]
+        lines += rows.map { "| " + $0.map(cell).joined(separator: " | ") + " |" }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,154 @@
+import AppStoreModels
+import LedgerEvents
+import Projections
+
+/// An event cited as the explanation of a difference.
+public struct ExplainingEvent: Sendable, Hashable {
+    public var eventId: String
+    public var position: Int64
+    public var what: String
+    public var occurredAt: EpochMillis
+    public var recordedAt: EpochMillis
+    public var origin: String
+
+    init(_ fact: EventFacts) {
+        eventId = fact.eventId
+        position = fact.position
+        what = GroupReplay.describe(fact)
+        occurredAt = fact.occurredAt
+        recordedAt = fact.recordedAt
+        origin = fact.origin.rawValue
+    }
+
+    /// JSON form.
+    public var json: JSONValue {
+        ["eventId": .string(eventId), "position": .int(position), "what": .string(what), "occurredAt": .timestamp(occurredAt),
+         "recordedAt": .timestamp(recordedAt), "origin": .string(origin)]
+    }
+}
+
+/// The difference between two views of one group, with the events that explain it.
+public struct GroupDiff: Sendable {
+    /// `known-at` (a backfill / late events) or `as-of` (the group changing over time).
+    public var mode: String
+    public var before: GroupState
+    public var after: GroupState
+    public var changes: [StateChange]
+    /// Events recorded (known-at) or effective (as-of) between the two points that concern the group.
+    public var explainingEvents: [ExplainingEvent]
+
+    /// Whether the two views differ.
+    public var hasDifferences: Bool { !changes.isEmpty }
+
+    /// Compares the group as known at `a` with as known at `b` (both evaluated as of `asOf`).
+    public static func knownAt(_ a: EpochMillis, _ b: EpochMillis, membership: GroupMembership, facts: [EventFacts], asOf: EpochMillis) -> GroupDiff {
+        let before = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: a)
+        let after = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: b)
+        let (lo, hi) = (min(a, b), max(a, b))
+        let events = facts.filter { $0.recordedAt > lo && $0.recordedAt <= hi && $0.occurredAt <= asOf }
+            .sorted { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }.map(ExplainingEvent.init)
+        return GroupDiff(mode: "known-at", before: before, after: after, changes: StateComparison.changes(from: before, to: after),
+                         explainingEvents: events)
+    }
+
+    /// Compares the group as of `a` with as of `b` (using events recorded by `knownAt`).
+    public static func asOf(_ a: EpochMillis, _ b: EpochMillis, membership: GroupMembership, facts: [EventFacts], knownAt: EpochMillis?) -> GroupDiff {
+        let before = GroupProjection.project(membership, facts: facts, asOf: a, knownAt: knownAt)
+        let after = GroupProjection.project(membership, facts: facts, asOf: b, knownAt: knownAt)
+        let (lo, hi) = (min(a, b), max(a, b))
+        let events = facts.filter { fact in fact.occurredAt > lo && fact.occurredAt <= hi && (knownAt.map { fact.recordedAt <= $0 } ?? true) }
+            .sorted { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }.map(ExplainingEvent.init)
+        return GroupDiff(mode: "as-of", before: before, after: after, changes: StateComparison.changes(from: before, to: after),
+                         explainingEvents: events)
+    }
+
+    /// JSON form of `diff --json`.
+    public var json: JSONValue {
+        [
+            "mode": .string(mode), "groupKey": .string(after.groupKey),
+            "before": ["asOf": .timestamp(before.asOf), "knownAt": .timestamp(before.knownAt)],
+            "after": ["asOf": .timestamp(after.asOf), "knownAt": .timestamp(after.knownAt)],
+            "differences": .bool(hasDifferences), "changes": .array(changes.map(\.json)),
+            "explainingEvents": .array(explainingEvents.map(\.json)),
+        ]
+    }
+
+    /// Text form.
+    public var text: String {
+        var lines = ["Group \(after.groupKey): \(mode) \(label(before)) → \(label(after))"]
+        if changes.isEmpty { lines.append("No differences.") }
+        for change in changes { lines.append("  • \(change.text)") }
+        if !explainingEvents.isEmpty {
+            lines.append("Explained by \(explainingEvents.count) event(s):")
+            for event in explainingEvents {
+                lines.append("  #\(event.position) \(Timestamp.iso8601(event.occurredAt))  \(event.what)  (recorded \(Timestamp.iso8601(event.recordedAt)), \(event.origin))  \(event.eventId)")
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private func label(_ state: GroupState) -> String {
+        mode == "known-at" ? "known at \(state.knownAt.map(Timestamp.iso8601) ?? "now")" : "as of \(Timestamp.iso8601(state.asOf))"
+    }
+}
+
+/// Our projection against Apple's latest recorded view (Get Seat Info, Get Group Members).
+public struct AppleComparison: Sendable {
+    public var groupKey: String
+    public var differences: [StateChange]
+    /// When Apple's latest view was observed.
+    public var appleObservedAt: EpochMillis?
+    /// Our latest event time for the group.
+    public var oursLatestAt: EpochMillis?
+    /// Which side is older: `apple`, `ours`, or `none` (no Apple view recorded).
+    public var olderSide: String
+
+    /// Compares the state's Apple view and the latest Get Group Members listing with our members.
+    public static func compare(state: GroupState, facts: [EventFacts]) -> AppleComparison {
+        var differences = state.drift.map {
+            StateChange(field: $0.field, member: nil, before: $0.ours, after: $0.apple,
+                        text: "\($0.field): ours \($0.ours.canonicalString()), Apple \($0.apple.canonicalString())")
+        }
+        var observed = state.apple?.observedAt
+        if let listing = facts.filter({ $0.membersGroupId != nil && state.groupIds.contains($0.membersGroupId ?? "") && $0.isSuccessfulResponse })
+            .max(by: { $0.occurredAt < $1.occurredAt }) {
+            let apple = Set(listing.memberAppTransactionIds).subtracting([SandboxPlaceholder.memberAppTransactionId])
+            let ours = Set(state.members.filter(\.hasAccess).compactMap(\.appTransactionId))
+            if apple != ours {
+                differences.append(StateChange(field: "groupMembers", member: nil,
+                                               before: .array(ours.subtracting(apple).sorted().map(JSONValue.string)),
+                                               after: .array(apple.subtracting(ours).sorted().map(JSONValue.string)),
+                                               text: "group members: only ours \(ours.subtracting(apple).sorted()), only Apple's \(apple.subtracting(ours).sorted())"))
+            }
+            observed = max(observed ?? listing.occurredAt, listing.occurredAt)
+        }
+        let oursLatest = facts.filter { $0.seatInfo == nil && $0.membersGroupId == nil }.map(\.occurredAt).max()
+        let older: String
+        if let observed, let oursLatest { older = observed < oursLatest ? "apple" : "ours" } else { older = "none" }
+        return AppleComparison(groupKey: state.groupKey, differences: differences, appleObservedAt: observed,
+                               oursLatestAt: oursLatest, olderSide: older)
+    }
+
+    /// JSON form.
+    public var json: JSONValue {
+        ["mode": "against-apple", "groupKey": .string(groupKey), "differences": .bool(!differences.isEmpty),
+         "changes": .array(differences.map(\.json)), "appleObservedAt": .timestamp(appleObservedAt),
+         "oursLatestAt": .timestamp(oursLatestAt), "olderSide": .string(olderSide)]
+    }
+
+    /// Text form.
+    public var text: String {
+        var lines = ["Group \(groupKey) against Apple's latest view"]
+        if appleObservedAt == nil { lines.append("No Get Seat Info or Get Group Members response recorded; run `seatledger reconcile \(groupKey)`.") }
+        if let a = appleObservedAt { lines.append("  Apple observed at \(Timestamp.iso8601(a))") }
+        if let o = oursLatestAt { lines.append("  our latest event at \(Timestamp.iso8601(o))") }
+        switch olderSide {
+        case "apple": lines.append("  Apple's view is older than ours: differences may be changes since; reconcile to refresh.")
+        case "ours": lines.append("  Our events are older than Apple's view: differences suggest missed notifications; run a backfill.")
+        default: break
+        }
+        if differences.isEmpty { lines.append("No differences.") }
+        for change in differences { lines.append("  • \(change.text)") }
+        return lines.joined(separator: "\n")
+    }
+}

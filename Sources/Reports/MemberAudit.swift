@@ -1,0 +1,95 @@
+import AppStoreModels
+import Projections
+
+/// "Why did this member lose access?": a person's access in every group, with the chain of events.
+public struct MemberAudit: Sendable {
+    /// One group the person belongs or belonged to.
+    public struct GroupEntry: Sendable {
+        public var group: GroupState
+        public var member: MemberState
+        /// The events that changed this member's access or the group's status, in order.
+        public var chain: [ReplayEntry]
+
+        /// Creates an entry.
+        public init(group: GroupState, member: MemberState, chain: [ReplayEntry]) {
+            self.group = group
+            self.member = member
+            self.chain = chain
+        }
+    }
+
+    public var identifier: String
+    public var groups: [GroupEntry]
+    public var generatedAt: EpochMillis
+
+    /// Creates a report.
+    public init(identifier: String, groups: [GroupEntry], generatedAt: EpochMillis) {
+        self.identifier = identifier
+        self.groups = groups
+        self.generatedAt = generatedAt
+    }
+
+    /// The replay entries that matter for `member`: its own changes and the group's status changes.
+    public static func chain(for member: MemberState, in timeline: [ReplayEntry]) -> [ReplayEntry] {
+        let name = member.displayName
+        return timeline.compactMap { entry in
+            var copy = entry
+            copy.changes = entry.changes.filter { $0.member == name || $0.field == "status" }
+            return copy.changes.isEmpty ? nil : copy
+        }
+    }
+
+    /// One sentence: has access since …, or lost it because ….
+    public static func verdict(_ member: MemberState) -> String {
+        if member.hasAccess {
+            return "HAS ACCESS since \(member.accessSince.map(Timestamp.iso8601) ?? "?")\(member.accessUntil.map { " until \(Timestamp.iso8601($0))" } ?? "")"
+        }
+        if let r = member.revocation {
+            return "NO ACCESS since \(Timestamp.iso8601(r.at)): \(r.reason.rawValue) — \(r.reason.explanation) (event \(r.eventId))"
+        }
+        return "NO ACCESS"
+    }
+
+    /// Renders the report.
+    public func render(_ format: ReportFormat, color: Bool = false) -> String {
+        switch format {
+        case .json: return json.prettyString()
+        case .html: return AuditHTML.member(self)
+        case .markdown:
+            var out = ["# Access audit for \(identifier)", "", "_Generated \(Timestamp.iso8601(generatedAt)) by SeatLedger._", ""]
+            if groups.isEmpty { out.append("Not a member of any known group.") }
+            for entry in groups {
+                out += ["## Group \(entry.group.groupKey) (\(entry.group.status.rawValue))", "",
+                        "- Role: \(entry.member.role.rawValue) — \(Markdown.cell(StateComparison.label(entry.member)))",
+                        "- \(Markdown.cell(Self.verdict(entry.member)))",
+                        "- Evidence: \(entry.member.evidence.prefix(8).joined(separator: ", "))", "",
+                        Markdown.table(GroupAudit.timelineHeader, GroupAudit.timelineRows(entry.chain)), ""]
+            }
+            return out.joined(separator: "\n")
+        case .text:
+            let bold = color ? "\u{1B}[1m" : "", reset = color ? "\u{1B}[0m" : ""
+            var out = ["\(bold)Access audit for \(identifier)\(reset) (generated \(Timestamp.iso8601(generatedAt)))"]
+            if groups.isEmpty { out.append("Not a member of any known group.") }
+            for entry in groups {
+                out += ["", "\(bold)Group \(entry.group.groupKey)\(reset) (\(entry.group.status.rawValue)), \(entry.member.role.rawValue) \(StateComparison.label(entry.member))",
+                        "  \(Self.verdict(entry.member))",
+                        "  Evidence: \(entry.member.evidence.prefix(8).joined(separator: ", "))",
+                        "  How it got here:"]
+                out += entry.chain.map { e in
+                    "    \(Timestamp.iso8601(e.effectiveAt))  \(e.what)\(e.isLate ? " (late)" : "")\(e.origin == "backfill" ? " (backfill)" : ""): \(e.changes.map(\.text).joined(separator: "; "))"
+                }
+            }
+            return out.joined(separator: "\n")
+        }
+    }
+
+    /// JSON form.
+    public var json: JSONValue {
+        ["report": "member-audit", "identifier": .string(identifier), "generatedAt": .timestamp(generatedAt),
+         "groups": .array(groups.map { entry in
+             ["groupKey": .string(entry.group.groupKey), "status": .string(entry.group.status.rawValue), "member": entry.member.json,
+              "verdict": .string(Self.verdict(entry.member)), "evidence": .array(entry.member.evidence.map(JSONValue.string)),
+              "chain": .array(entry.chain.map(\.json))]
+         })]
+    }
+}

@@ -1,0 +1,172 @@
+import AppStoreModels
+import Foundation
+import Reports
+import SeatLedger
+
+/// `seatledger replay REF`.
+enum ReplayCommand: Command {
+    static let name = "replay"
+    static let summary = "replay a group's history: every event in effective order and the change it caused"
+    static let options: Set<String> = ["db", "from", "to", "known-at"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger replay REF [--from T] [--to T] [--known-at T] [--db PATH] [--json]
+
+    Every event that touches the group, in effective order (Apple's signed time): when it took
+    effect, what arrived (notification type/subtype or API endpoint and status), when we recorded
+    it — flagged `late` when recorded more than an hour after it occurred and `backfill` when it
+    came from Get Notification History — how many duplicate arrivals it had, and the state change
+    it caused in plain words ("seats 10 → 6 at next renewal", "member app-user-42 (claim 7a1e…)
+    lost access: unclaimed by the App Store"). Periods that end with no event appear as
+    "time passed (no event)". --json gives structured entries with event ids and before/after.
+
+    Options:
+    \(HelpText.db)
+      --from T         first effective time to show (ISO 8601 or epoch ms)
+      --to T           last effective time to show (default: now)
+      --known-at T     replay only what the ledger had recorded by T
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.count == 1 else { throw UsageError(message: "replay needs exactly one REF") }
+        let reference = arguments.positionals[0]
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let entries = try ledger.replay(reference, from: try Clocks.parse(arguments.value("from"), option: "from"),
+                                        to: try Clocks.parse(arguments.value("to"), option: "to"),
+                                        knownAt: try Clocks.parse(arguments.value("known-at"), option: "known-at"), now: Clocks.now)
+        if arguments.flag("json") {
+            Terminal.json(["reference": .string(reference), "entries": .array(entries.map(\.json))])
+            return .success
+        }
+        Terminal.out("Replay of \(reference): \(entries.count) entries")
+        for entry in entries {
+            var flags: [String] = []
+            if entry.isLate, let recorded = entry.recordedAt { flags.append("LATE: recorded \(Timestamp.iso8601(recorded))") }
+            if entry.origin == "backfill" { flags.append("backfill") }
+            if entry.duplicateArrivals > 0 { flags.append("\(entry.duplicateArrivals) duplicate arrival(s)") }
+            let id = entry.position.map { "#\($0) " } ?? ""
+            Terminal.out("\(Timestamp.iso8601(entry.effectiveAt))  \(id)\(entry.what)\(flags.isEmpty ? "" : "  [\(flags.joined(separator: ", "))]")")
+            if entry.changes.isEmpty { Terminal.out("    (no change)") }
+            for change in entry.changes { Terminal.out("    • \(change.text)") }
+        }
+        return .success
+    }
+}
+
+/// `seatledger diff REF`.
+enum DiffCommand: Command {
+    static let name = "diff"
+    static let summary = "compare a group between two knowledge times, two moments, or against Apple"
+    static let options: Set<String> = ["db", "known-at", "as-of"]
+    static let flags: Set<String> = ["json", "against-apple"]
+    static let help = """
+    Usage: seatledger diff REF --known-at A --known-at B [--as-of T] [--db PATH] [--json]
+           seatledger diff REF --as-of A --as-of B [--known-at K] [--db PATH] [--json]
+           seatledger diff REF --against-apple [--db PATH] [--json]
+
+    --known-at A --known-at B: what did late events or a backfill change? The group as of T (default
+    now) as the ledger knew it at A versus at B, with the events recorded in between.
+    --as-of A --as-of B: how did the group change between two moments, with the events effective
+    in between. --against-apple: our projection versus Apple's latest recorded Get Seat Info
+    (total, available, claim ids) and Get Group Members (appTransactionIds), saying which side is
+    older. Reports added/removed members, access changes, seat count and status changes.
+    Exit status like diff(1): 0 no difference, 1 differences, 2 error.
+
+    Options:
+    \(HelpText.db)
+      --known-at T     a knowledge time (give twice to compare two)
+      --as-of T        a moment (give twice to compare two)
+      --against-apple  compare with Apple's latest recorded view
+    \(HelpText.json)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.count == 1 else { throw UsageError(message: "diff needs exactly one REF") }
+        let reference = arguments.positionals[0]
+        let knownAt = try arguments.values("known-at").map { try Clocks.parse($0, option: "known-at") ?? 0 }
+        let asOf = try arguments.values("as-of").map { try Clocks.parse($0, option: "as-of") ?? 0 }
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let now = Clocks.now
+        if arguments.flag("against-apple") {
+            let comparison = try ledger.compareWithApple(reference, asOf: asOf.first ?? now)
+            if arguments.flag("json") { Terminal.json(comparison.json) } else { Terminal.out(comparison.text) }
+            return comparison.differences.isEmpty ? .success : .findings
+        }
+        let diff: GroupDiff
+        if knownAt.count == 2 {
+            guard asOf.count <= 1 else { throw UsageError(message: "give --as-of at most once with two --known-at") }
+            diff = try ledger.diff(reference, knownAt: knownAt[0], knownAt[1], asOf: asOf.first ?? now)
+        } else if asOf.count == 2 {
+            guard knownAt.count <= 1 else { throw UsageError(message: "give --known-at at most once with two --as-of") }
+            diff = try ledger.diff(reference, asOf: asOf[0], asOf[1], knownAt: knownAt.first)
+        } else {
+            throw UsageError(message: "give --known-at twice, --as-of twice, or --against-apple")
+        }
+        if arguments.flag("json") { Terminal.json(diff.json) } else { Terminal.out(diff.text) }
+        return diff.hasDifferences ? .findings : .success
+    }
+}
+
+/// `seatledger audit member|group`.
+enum AuditCommand: Command {
+    static let name = "audit"
+    static let summary = "support-ready reports: why does a member (not) have access; a group's full story"
+    static let options: Set<String> = ["db", "format", "out", "as-of"]
+    static let flags: Set<String> = []
+    static let help = """
+    Usage: seatledger audit member ID [--format text|markdown|html|json] [--out FILE] [--as-of T] [--db PATH]
+           seatledger audit group REF [--format text|markdown|html|json] [--out FILE] [--as-of T] [--db PATH]
+
+    `audit member`: does this person have access now, since when, from which evidence; if not,
+    the reason and the chain of events that led there, in every group they belong or belonged to.
+    `audit group`: summary (product, invitation model, status, seats), members table, timeline,
+    anomalies (suspected missed notifications, claims without an active subscription, claims
+    beyond capacity, UNCLAIM_SEATS for claims never seen, late access-changing events, unusual
+    signing chains, drift from Apple, seat refunds without a member change) and recommended
+    actions. `markdown` pastes into a ticket; `html` is one self-contained file with an inline
+    SVG chart of seats over time; `text` uses colour only on a terminal. Personal data is limited
+    to identifiers already in the log plus memberRef.
+
+    Options:
+    \(HelpText.db)
+      --format F       text (default), markdown, html or json
+      --out FILE       write the report to FILE instead of stdout
+      --as-of T        report the state at T (default: now)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.count == 2, ["member", "group"].contains(arguments.positionals[0]) else {
+            throw UsageError(message: "expected `audit member ID` or `audit group REF`")
+        }
+        let formatText = arguments.value("format") ?? "text"
+        guard let format = ReportFormat(rawValue: formatText) else {
+            throw UsageError(message: "--format must be text, markdown, html or json, got \(formatText)")
+        }
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let now = Clocks.now
+        let asOf = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? now
+        let color = format == .text && arguments.value("out") == nil && Terminal.stdoutIsTTY
+        let report: String
+        if arguments.positionals[0] == "member" {
+            report = try ledger.auditMember(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color)
+        } else {
+            report = try ledger.auditGroup(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color)
+        }
+        if let out = arguments.value("out") {
+            do {
+                try Data((report + "\n").utf8).write(to: URL(fileURLWithPath: out))
+            } catch {
+                throw UsageError(message: "cannot write \(out): \(error.localizedDescription)")
+            }
+            Terminal.err("Wrote \(format.rawValue) report to \(out)")
+        } else {
+            Terminal.out(report)
+        }
+        return .success
+    }
+}
