@@ -7,8 +7,9 @@ import SeatLedger
 enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "verify and append notifications / API responses from files, stdin or a spool directory"
-    static let options: Set<String> = ["db", "batch-size", "max-line-length", "poll-interval"]
-    static let flags: Set<String> = ["json", "progress", "follow"]
+    static let options: Set<String> = ["db", "batch-size", "max-line-length", "poll-interval", "from", "consumer-group", "consumer",
+                                       "block-ms", "min-idle-ms"]
+    static let flags: Set<String> = ["json", "progress", "follow", "until-empty"]
     static let help = """
     Usage: seatledger ingest [INPUT …] [--db PATH] [--json] [--progress] [--follow]
 
@@ -28,8 +29,24 @@ enum IngestCommand: Command {
     skipped (write then rename). With --follow, keep watching until SIGINT/SIGTERM, which finish
     the current batch and exit 0.
 
+    From a Redis stream (consumer groups; at-least-once in, exactly-once in the ledger):
+      seatledger ingest --from redis://127.0.0.1:6379/appstore-notifications --consumer-group seatledger --consumer worker-1
+    Each stream entry carries one message in its `body` field. Entries are read with XREADGROUP in
+    batches, appended in one transaction, and acknowledged (XACK) only after it commits. On start
+    the consumer re-reads its own pending entries and claims entries idle longer than --min-idle-ms
+    from dead consumers (XAUTOCLAIM). The group is created (from the stream's start) if missing.
+    Redis restarts are survived by reconnecting with backoff. SIGTERM/SIGINT finish the current
+    batch, acknowledge it and exit 0. Progress and lag (pending, last id) go to stderr; --json
+    prints the final stats.
+
     Options:
     \(HelpText.db)
+      --from URL            redis://host:port/stream-key instead of files
+      --consumer-group G    consumer group (default seatledger)
+      --consumer C          consumer name (default: host name and process id)
+      --block-ms N          how long one read waits for new entries (default 1000)
+      --min-idle-ms N       claim other consumers' entries idle this long (default 30000)
+      --until-empty         stop when the stream has nothing new (one-shot drain)
       --batch-size N        messages per transaction (default 256)
       --max-line-length N   longer lines are quarantined as line_too_long (default 1048576)
       --follow              keep watching spool directories
@@ -41,6 +58,7 @@ enum IngestCommand: Command {
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        if let from = arguments.value("from") { return try QueueIngestCommand.run(from: from, arguments) }
         let ledger = try Ledger.open(path: arguments.databasePath)
         let batchSize = try positiveInt(arguments, "batch-size", default: 256)
         let maxLine = try positiveInt(arguments, "max-line-length", default: 1 << 20)

@@ -1,0 +1,136 @@
+import Foundation
+
+/// `redis://host:port/stream-key`, the address of a Redis stream.
+public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
+    public let host: String
+    public let port: Int
+    /// The stream key.
+    public let key: String
+
+    /// Parses `redis://host[:port]/key`.
+    public init(_ text: String) throws(RedisError) {
+        guard text.hasPrefix("redis://") else {
+            throw RedisError(isConnectionError: false, message: "not a redis:// URL: \(text)", command: nil)
+        }
+        let rest = text.dropFirst("redis://".count)
+        guard let slash = rest.firstIndex(of: "/"), rest.index(after: slash) < rest.endIndex else {
+            throw RedisError(isConnectionError: false, message: "missing stream key in \(text) (expected redis://host:port/key)", command: nil)
+        }
+        let authority = rest[..<slash]
+        key = String(rest[rest.index(after: slash)...])
+        if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon])
+            guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else {
+                throw RedisError(isConnectionError: false, message: "bad port in \(text)", command: nil)
+            }
+            self.port = port
+        } else {
+            host = String(authority)
+            port = 6379
+        }
+        guard !host.isEmpty else { throw RedisError(isConnectionError: false, message: "missing host in \(text)", command: nil) }
+    }
+
+    public var description: String { "redis://\(host):\(port)/\(key)" }
+}
+
+/// One stream entry.
+public struct StreamEntry: Sendable, Equatable {
+    /// The stream id, e.g. `1700000000000-0`.
+    public let id: String
+    /// Field → value.
+    public let fields: [String: Data]
+}
+
+/// Consumer-group operations on one stream over one connection.
+public final class RedisStreamClient {
+    /// The stream.
+    public let url: RedisStreamURL
+    private let connection: RedisConnection
+
+    /// Connects to the stream's server.
+    public init(url: RedisStreamURL, timeoutMilliseconds: Int = 2000) throws(RedisError) {
+        self.url = url
+        connection = try RedisConnection(host: url.host, port: url.port, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Creates the consumer group at the start of the stream (creating the stream too) unless it exists.
+    public func ensureGroup(_ group: String) throws(RedisError) {
+        do {
+            try connection.command("XGROUP", "CREATE", url.key, group, "0", "MKSTREAM")
+        } catch where error.message.hasPrefix("BUSYGROUP") {
+            return
+        }
+    }
+
+    /// `XREADGROUP`: `">"` for new entries, `"0"` for this consumer's own pending entries.
+    public func read(group: String, consumer: String, count: Int, blockMilliseconds: Int?, from id: String = ">") throws(RedisError) -> [StreamEntry] {
+        var arguments = ["XREADGROUP", "GROUP", group, consumer, "COUNT", String(count)]
+        if let blockMilliseconds, id == ">" { arguments += ["BLOCK", String(blockMilliseconds)] }
+        arguments += ["STREAMS", url.key, id]
+        let reply = try connection.command(arguments.map { Data($0.utf8) })
+        // [[key, [[id, [field, value, …]], …]]] or nil on timeout.
+        guard let stream = reply.elements.first else { return [] }
+        return Self.entries(stream.elements.dropFirst().first?.elements ?? [])
+    }
+
+    /// `XAUTOCLAIM`: takes over entries idle longer than `minIdleMilliseconds` (e.g. from a dead consumer).
+    public func autoclaim(group: String, consumer: String, minIdleMilliseconds: Int, start: String = "0-0", count: Int) throws(RedisError) -> (next: String, entries: [StreamEntry]) {
+        let reply = try connection.command("XAUTOCLAIM", url.key, group, consumer, String(minIdleMilliseconds), start, "COUNT", String(count))
+        let parts = reply.elements
+        return (parts.first?.text ?? "0-0", Self.entries(parts.dropFirst().first?.elements ?? []))
+    }
+
+    /// `XACK`; returns how many were acknowledged.
+    @discardableResult
+    public func ack(group: String, ids: [String]) throws(RedisError) -> Int64 {
+        guard !ids.isEmpty else { return 0 }
+        return try connection.command((["XACK", url.key, group] + ids).map { Data($0.utf8) }).integer ?? 0
+    }
+
+    /// Entries delivered to the group but not yet acknowledged.
+    public func pendingCount(group: String) throws(RedisError) -> Int64 {
+        try connection.command("XPENDING", url.key, group).elements.first?.integer ?? 0
+    }
+
+    /// Entries in the stream not yet delivered to the group (Redis 7 `lag`), if known.
+    public func lag(group: String) throws(RedisError) -> Int64? {
+        for info in try connection.command("XINFO", "GROUPS", url.key).elements {
+            let pairs = info.elements
+            var fields: [String: RedisValue] = [:]
+            var index = 0
+            while index + 1 < pairs.count {
+                if let name = pairs[index].text { fields[name] = pairs[index + 1] }
+                index += 2
+            }
+            if fields["name"]?.text == group { return fields["lag"]?.integer }
+        }
+        return nil
+    }
+
+    /// `XADD key * field value`; returns the new id.
+    @discardableResult
+    public func add(field: String, value: Data) throws(RedisError) -> String {
+        try connection.command([Data("XADD".utf8), Data(url.key.utf8), Data("*".utf8), Data(field.utf8), value]).text ?? ""
+    }
+
+    /// `XLEN`.
+    public func length() throws(RedisError) -> Int64 {
+        try connection.command("XLEN", url.key).integer ?? 0
+    }
+
+    static func entries(_ items: [RedisValue]) -> [StreamEntry] {
+        items.compactMap { item in
+            let parts = item.elements
+            guard let id = parts.first?.text else { return nil }
+            var fields: [String: Data] = [:]
+            let values = parts.dropFirst().first?.elements ?? []
+            var index = 0
+            while index + 1 < values.count {
+                if let name = values[index].text, case .string(let data) = values[index + 1] { fields[name] = data }
+                index += 2
+            }
+            return StreamEntry(id: id, fields: fields)
+        }
+    }
+}

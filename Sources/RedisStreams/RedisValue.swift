@@ -1,0 +1,49 @@
+import Foundation
+
+/// A Redis reply.
+public enum RedisValue: Sendable, Equatable {
+    case string(Data)
+    case status(String)
+    case integer(Int64)
+    case array([RedisValue])
+    case null
+
+    /// The reply as UTF-8 text, for bulk strings and statuses.
+    public var text: String? {
+        switch self {
+        case .string(let data): return String(decoding: data, as: UTF8.self)
+        case .status(let s): return s
+        case .integer(let i): return String(i)
+        default: return nil
+        }
+    }
+
+    /// The elements of an array reply (empty otherwise).
+    public var elements: [RedisValue] {
+        if case .array(let items) = self { return items }
+        return []
+    }
+
+    /// The integer of an integer reply.
+    public var integer: Int64? {
+        if case .integer(let i) = self { return i }
+        return nil
+    }
+}
+
+/// A Redis failure: connection, protocol or an error reply, with the command that caused it.
+public struct RedisError: Error, Sendable, CustomStringConvertible {
+    /// Whether the connection is unusable (reconnect) rather than the command refused.
+    public let isConnectionError: Bool
+    /// Redis's or hiredis's message.
+    public let message: String
+    /// The command name, if any.
+    public let command: String?
+
+    public var description: String {
+        "Redis \(isConnectionError ? "connection " : "")error: \(message)\(command.map { " (\($0))" } ?? "")"
+    }
+
+    /// Whether this is a `NOGROUP` (consumer group or stream missing) reply.
+    public var isNoGroup: Bool { message.hasPrefix("NOGROUP") }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import LedgerEvents
+import RedisStreams
+
+/// Options of a Redis Streams consumer.
+public struct QueueIngestOptions: Sendable {
+    /// Consumer group (one per ledger).
+    public var group: String
+    /// This consumer's name within the group.
+    public var consumer: String
+    /// Entries per `XREADGROUP` and per ledger transaction.
+    public var batchSize = 256
+    /// How long a read blocks waiting for new entries.
+    public var blockMilliseconds = 1000
+    /// Entries idle longer than this in another consumer's pending list are claimed (`XAUTOCLAIM`).
+    public var minIdleMilliseconds = 30_000
+    /// Stop when a read finds nothing new (tests, one-shot drains).
+    public var untilEmpty = false
+    /// The stream field holding the message body.
+    public var field = QueueIngestor.bodyField
+    /// Longest wait between reconnection attempts.
+    public var maxBackoffSeconds = 5.0
+
+    /// Options for `group` / `consumer`.
+    public init(group: String, consumer: String) {
+        self.group = group
+        self.consumer = consumer
+    }
+}
+
+/// Running totals of a consumer, for progress lines and `--json`.
+public struct QueueIngestStats: Sendable {
+    public var summary = IngestSummary()
+    /// Entries acknowledged.
+    public var acknowledged = 0
+    /// Entries recovered from this consumer's pending list or claimed from dead consumers.
+    public var recovered = 0
+    public var batches = 0
+    public var reconnects = 0
+    /// The group's pending count at the last check.
+    public var pending: Int64 = 0
+    /// Entries not yet delivered to the group (Redis 7), at the last check.
+    public var lag: Int64?
+    /// The last stream id processed.
+    public var lastId: String?
+}
+
+/// Consumes a Redis stream into the ledger: at-least-once from the queue, exactly-once in the ledger.
+///
+/// `XACK` happens only after the batch's transaction commits; a crash between the two redelivers
+/// the batch, which the ledger recognises as duplicates. On start (and after a reconnect) the
+/// consumer re-reads its own pending entries and claims entries idle too long in dead consumers.
+/// A message that fails verification or parsing is quarantined with its stream id, then acknowledged.
+public final class QueueIngestor {
+    /// The documented stream field that carries a message body (`{"signedPayload": …}` or an `apiResponse` envelope).
+    public static let bodyField = "body"
+
+    private let ledger: Ledger
+    private let url: RedisStreamURL
+    private let options: QueueIngestOptions
+    private var client: RedisStreamClient?
+    private(set) var stats = QueueIngestStats()
+
+    /// A consumer of `url` into `ledger`.
+    public init(ledger: Ledger, url: RedisStreamURL, options: QueueIngestOptions) {
+        self.ledger = ledger
+        self.url = url
+        self.options = options
+    }
+
+    /// Runs until `shouldStop()` (checked between batches) or, with `untilEmpty`, until nothing is left.
+    public func run(shouldStop: () -> Bool = { false }, onBatch: (QueueIngestStats) -> Void = { _ in }) throws -> QueueIngestStats {
+        var backoff = 0.1
+        var recovered = false
+        var lastClaim = Date()
+        while !shouldStop() {
+            do {
+                let client = try connectedClient()
+                if !recovered {
+                    try recover(client, shouldStop: shouldStop, onBatch: onBatch)
+                    recovered = true
+                    lastClaim = Date()
+                }
+                let entries = try client.read(group: options.group, consumer: options.consumer, count: options.batchSize,
+                                              blockMilliseconds: options.blockMilliseconds)
+                backoff = 0.1
+                if entries.isEmpty {
+                    stats.pending = try client.pendingCount(group: options.group)
+                    stats.lag = try client.lag(group: options.group)
+                    if options.untilEmpty { break }
+                    if Date().timeIntervalSince(lastClaim) * 1000 > Double(options.minIdleMilliseconds) {
+                        try claimIdle(client, shouldStop: shouldStop, onBatch: onBatch)
+                        lastClaim = Date()
+                    }
+                    continue
+                }
+                try process(entries, client: client, onBatch: onBatch)
+            } catch let error as RedisError where error.isConnectionError || error.isNoGroup {
+                // Redis restarted or unreachable (or the group vanished with the data): reconnect with backoff.
+                client = nil
+                recovered = false
+                stats.reconnects += 1
+                let jitter = Double.random(in: 0...(backoff / 2))
+                Thread.sleep(forTimeInterval: backoff + jitter)
+                backoff = min(backoff * 2, options.maxBackoffSeconds)
+            }
+        }
+        if let client {
+            stats.pending = (try? client.pendingCount(group: options.group)) ?? stats.pending
+            stats.lag = (try? client.lag(group: options.group)) ?? stats.lag
+        }
+        return stats
+    }
+
+    private func connectedClient() throws -> RedisStreamClient {
+        if let client { return client }
+        let fresh = try RedisStreamClient(url: url)
+        try fresh.ensureGroup(options.group)
+        client = fresh
+        return fresh
+    }
+
+    /// Re-reads this consumer's own pending entries, then claims idle ones from dead consumers.
+    private func recover(_ client: RedisStreamClient, shouldStop: () -> Bool, onBatch: (QueueIngestStats) -> Void) throws {
+        while !shouldStop() {
+            let pending = try client.read(group: options.group, consumer: options.consumer, count: options.batchSize,
+                                          blockMilliseconds: nil, from: "0")
+            if pending.isEmpty { break }
+            stats.recovered += pending.count
+            try process(pending, client: client, onBatch: onBatch)
+        }
+        try claimIdle(client, shouldStop: shouldStop, onBatch: onBatch)
+    }
+
+    private func claimIdle(_ client: RedisStreamClient, shouldStop: () -> Bool, onBatch: (QueueIngestStats) -> Void) throws {
+        var start = "0-0"
+        repeat {
+            let (next, entries) = try client.autoclaim(group: options.group, consumer: options.consumer,
+                                                       minIdleMilliseconds: options.minIdleMilliseconds, start: start,
+                                                       count: options.batchSize)
+            if !entries.isEmpty {
+                stats.recovered += entries.count
+                try process(entries, client: client, onBatch: onBatch)
+            }
+            start = next
+        } while start != "0-0" && !shouldStop()
+    }
+
+    /// Appends a batch, then acknowledges it.
+    private func process(_ entries: [StreamEntry], client: RedisStreamClient, onBatch: (QueueIngestStats) -> Void) throws {
+        let messages = entries.map { entry -> InboundMessage in
+            let source = "redis:\(url.key):\(entry.id)"
+            guard let body = entry.fields[options.field] else {
+                let fields = entry.fields.keys.sorted().joined(separator: ", ")
+                let raw = Data(entry.fields.sorted { $0.key < $1.key }.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
+                    .joined(separator: "\n").utf8)
+                return InboundMessage(raw: raw, source: source, preRejection: IngestRejection(
+                    code: "missing_body_field", reason: "stream entry has no \"\(options.field)\" field (fields: \(fields.isEmpty ? "none" : fields))"))
+            }
+            return InboundMessage(raw: body, source: source)
+        }
+        let (summary, _) = try ledger.ingestBatch(messages)
+        stats.summary.add(summary)
+        stats.acknowledged += Int(try client.ack(group: options.group, ids: entries.map(\.id)))
+        stats.batches += 1
+        stats.lastId = entries.last?.id
+        onBatch(stats)
+    }
+}

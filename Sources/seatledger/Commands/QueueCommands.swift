@@ -1,0 +1,87 @@
+import AppStoreModels
+import Foundation
+import RedisStreams
+import SeatLedger
+
+/// `seatledger ingest --from redis://…`: the Redis Streams consumer.
+enum QueueIngestCommand {
+    static func run(from: String, _ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.isEmpty else { throw UsageError(message: "give either --from or INPUT files, not both") }
+        let url: RedisStreamURL
+        do { url = try RedisStreamURL(from) } catch { throw UsageError(message: error.message) }
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        var options = QueueIngestOptions(group: arguments.value("consumer-group") ?? "seatledger",
+                                         consumer: arguments.value("consumer") ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
+        options.batchSize = try IngestCommand.positiveInt(arguments, "batch-size", default: 256)
+        options.blockMilliseconds = try IngestCommand.positiveInt(arguments, "block-ms", default: 1000)
+        options.minIdleMilliseconds = try IngestCommand.positiveInt(arguments, "min-idle-ms", default: 30_000)
+        options.untilEmpty = arguments.flag("until-empty")
+        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let stop = StopSignal()
+        var lastPrint = Date.distantPast
+        let stats = try QueueIngestor(ledger: ledger, url: url, options: options).run(shouldStop: { stop.isStopped }) { stats in
+            guard showProgress, Date().timeIntervalSince(lastPrint) >= 0.5 else { return }
+            lastPrint = Date()
+            Terminal.err("ingest \(url): \(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined, \(stats.acknowledged) acked, last id \(stats.lastId ?? "-")")
+        }
+        if arguments.flag("json") {
+            Terminal.json([
+                "appended": .count(stats.summary.appended), "duplicates": .count(stats.summary.duplicates),
+                "quarantined": .count(stats.summary.quarantined), "acknowledged": .count(stats.acknowledged),
+                "recovered": .count(stats.recovered), "batches": .count(stats.batches), "reconnects": .count(stats.reconnects),
+                "pending": .int(stats.pending), "lag": .optional(stats.lag), "lastId": .optional(stats.lastId),
+            ])
+        } else {
+            Terminal.out("\(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined; \(stats.acknowledged) acknowledged, \(stats.pending) pending, lag \(stats.lag.map(String.init) ?? "?")")
+        }
+        return stats.summary.quarantined > 0 ? .quarantined : .success
+    }
+}
+
+/// `seatledger enqueue`: push message bodies onto a Redis stream.
+enum EnqueueCommand: Command {
+    static let name = "enqueue"
+    static let summary = "push notification bodies / API envelopes onto a Redis stream"
+    static let options: Set<String> = ["to", "field"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger enqueue --to redis://host:port/stream-key [FILE|-] [--field body] [--json]
+
+    Adds one stream entry per non-blank NDJSON line (XADD key * body <line>), the line exactly as
+    given: `{"signedPayload": "…"}` as Apple posted it, or an `{"apiResponse": …}` envelope. For
+    tests, demos and replaying dead letters (e.g. `seatledger quarantine show ID --raw`).
+
+    Options:
+      --to URL         the stream
+      --field F        the entry field (default body, what `ingest --from` reads)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        let url: RedisStreamURL
+        do { url = try RedisStreamURL(try arguments.required("to")) } catch let error as RedisError { throw UsageError(message: error.message) }
+        guard arguments.positionals.count <= 1 else { throw UsageError(message: "enqueue takes one FILE (or - for stdin)") }
+        let input = arguments.positionals.first ?? "-"
+        let handle: FileHandle
+        if input == "-" { handle = .standardInput } else {
+            guard let opened = FileHandle(forReadingAtPath: input) else { throw UsageError(message: "cannot read \(input)") }
+            handle = opened
+        }
+        let client = try RedisStreamClient(url: url)
+        let reader = LineReader(handle: handle, maxLineLength: Int.max)
+        let field = arguments.value("field") ?? QueueIngestor.bodyField
+        var count = 0
+        var lastId = ""
+        while let line = try reader.nextLine() {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+            lastId = try client.add(field: field, value: line)
+            count += 1
+        }
+        if arguments.flag("json") { Terminal.json(["enqueued": .count(count), "lastId": .string(lastId)]) } else {
+            Terminal.out("Enqueued \(count) message(s) onto \(url) (last id \(lastId.isEmpty ? "-" : lastId)).")
+        }
+        return .success
+    }
+}
