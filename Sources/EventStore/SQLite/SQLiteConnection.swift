@@ -62,6 +62,9 @@ public final class SQLiteConnection {
     ///
     /// The only way this codebase opens a write transaction: there are no loose BEGIN/COMMIT pairs.
     public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+        // A cached statement stepped but not finished holds an implicit read snapshot; upgrading
+        // it to a write fails with SQLITE_BUSY without consulting the busy timeout. Reset them all.
+        resetStatements()
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -75,6 +78,7 @@ public final class SQLiteConnection {
 
     /// Runs `body` inside a deferred read transaction so every read sees one snapshot.
     public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        resetStatements()
         try execute("BEGIN DEFERRED")
         do {
             let result = try body()
@@ -84,6 +88,11 @@ public final class SQLiteConnection {
             try? execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// Resets every cached statement so none holds a read snapshot open.
+    public func resetStatements() {
+        for statement in statementCache.values { statement.reset() }
     }
 
     /// The rowid of the last inserted row.
@@ -102,6 +111,7 @@ public final class SQLiteConnection {
     /// Reads a single integer, e.g. `PRAGMA user_version`.
     public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
         let statement = try prepare(sql)
+        defer { statement.reset() }
         guard try statement.step() else { return nil }
         return statement.isNull(0) ? nil : statement.int64(0)
     }

@@ -1,0 +1,137 @@
+import AppStoreModels
+import Foundation
+import Testing
+
+/// The Redis Streams consumer against a real redis-server, through the built CLI.
+@Suite("Redis Streams ingest", .serialized)
+struct RedisStreamIngestTests {
+    /// `count` distinct signed notifications (NDJSON lines), signed on all cores.
+    static func notifications(_ count: Int) throws -> [String] {
+        let factory = try PayloadFactory()
+        let payloads = try (0..<count).map { index in
+            try factory.notificationPayload(type: "DID_RENEW", uuid: "00000000-0000-4000-8000-\(String(format: "%012d", index))",
+                                            signedDate: PayloadFactory.defaultSignedDate + EpochMillis(index))
+        }
+        return try factory.signAll(payloads).map(PayloadFactory.body(signedPayload:))
+    }
+
+    static func enqueue(_ lines: [String], to url: String, in directory: TemporaryDirectory) throws {
+        let file = try directory.writeLines(lines, to: "enqueue-\(UUID().uuidString).ndjson")
+        let result = try CLI.run(["enqueue", "--to", url, file.path])
+        #expect(result.exitCode == 0, "\(result)")
+    }
+
+    static func eventCount(_ db: String) throws -> Int64 {
+        let result = try CLI.run(["events", "--db", db, "--json"])
+        return Int64(try result.json().arrayValue?.count ?? -1)
+    }
+
+    @Test("basic flow: every entry appended once, acknowledged, nothing pending")
+    func basicFlow() throws {
+        let redis = try RedisServer()
+        let test = try TestLedger()
+        let lines = try Self.notifications(40)
+        try Self.enqueue(lines + lines.prefix(5), to: "\(redis.url)/notes", in: test.directory)  // queue-level duplicates
+        let result = try CLI.run(["ingest", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
+                                  "--consumer", "w1", "--until-empty", "--batch-size", "16", "--block-ms", "200", "--json"])
+        #expect(result.exitCode == 0, "\(result)")
+        let stats = try result.json()
+        #expect(stats["appended"]?.int64Value == 40)
+        #expect(stats["duplicates"]?.int64Value == 5)
+        #expect(stats["acknowledged"]?.int64Value == 45)
+        #expect(stats["pending"]?.int64Value == 0)
+        #expect(try redis.redisCLI(["XPENDING", "notes", "sl"]).hasPrefix("0"))
+        #expect(try test.eventCount() == 40)
+    }
+
+    @Test("poison messages are quarantined with their stream id, then acknowledged")
+    func poisonMessages() throws {
+        let redis = try RedisServer()
+        let test = try TestLedger()
+        try Self.enqueue(["{\"signedPayload\": \"not.a.jws\"}", "{broken json"], to: "\(redis.url)/notes", in: test.directory)
+        let otherId = try redis.redisCLI(["XADD", "notes", "*", "wrongfield", "x"])
+        let result = try CLI.run(["ingest", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
+                                  "--consumer", "w1", "--until-empty", "--block-ms", "200", "--json"])
+        #expect(result.exitCode == 3, "quarantined inputs give exit 3: \(result)")
+        #expect(try result.json()["pending"]?.int64Value == 0)
+        let quarantine = try CLI.run(["quarantine", "list", "--db", test.path, "--json"]).json().arrayValue ?? []
+        #expect(quarantine.count == 3)
+        let codes = Set(quarantine.compactMap { $0["errorCode"]?.stringValue })
+        #expect(codes.isSuperset(of: ["malformed_json", "missing_body_field"]))
+        #expect(quarantine.contains { $0["source"]?.stringValue == "redis:notes:\(otherId)" })
+    }
+
+    @Test("a consumer killed with kill -9 mid-batch, restarted: every message exactly once, none pending")
+    func killMidBatch() throws {
+        let redis = try RedisServer()
+        let test = try TestLedger()
+        let lines = try Self.notifications(1500)
+        try Self.enqueue(lines, to: "\(redis.url)/notes", in: test.directory)
+        let arguments = ["ingest", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl", "--consumer", "w1",
+                         "--until-empty", "--batch-size", "25", "--block-ms", "200", "--json"]
+        let running = try CLI.start(arguments)
+        let deadline = Date().addingTimeInterval(60)
+        var seen: Int64 = 0
+        while Date() < deadline {
+            seen = (try? test.store.eventCount()) ?? 0
+            if seen >= 100 { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        running.kill()
+        _ = try? running.wait(timeout: 10)
+        let atKill = try test.store.eventCount()
+        #expect(atKill > 0 && atKill < 1500, "the kill must land mid-run (had \(atKill))")
+        let pendingAfterKill = try redis.redisCLI(["XPENDING", "notes", "sl"])
+        let restarted = try CLI.run(arguments)
+        #expect(restarted.exitCode == 0, "\(restarted)")
+        #expect(try test.store.eventCount() == 1500)
+        #expect(try redis.redisCLI(["XPENDING", "notes", "sl"]).hasPrefix("0"), "was: \(pendingAfterKill)")
+        #expect(try CLI.run(["verify", "--db", test.path]).exitCode == 0)
+    }
+
+    @Test("Redis restarted mid-run: the consumer reconnects and nothing is lost or doubled")
+    func redisRestart() throws {
+        let redis = try RedisServer()
+        let test = try TestLedger()
+        let lines = try Self.notifications(300)
+        try Self.enqueue(Array(lines.prefix(150)), to: "\(redis.url)/notes", in: test.directory)
+        let running = try CLI.start(["ingest", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
+                                     "--consumer", "w1", "--batch-size", "20", "--block-ms", "100", "--json"])
+        var deadline = Date().addingTimeInterval(30)
+        while (try test.store.eventCount()) < 150, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        try redis.restart()
+        try Self.enqueue(Array(lines.suffix(150)), to: "\(redis.url)/notes", in: test.directory)
+        deadline = Date().addingTimeInterval(60)
+        while (try test.store.eventCount()) < 300, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        running.kill(SIGTERM)
+        let result = try running.wait(timeout: 30)
+        #expect(result.exitCode == 0, "SIGTERM finishes the batch and exits 0: \(result)")
+        #expect(try result.json()["reconnects"]?.int64Value ?? 0 >= 1)
+        #expect(try test.store.eventCount() == 300)
+        #expect(try redis.redisCLI(["XPENDING", "notes", "sl"]).hasPrefix("0"))
+    }
+
+    @Test("two consumers in one group share the work on one ledger; another group on another ledger gets everything")
+    func twoConsumersAndTwoLedgers() throws {
+        let redis = try RedisServer()
+        let test = try TestLedger()
+        let other = try TestLedger()
+        let lines = try Self.notifications(600)
+        try Self.enqueue(lines, to: "\(redis.url)/notes", in: test.directory)
+        func consumer(_ name: String, db: String, group: String) throws -> RunningCLI {
+            try CLI.start(["ingest", "--db", db, "--from", "\(redis.url)/notes", "--consumer-group", group, "--consumer", name,
+                           "--until-empty", "--batch-size", "20", "--block-ms", "300", "--json"])
+        }
+        let a = try consumer("a", db: test.path, group: "sl")
+        let b = try consumer("b", db: test.path, group: "sl")
+        let c = try consumer("c", db: other.path, group: "other")
+        let ra = try a.wait(timeout: 120), rb = try b.wait(timeout: 120), rc = try c.wait(timeout: 120)
+        #expect(ra.exitCode == 0 && rb.exitCode == 0 && rc.exitCode == 0, "\(ra)\n\(rb)\n\(rc)")
+        let appendedA = try ra.json()["appended"]?.int64Value ?? 0, appendedB = try rb.json()["appended"]?.int64Value ?? 0
+        #expect(appendedA + appendedB == 600, "each message appended exactly once across the two consumers")
+        #expect(appendedA > 0 && appendedB > 0, "both consumers did work (\(appendedA) / \(appendedB))")
+        #expect(try test.store.eventCount() == 600)
+        #expect(try other.store.eventCount() == 600)
+        #expect(try CLI.run(["verify", "--db", test.path]).exitCode == 0)
+    }
+}
