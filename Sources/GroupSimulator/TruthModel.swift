@@ -1,0 +1,439 @@
+import AppStoreModels
+import Foundation
+
+/// Why and when a member lost access, and which event says so.
+struct Revocation: Sendable, Hashable {
+    let reason: String
+    let at: EpochMillis
+    let eventId: String
+
+    var json: JSONValue { ["reason": .string(reason), "at": .timestamp(at), "eventId": .string(eventId)] }
+}
+
+/// One member row of the expected `group show --json`.
+struct MemberRow: Sendable {
+    enum Role: Int { case purchaser = 0, assigned = 1, claim = 2 }
+    let role: Role
+    let originalTransactionId: String?
+    let appTransactionId: String?
+    let seatClaimId: String?
+    let memberRef: String?
+    let hasAccess: Bool
+    let accessSince: EpochMillis?
+    let accessUntil: EpochMillis?
+    let revocation: Revocation?
+
+    var sortKey: (Int, String, String, String) {
+        (role.rawValue, originalTransactionId ?? "", seatClaimId ?? "", appTransactionId ?? "")
+    }
+
+    var json: JSONValue {
+        .object([
+            "role": .string(["PURCHASER", "ASSIGNED", "CLAIM"][role.rawValue]),
+            "originalTransactionId": .optional(originalTransactionId),
+            "appTransactionId": .optional(appTransactionId),
+            "seatClaimId": .optional(seatClaimId),
+            "memberRef": .optional(memberRef),
+            "hasAccess": .bool(hasAccess),
+            "accessSince": .timestamp(accessSince),
+            "accessUntil": .timestamp(accessUntil),
+            "revocation": revocation?.json ?? .null,
+        ])
+    }
+}
+
+/// The simulator's own oracle: evaluates `Events/projection-rules.md` over the facts the scenario
+/// revealed (typed values recorded when each event was built — never by parsing emitted payloads
+/// and never through SeatLedger's projection code).
+struct TruthEvaluator {
+    let log: TruthLog
+    /// Valid time: only facts revealed at or before it count.
+    let asOf: EpochMillis
+
+    private static let day: Int64 = 86_400_000
+
+    private struct PurchaserView {
+        let otid: String
+        let appTransactionId: String
+        let productId: String
+        let invitationManagement: String?
+        let status: String
+        let hasAccess: Bool
+        let accessSince: EpochMillis?
+        let accessUntil: EpochMillis?
+        let loss: Revocation?
+        let total: Int
+        let refunded: Int
+        let renewalTotal: Int
+        /// Continuous access spans; the last one ends at `accessUntil` (open while access continues).
+        let segments: [(start: EpochMillis, end: EpochMillis)]
+    }
+
+    private struct ClaimView {
+        let seatClaimId: String
+        let purchaserOTID: String
+        let start: EpochMillis
+        let memberRef: String?
+        let appTransactionId: String?
+        let end: Revocation?
+    }
+
+    // MARK: Latest versions
+
+    private var visibleTransactions: [TxVersion] { log.transactions.filter { $0.occurredAt <= asOf } }
+
+    private func latestTransactions() -> [String: TxVersion] {
+        var latest: [String: TxVersion] = [:]
+        for v in visibleTransactions {
+            if let current = latest[v.tx.transactionId],
+               (current.signedDate, current.occurredAt, current.eventId) >= (v.signedDate, v.occurredAt, v.eventId) { continue }
+            latest[v.tx.transactionId] = v
+        }
+        return latest
+    }
+
+    private func latestRenewal(_ otid: String) -> RenewalVersion? {
+        log.renewals.filter { $0.occurredAt <= asOf && $0.renewal.originalTransactionId == otid }
+            .max { ($0.signedDate, $0.occurredAt, $0.eventId) < ($1.signedDate, $1.occurredAt, $1.eventId) }
+    }
+
+    /// The first event that delivered the transaction's revocation.
+    private func revocationEvent(_ transactionId: String) -> TxVersion? {
+        visibleTransactions.filter { $0.tx.transactionId == transactionId && $0.tx.revocationDate != nil }
+            .min { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }
+    }
+
+    private func notifications(_ types: Set<String>, subtype: String? = nil, otid: String) -> [NotificationFact] {
+        log.notifications.filter {
+            $0.signedDate <= asOf && types.contains($0.type) && $0.purchaserOTID == otid && (subtype == nil || $0.subtype == subtype)
+        }.sorted { ($0.signedDate, $0.eventId) < ($1.signedDate, $1.eventId) }
+    }
+
+    /// Whether something at `time` follows a `REFUND`/`SEATS` on the group within 24 hours.
+    private func followsSeatRefund(_ time: EpochMillis, otid: String?) -> Bool {
+        guard let otid else { return false }
+        return notifications(["REFUND"], subtype: "SEATS", otid: otid).contains { time >= $0.signedDate && time - $0.signedDate <= Self.day }
+    }
+
+    /// Joins periods (or transactions) into continuous spans.
+    private static func segments(_ spans: [(start: EpochMillis, end: EpochMillis)]) -> [(start: EpochMillis, end: EpochMillis)] {
+        var result: [(start: EpochMillis, end: EpochMillis)] = []
+        for span in spans.sorted(by: { ($0.end, $0.start) < ($1.end, $1.start) }) {
+            if let last = result.last, span.start <= last.end {
+                result[result.count - 1] = (min(last.start, span.start), max(last.end, span.end))
+            } else {
+                result.append(span)
+            }
+        }
+        return result
+    }
+
+    // MARK: Purchaser
+
+    private func purchaser(_ otid: String, _ transactions: [TxFacts], latest: [String: TxVersion]) -> PurchaserView? {
+        let started = transactions.filter { $0.purchaseDate <= asOf }
+        guard let end = started.map(\.expiresDate).max() else { return nil }
+        let period = started.filter { $0.expiresDate == end }
+        let newest = period.max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }!
+        let total = period.reduce(0) { $0 + $1.quantity } - period.reduce(0) { $0 + $1.revokedSeatQuantity }
+        let refunded = period.reduce(0) { $0 + $1.revokedSeatQuantity }
+        let renewal = latestRenewal(otid)
+        let renewalTotal = renewal?.renewal.renewalQuantity ?? total
+
+        var status: String
+        var accessUntil: EpochMillis
+        var loss: Revocation?
+        if period.allSatisfy({ ($0.revocationDate ?? .max) <= asOf }) {
+            status = "REVOKED"
+            let last = period.max { ($0.revocationDate!, $0.transactionId) < ($1.revocationDate!, $1.transactionId) }!
+            accessUntil = last.revocationDate!
+            let event = revocationEvent(last.transactionId)?.eventId ?? latest[last.transactionId]!.eventId
+            loss = Revocation(reason: last.revocationType ?? "REVOKED", at: accessUntil, eventId: event)
+        } else if asOf < end {
+            status = "ACTIVE"
+            accessUntil = end
+        } else if let grace = renewal?.renewal.gracePeriodExpiresDate, grace > asOf {
+            status = "GRACE_PERIOD"
+            accessUntil = grace
+        } else {
+            status = renewal?.renewal.isInBillingRetryPeriod == true ? "BILLING_RETRY" : "EXPIRED"
+            if let grace = renewal?.renewal.gracePeriodExpiresDate, grace > end {
+                accessUntil = grace
+                let event = notifications(["GRACE_PERIOD_EXPIRED"], otid: otid).first { $0.signedDate >= end }?.eventId ?? renewal!.eventId
+                loss = Revocation(reason: "GRACE_PERIOD_EXPIRED", at: grace, eventId: event)
+            } else {
+                accessUntil = end
+                let event = notifications(["EXPIRED", "DID_FAIL_TO_RENEW"], otid: otid).first { $0.signedDate >= end }?.eventId
+                    ?? latest[newest.transactionId]!.eventId
+                loss = Revocation(reason: "EXPIRED", at: end, eventId: event)
+            }
+        }
+        let hasAccess = status == "ACTIVE" || status == "GRACE_PERIOD"
+        var spans = Self.segments(Dictionary(grouping: started, by: \.expiresDate).map { (key, txs) in
+            (start: txs.map(\.purchaseDate).min()!, end: key)
+        })
+        spans[spans.count - 1].end = accessUntil
+        return PurchaserView(otid: otid, appTransactionId: newest.appTransactionId, productId: newest.productId,
+                             invitationManagement: newest.invitationManagement, status: status, hasAccess: hasAccess,
+                             accessSince: spans.last?.start, accessUntil: accessUntil, loss: hasAccess ? nil : loss,
+                             total: total, refunded: refunded, renewalTotal: renewalTotal, segments: spans)
+    }
+
+    private func cascade(_ group: PurchaserView) -> Revocation? {
+        guard let loss = group.loss else { return nil }
+        return Revocation(reason: group.status == "REVOKED" ? "GROUP_REVOKED" : "GROUP_EXPIRED", at: loss.at, eventId: loss.eventId)
+    }
+
+    // MARK: Assigned members
+
+    private func assigned(_ transactions: [TxFacts], group: PurchaserView?, latest: [String: TxVersion]) -> MemberRow {
+        let started = transactions.filter { $0.purchaseDate <= asOf }
+        let any = transactions.max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }!
+        guard let current = started.max(by: { ($0.expiresDate, $0.purchaseDate, $0.transactionId) < ($1.expiresDate, $1.purchaseDate, $1.transactionId) }) else {
+            return MemberRow(role: .assigned, originalTransactionId: any.originalTransactionId, appTransactionId: any.appTransactionId,
+                             seatClaimId: nil, memberRef: nil, hasAccess: false, accessSince: nil, accessUntil: nil, revocation: nil)
+        }
+        let since = Self.segments(started.map { (start: $0.purchaseDate, end: $0.expiresDate) }).last?.start
+        var hasAccess = false
+        var until: EpochMillis? = current.expiresDate
+        var revocation: Revocation?
+        let groupLost = group.map { !$0.hasAccess } ?? false
+        if let revoked = current.revocationDate, revoked <= asOf {
+            let event = revocationEvent(current.transactionId) ?? latest[current.transactionId]!
+            let reason: String
+            if let type = current.revocationType {
+                reason = type
+            } else if followsSeatRefund(event.occurredAt, otid: group?.otid) {
+                reason = "SEAT_REFUND"
+            } else {
+                reason = "EXPIRED"
+            }
+            revocation = Revocation(reason: reason, at: revoked, eventId: event.eventId)
+            until = revoked
+        } else if groupLost, let group, let cascade = cascade(group) {
+            revocation = cascade
+            until = cascade.at
+        } else if asOf < current.expiresDate {
+            hasAccess = true
+        } else if let group, group.status == "GRACE_PERIOD" {
+            hasAccess = true
+            until = group.accessUntil
+        } else {
+            revocation = Revocation(reason: "EXPIRED", at: current.expiresDate, eventId: latest[current.transactionId]!.eventId)
+        }
+        return MemberRow(role: .assigned, originalTransactionId: current.originalTransactionId, appTransactionId: current.appTransactionId,
+                         seatClaimId: nil, memberRef: nil, hasAccess: hasAccess, accessSince: since, accessUntil: until,
+                         revocation: revocation)
+    }
+
+    // MARK: Claims
+
+    private func claims() -> [ClaimView] {
+        var starts: [String: (otid: String, at: EpochMillis, ref: String?, app: String?)] = [:]
+        for c in log.claims where c.at <= asOf {
+            if let existing = starts[c.seatClaimId], existing.at <= c.at { continue }
+            starts[c.seatClaimId] = (c.purchaserOTID, c.at, c.memberRef ?? starts[c.seatClaimId]?.ref, c.appTransactionId)
+        }
+        for info in log.seatInfos where info.at <= asOf {
+            for id in info.seatClaimIds {
+                if let existing = starts[id], existing.at <= info.at { continue }
+                starts[id] = (info.purchaserOTID, info.at, starts[id]?.ref, starts[id]?.app)
+            }
+        }
+        return starts.map { id, start in
+            let app = log.associations.filter { $0.seatClaimId == id && $0.at <= asOf }.max { ($0.at, $0.eventId) < ($1.at, $1.eventId) }?
+                .appTransactionId ?? log.claims.first { $0.seatClaimId == id && $0.at <= asOf && $0.appTransactionId != nil }?.appTransactionId
+            let ref = log.claims.filter { $0.seatClaimId == id && $0.at <= asOf }.min { $0.at < $1.at }?.memberRef
+            var ends: [Revocation] = log.unclaims.filter { $0.seatClaimId == id && $0.at <= asOf && $0.at >= start.at }.map {
+                Revocation(reason: "UNCLAIMED_BY_DEVELOPER", at: $0.at, eventId: $0.eventId)
+            }
+            for n in log.notifications where n.type == "UNCLAIM_SEATS" && n.signedDate <= asOf && n.signedDate >= start.at
+                && n.unclaimSeatIds.contains(id) {
+                let reason = followsSeatRefund(n.signedDate, otid: start.otid) ? "SEAT_REFUND" : "UNCLAIMED_BY_APP_STORE"
+                ends.append(Revocation(reason: reason, at: n.signedDate, eventId: n.eventId))
+            }
+            return ClaimView(seatClaimId: id, purchaserOTID: start.otid, start: start.at, memberRef: ref, appTransactionId: app,
+                             end: ends.min { ($0.at, $0.eventId) < ($1.at, $1.eventId) })
+        }
+    }
+
+    private func claimRow(_ claim: ClaimView, group: PurchaserView?) -> MemberRow {
+        let claimEnd = claim.end?.at ?? .max
+        let segments = group?.segments ?? []
+        // The latest span in which both the claim and the purchaser's access held.
+        var since: EpochMillis?
+        for (i, segment) in segments.enumerated() {
+            let segmentEnd = i == segments.count - 1 && group!.hasAccess ? EpochMillis.max : segment.end
+            let start = max(segment.start, claim.start)
+            if start < min(segmentEnd, claimEnd), start <= asOf { since = start }
+        }
+        let hasAccess = claim.end == nil && (group?.hasAccess ?? false)
+        var revocation: Revocation?
+        if !hasAccess {
+            // Whichever came first ended the access: the claim's end or the group's.
+            let groupLoss = group.flatMap { $0.hasAccess ? nil : cascade($0) }
+            if let end = claim.end, groupLoss.map({ end.at <= $0.at }) ?? true {
+                revocation = end
+            } else {
+                revocation = groupLoss
+            }
+        }
+        return MemberRow(role: .claim, originalTransactionId: nil, appTransactionId: claim.appTransactionId,
+                         seatClaimId: claim.seatClaimId, memberRef: claim.memberRef, hasAccess: hasAccess,
+                         accessSince: since, accessUntil: hasAccess ? group?.accessUntil : revocation?.at, revocation: revocation)
+    }
+
+    // MARK: Groups
+
+    /// The expected `group show --json` objects, sorted by group key.
+    func groups() -> [JSONValue] {
+        let latest = latestTransactions()
+        let all = latest.values.map(\.tx)
+        let purchaserTxs = Dictionary(grouping: all.filter { !$0.isAssigned && $0.isMultiSeat }, by: \.originalTransactionId)
+        var purchasers: [String: PurchaserView] = [:]
+        for (otid, txs) in purchaserTxs {
+            if let view = purchaser(otid, txs, latest: latest) { purchasers[otid] = view }
+        }
+        // Which purchaser each identifier belongs to.
+        var purchaserById: [String: String] = [:]
+        var purchaserByApp: [String: String] = [:]
+        for (otid, txs) in purchaserTxs {
+            purchaserById[otid] = otid
+            for tx in txs {
+                purchaserById[tx.transactionId] = otid
+                purchaserById[tx.appTransactionId] = otid
+                purchaserByApp[tx.appTransactionId] = otid
+            }
+        }
+        let placeholder = SimulatedApp.placeholderGroupId
+        let customerGroups = Dictionary(grouping: log.customerGroups.filter { $0.at <= asOf }, by: \.customerId).compactMapValues {
+            $0.max { ($0.at, $0.eventId) < ($1.at, $1.eventId) }
+        }
+        let groupMembers = Dictionary(grouping: log.groupMembers.filter { $0.at <= asOf && $0.groupId != placeholder }, by: \.groupId)
+            .compactMapValues { $0.max { ($0.at, $0.eventId) < ($1.at, $1.eventId) } }
+        var groupLinks: [String: Set<String>] = [:]
+        for fact in customerGroups.values {
+            guard let otid = purchaserById[fact.customerId] else { continue }
+            for g in fact.groupIds where g != placeholder { groupLinks[g, default: []].insert(otid) }
+        }
+        for fact in groupMembers.values {
+            for app in fact.appTransactionIds { if let otid = purchaserByApp[app] { groupLinks[fact.groupId, default: []].insert(otid) } }
+        }
+        let groupToPurchaser = groupLinks.compactMapValues { $0.count == 1 ? $0.first : nil }
+        func numericOrder(_ a: String, _ b: String) -> Bool { (a.count, a) < (b.count, b) }
+
+        // Assigned seat holders, by their own original transaction id.
+        var assignedRows: [String: [MemberRow]] = [:]
+        var groupIdsByKey: [String: Set<String>] = [:]
+        var productByKey: [String: String] = [:]
+        var invitationByKey: [String: String] = [:]
+        let assignedTxs = Dictionary(grouping: all.filter(\.isAssigned), by: \.originalTransactionId)
+        for (otid, txs) in assignedTxs.sorted(by: { $0.key < $1.key }) {
+            var ids: Set<String> = [otid]
+            for tx in txs { ids.insert(tx.transactionId); ids.insert(tx.appTransactionId) }
+            var memberGroups: Set<String> = []
+            for id in ids { memberGroups.formUnion(customerGroups[id]?.groupIds.filter { $0 != placeholder } ?? []) }
+            for fact in groupMembers.values where fact.appTransactionIds.contains(where: ids.contains) { memberGroups.insert(fact.groupId) }
+            let key: String
+            var group: PurchaserView?
+            if let g = memberGroups.filter({ groupToPurchaser[$0] != nil }).min(by: numericOrder), let otid = groupToPurchaser[g] {
+                key = otid
+                group = purchasers[otid]
+            } else if let g = memberGroups.min(by: numericOrder) {
+                key = g
+                groupIdsByKey[key, default: []].formUnion(memberGroups)
+            } else {
+                key = "unlinked:" + txs[0].productId
+            }
+            productByKey[key] = productByKey[key] ?? txs[0].productId
+            if let model = txs.max(by: { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) })?.invitationManagement {
+                invitationByKey[key] = invitationByKey[key] ?? model
+            }
+            assignedRows[key, default: []].append(assigned(txs, group: group, latest: latest))
+        }
+        var claimRows: [String: [MemberRow]] = [:]
+        var activeClaims: [String: [String]] = [:]
+        for claim in claims() {
+            claimRows[claim.purchaserOTID, default: []].append(claimRow(claim, group: purchasers[claim.purchaserOTID]))
+            if claim.end == nil { activeClaims[claim.purchaserOTID, default: []].append(claim.seatClaimId) }
+        }
+
+        var result: [(String, JSONValue)] = []
+        for (otid, view) in purchasers {
+            let members = (assignedRows[otid] ?? []) + (claimRows[otid] ?? [])
+            let claimed = activeClaims[otid]?.count ?? 0
+            let assignedWithAccess = (assignedRows[otid] ?? []).filter(\.hasAccess).count
+            let held = claimed + assignedWithAccess
+            let purchaserRow = MemberRow(role: .purchaser, originalTransactionId: otid, appTransactionId: view.appTransactionId,
+                                         seatClaimId: nil, memberRef: nil, hasAccess: view.hasAccess, accessSince: view.accessSince,
+                                         accessUntil: view.accessUntil, revocation: view.loss)
+            let seats: JSONValue = [
+                "total": .count(view.total),
+                "renewalTotal": .count(view.renewalTotal),
+                "refunded": .count(view.refunded),
+                "claimed": .count(claimed),
+                "assigned": .count(assignedWithAccess),
+                "available": .count(max(0, view.total - 1 - held)),
+                "overCapacity": .count(max(0, held - (view.total - 1))),
+                "renewalOverCapacity": .count(max(0, held - (view.renewalTotal - 1))),
+            ]
+            var apple: JSONValue = .null
+            var drift: [JSONValue] = []
+            if let info = log.seatInfos.filter({ $0.purchaserOTID == otid && $0.at <= asOf }).max(by: { ($0.at, $0.eventId) < ($1.at, $1.eventId) }) {
+                apple = [
+                    "totalSeatCount": .count(info.total),
+                    "availableSeatCount": .count(info.available),
+                    "assignedSeatClaimIds": .array(info.seatClaimIds.sorted().map(JSONValue.string)),
+                    "observedAt": .timestamp(info.at),
+                ]
+                let available = max(0, view.total - 1 - held)
+                if view.total != info.total { drift.append(["field": "total", "ours": .count(view.total), "apple": .count(info.total)]) }
+                if available != info.available { drift.append(["field": "available", "ours": .count(available), "apple": .count(info.available)]) }
+                let ours = Set(activeClaims[otid] ?? []), theirs = Set(info.seatClaimIds)
+                for id in ours.symmetricDifference(theirs).sorted() {
+                    drift.append(["field": "seatClaimId", "ours": ours.contains(id) ? .string(id) : .null,
+                                  "apple": theirs.contains(id) ? .string(id) : .null])
+                }
+            }
+            let groupIds = groupToPurchaser.filter { $0.value == otid }.map(\.key).sorted(by: numericOrder)
+            result.append((otid, .object([
+                "groupKey": .string(otid),
+                "purchaserOriginalTransactionId": .string(otid),
+                "groupIds": .array(groupIds.map(JSONValue.string)),
+                "productId": .string(view.productId),
+                "invitationManagement": .optional(view.invitationManagement),
+                "status": .string(view.status),
+                "asOf": .timestamp(asOf),
+                "knownAt": .null,
+                "seats": seats,
+                "members": .array(([purchaserRow] + members).sorted { $0.sortKey < $1.sortKey }.map(\.json)),
+                "apple": apple,
+                "drift": .array(drift),
+            ])))
+        }
+        for (key, rows) in assignedRows where purchasers[key] == nil {
+            let groupIds = (groupIdsByKey[key] ?? []).sorted(by: numericOrder)
+            result.append((key, .object([
+                "groupKey": .string(key),
+                "purchaserOriginalTransactionId": .null,
+                "groupIds": .array(groupIds.map(JSONValue.string)),
+                "productId": .optional(productByKey[key]),
+                "invitationManagement": .optional(invitationByKey[key]),
+                "status": "UNKNOWN",
+                "asOf": .timestamp(asOf),
+                "knownAt": .null,
+                "seats": [
+                    "total": .null, "renewalTotal": .null, "refunded": .null, "claimed": 0,
+                    // Only linked seat holders count; an unlinked holder is in no known group.
+                    "assigned": .count(key.hasPrefix("unlinked:") ? 0 : rows.filter(\.hasAccess).count),
+                    "available": .null, "overCapacity": .null,
+                    "renewalOverCapacity": .null,
+                ],
+                "members": .array(rows.sorted { $0.sortKey < $1.sortKey }.map(\.json)),
+                "apple": .null,
+                "drift": [],
+            ])))
+        }
+        return result.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
