@@ -9,12 +9,10 @@ public enum Base64URL {
         for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
         table[Int(UInt8(ascii: "-"))] = 62
         table[Int(UInt8(ascii: "_"))] = 63
-        table[Int(UInt8(ascii: "+"))] = 62
-        table[Int(UInt8(ascii: "/"))] = 63
         return table
     }()
 
-    /// Decodes base64url text (padding optional; `+`/`/` also accepted); `nil` if it is not base64.
+    /// Decodes base64url text (padding optional); `nil` if it is not base64url.
     public static func decode<S: StringProtocol>(_ text: S) -> Data? {
         var utf8 = Array(text.utf8)
         while utf8.last == UInt8(ascii: "=") { utf8.removeLast() }

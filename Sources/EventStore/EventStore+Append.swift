@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import JWSVerification
 import LedgerEvents
 
 /// What happened to one message handed to ``EventStore/commit(events:rejections:afterAppend:)``.
@@ -58,6 +59,7 @@ extension EventStore {
         let now = clock()
         var (position, previousHash) = try head()
         let findExisting = try connection.prepare("SELECT position FROM events WHERE event_id = ?")
+        defer { findExisting.reset() }
         let insertEvent = try connection.prepare("""
             INSERT INTO events(position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source,
                                origin, raw, prev_hash, hash)
@@ -119,12 +121,23 @@ extension EventStore {
         }
         var quarantineIds: [Int64] = []
         if !rejections.isEmpty {
+            let findOpen = try connection.prepare(
+                "SELECT id FROM quarantine WHERE raw_sha256 = ? AND error_code = ? AND state = 'open' LIMIT 1")
+            defer { findOpen.reset() }
             let insertQuarantine = try connection.prepare(
-                "INSERT INTO quarantine(recorded_at, source, error_code, reason, raw) VALUES (?, ?, ?, ?, ?)")
+                "INSERT INTO quarantine(recorded_at, source, error_code, reason, raw, raw_sha256) VALUES (?, ?, ?, ?, ?, ?)")
             for item in rejections {
+                // The same refused bytes for the same reason are quarantined once (re-running an input adds nothing).
+                let digest = SHA256Digest.hex(item.raw)
+                findOpen.reset()
+                try findOpen.bind(.text(digest), .text(item.errorCode))
+                if try findOpen.step() {
+                    quarantineIds.append(findOpen.int64(0))
+                    continue
+                }
                 insertQuarantine.reset()
                 try insertQuarantine.bind(.integer(now), .text(item.source), .text(item.errorCode), .text(item.reason),
-                                          .blob(item.raw)).run()
+                                          .blob(item.raw), .text(digest)).run()
                 quarantineIds.append(connection.lastInsertRowID)
             }
         }
@@ -138,6 +151,7 @@ extension EventStore {
     /// The last position and its hash (0 and the genesis hash for an empty ledger).
     public func head() throws(SQLiteError) -> (position: Int64, hash: Data) {
         let statement = try connection.prepare("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
+        defer { statement.reset() }
         guard try statement.step() else { return (0, EventChain.genesis) }
         return (statement.int64(0), statement.blob(1))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import JWSVerification
 
 /// The result of recomputing the hash chain.
 public struct ChainVerification: Sendable, Equatable {
@@ -58,6 +59,6 @@ extension EventStore {
             if checked % 10_000 == 0 { progress?(checked) }
         }
         return ChainVerification(eventsChecked: checked, firstBadPosition: nil, problem: nil,
-                                 headHash: checked == 0 ? nil : previous.map { String(format: "%02x", $0) }.joined())
+                                 headHash: checked == 0 ? nil : SHA256Digest.lowercaseHex(previous))
     }
 }

@@ -62,6 +62,7 @@ extension EventStore {
     /// The stored facts of the given positions (JSON text), by position.
     public func facts(at positions: Set<Int64>) throws(SQLiteError) -> [Int64: String] {
         let statement = try connection.prepare("SELECT facts FROM event_facts WHERE position = ?")
+        defer { statement.reset() }
         var result: [Int64: String] = [:]
         for position in positions {
             statement.reset()

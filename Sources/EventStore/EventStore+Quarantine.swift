@@ -44,6 +44,7 @@ extension EventStore {
     public func quarantineRecord(id: Int64) throws(SQLiteError) -> QuarantineRecord? {
         let statement = try connection.prepare(
             "SELECT id, recorded_at, source, error_code, reason, raw, state, resolved_at, resolution FROM quarantine WHERE id = ?")
+        defer { statement.reset() }
         try statement.bind(.integer(id))
         return try statement.step() ? readQuarantine(statement) : nil
     }

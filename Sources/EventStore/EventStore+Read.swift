@@ -30,6 +30,7 @@ extension EventStore {
     public func event(at position: Int64) throws(SQLiteError) -> LedgerEvent? {
         let statement = try connection.prepare(
             "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position = ?")
+        defer { statement.reset() }
         try statement.bind(.integer(position))
         return try statement.step() ? readEvent(statement) : nil
     }
@@ -38,6 +39,7 @@ extension EventStore {
     public func event(id eventId: String) throws(SQLiteError) -> LedgerEvent? {
         let statement = try connection.prepare(
             "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.event_id = ?")
+        defer { statement.reset() }
         try statement.bind(.text(eventId))
         return try statement.step() ? readEvent(statement) : nil
     }
@@ -89,6 +91,7 @@ extension EventStore {
     /// How often each event id arrived as a duplicate.
     public func duplicateCounts(for eventIds: [String]) throws(SQLiteError) -> [String: Int] {
         let statement = try connection.prepare("SELECT count(*) FROM arrivals WHERE event_id = ? AND duplicate = 1")
+        defer { statement.reset() }
         var counts: [String: Int] = [:]
         for id in Set(eventIds) {
             statement.reset()
@@ -104,6 +107,7 @@ extension EventStore {
     public func leafFingerprints(at positions: Set<Int64>) throws(SQLiteError) -> [String: String] {
         let statement = try connection.prepare(
             "SELECT e.event_id, d.verification FROM events e JOIN event_decoded d ON d.position = e.position WHERE e.position = ?")
+        defer { statement.reset() }
         var result: [String: String] = [:]
         for position in positions {
             statement.reset()

@@ -73,11 +73,13 @@ enum LedgerSchema {
         error_code  TEXT NOT NULL,
         reason      TEXT NOT NULL,
         raw         BLOB NOT NULL,
+        raw_sha256  TEXT NOT NULL,
         state       TEXT NOT NULL DEFAULT 'open',
         resolved_at INTEGER,
         resolution  TEXT
     );
     CREATE INDEX quarantine_state ON quarantine(state);
+    CREATE INDEX quarantine_raw ON quarantine(raw_sha256, state);
 
     CREATE TABLE event_facts (
         position INTEGER PRIMARY KEY,

@@ -61,7 +61,7 @@ public enum GroupProjection {
 
         var seats = SeatCounts()
         seats.total = purchaser?.total
-        seats.refunded = purchaser?.refunded ?? 0
+        seats.refunded = purchaser?.total == nil ? nil : purchaser?.refunded
         seats.renewalTotal = purchaser?.renewalQuantity ?? seats.total
         seats.claimed = claimed
         seats.assigned = assigned
@@ -69,7 +69,7 @@ public enum GroupProjection {
             let held = claimed + assigned
             seats.available = max(0, total - 1 - held)
             seats.overCapacity = max(0, held - (total - 1))
-            if let renewal = seats.renewalTotal { seats.renewalOverCapacity = max(0, held - (renewal - 1)) }
+            seats.renewalOverCapacity = seats.renewalTotal.map { max(0, held - ($0 - 1)) }
         }
 
         var apple: AppleSeatView?
@@ -115,6 +115,8 @@ struct VersionedTransaction {
     var eventId: String
     /// The first event (by Apple time) whose version carried `revocationDate`.
     var revocationEventId: String?
+    /// That event's (occurredAt, eventId), to order revocations of different transactions.
+    var revocationEventKey: (EpochMillis, String)?
     var versionKey: (EpochMillis, EpochMillis, String)
 }
 
@@ -132,7 +134,10 @@ struct FactIndex {
             for tx in fact.transactions {
                 let key = (tx.signedDate ?? fact.occurredAt, fact.occurredAt, fact.eventId)
                 if var existing = transactions[tx.transactionId] {
-                    if tx.revocationDate != nil, existing.revocationEventId == nil { existing.revocationEventId = fact.eventId }
+                    if tx.revocationDate != nil, existing.revocationEventKey.map({ (fact.occurredAt, fact.eventId) < $0 }) ?? true {
+                        existing.revocationEventId = fact.eventId
+                        existing.revocationEventKey = (fact.occurredAt, fact.eventId)
+                    }
                     if key > existing.versionKey {
                         existing.fact = tx
                         existing.eventId = fact.eventId
@@ -141,7 +146,8 @@ struct FactIndex {
                     transactions[tx.transactionId] = existing
                 } else {
                     transactions[tx.transactionId] = VersionedTransaction(
-                        fact: tx, eventId: fact.eventId, revocationEventId: tx.revocationDate != nil ? fact.eventId : nil, versionKey: key)
+                        fact: tx, eventId: fact.eventId, revocationEventId: tx.revocationDate != nil ? fact.eventId : nil,
+                        revocationEventKey: tx.revocationDate != nil ? (fact.occurredAt, fact.eventId) : nil, versionKey: key)
                 }
             }
             for renewal in fact.renewals {

@@ -116,16 +116,17 @@ public struct MemberState: Sendable, Hashable {
     }
 }
 
-/// Seat counts of a group.
+/// Seat counts of a group. Counts that depend on the paid seats are `nil` when no purchaser
+/// transaction is known (organization and `unlinked:` groups).
 public struct SeatCounts: Sendable, Hashable {
     public var total: Int64?
     public var renewalTotal: Int64?
-    public var refunded: Int64 = 0
+    public var refunded: Int64?
     public var claimed: Int64 = 0
     public var assigned: Int64 = 0
     public var available: Int64?
-    public var overCapacity: Int64 = 0
-    public var renewalOverCapacity: Int64 = 0
+    public var overCapacity: Int64?
+    public var renewalOverCapacity: Int64?
 }
 
 /// Apple's latest Get Seat Info.
@@ -183,9 +184,9 @@ public struct GroupState: Sendable, Hashable {
             "knownAt": .timestamp(knownAt),
             "seats": [
                 "total": .optional(seats.total), "renewalTotal": .optional(seats.renewalTotal),
-                "refunded": .int(seats.refunded), "claimed": .int(seats.claimed), "assigned": .int(seats.assigned),
-                "available": .optional(seats.available), "overCapacity": .int(seats.overCapacity),
-                "renewalOverCapacity": .int(seats.renewalOverCapacity),
+                "refunded": .optional(seats.refunded), "claimed": .int(seats.claimed), "assigned": .int(seats.assigned),
+                "available": .optional(seats.available), "overCapacity": .optional(seats.overCapacity),
+                "renewalOverCapacity": .optional(seats.renewalOverCapacity),
             ],
             "members": .array(members.map(\.json)),
             "apple": apple.map { apple in

@@ -114,7 +114,8 @@ struct AssignedTimeline {
             if let group, group.status == .gracePeriod {
                 member.hasAccess = true
                 member.accessUntil = group.accessUntil
-            } else if let group, let cascade = group.cascade, !group.hasAccess, cascade.at <= expires {
+            } else if let group, group.isKnown, !group.hasAccess, let cascade = group.cascade {
+                // The group's loss (expiry, grace expiry, revocation) ends a linked member's access.
                 member.revocation = cascade
             } else {
                 member.revocation = Revocation(reason: .expired, at: expires, eventId: current.eventId)
@@ -130,11 +131,11 @@ struct AssignedTimeline {
     }
 
     private func reason(for fact: TransactionFact, at revokedAt: EpochMillis) -> RevocationReason {
-        let type = fact.revocationType
-        if type == nil || type == .refundProrated,
-           seatRefunds.contains(where: { $0 <= revokedAt + GroupProjection.seatRefundWindow && revokedAt - $0 <= GroupProjection.seatRefundWindow }) {
+        // A revocationType Apple sends always wins; an untyped revocation shortly after a seat refund is one.
+        if let type = fact.revocationType { return RevocationReason(rawValue: type.rawValue) }
+        if seatRefunds.contains(where: { $0 <= revokedAt && revokedAt - $0 <= GroupProjection.seatRefundWindow }) {
             return .seatRefund
         }
-        return type.map { RevocationReason(rawValue: $0.rawValue) } ?? .revoked
+        return .revoked
     }
 }

@@ -64,7 +64,11 @@ struct PurchaserTimeline {
         let grace = renewal?.gracePeriodExpiresDate.flatMap { $0 > end ? $0 : nil }
         if revoked {
             status = .revoked
-            let last = current.max { ($0.fact.revocationDate ?? 0) < ($1.fact.revocationDate ?? 0) }
+            // The transaction revoked last (the group is revoked only once all are); ties by the revoking event.
+            let last = current.max {
+                ($0.fact.revocationDate ?? 0, $0.revocationEventKey?.0 ?? 0, $0.revocationEventKey?.1 ?? "")
+                    < ($1.fact.revocationDate ?? 0, $1.revocationEventKey?.0 ?? 0, $1.revocationEventKey?.1 ?? "")
+            }
             let at = last?.fact.revocationDate ?? t
             let eventId = last?.revocationEventId ?? last?.eventId ?? ""
             let reason = last?.fact.revocationType.map { RevocationReason(rawValue: $0.rawValue) } ?? .revoked
@@ -80,15 +84,12 @@ struct PurchaserTimeline {
         } else {
             let endedAt = grace ?? end
             let reason: RevocationReason = grace != nil ? .gracePeriodExpired : .expired
-            if grace == nil, renewal?.isInBillingRetryPeriod == true {
-                status = .billingRetry
-            } else {
-                status = .expired
-            }
-            let notice = index.facts.last {
-                ($0.type == NotificationType.expired.rawValue || $0.type == NotificationType.gracePeriodExpired.rawValue
-                    || $0.type == NotificationType.didFailToRenew.rawValue)
-                    && $0.transactions.contains { $0.originalTransactionId == otid } && $0.occurredAt >= start
+            // Apple keeps retrying billing after a failed renewal (also after grace ends).
+            status = renewal?.isInBillingRetryPeriod == true ? .billingRetry : .expired
+            let kinds: [NotificationType] = grace != nil ? [.gracePeriodExpired] : [.expired, .didFailToRenew]
+            let notice = index.facts.first {
+                kinds.map(\.rawValue).contains($0.type ?? "") && $0.occurredAt >= end
+                    && ($0.transactions.contains { $0.originalTransactionId == otid } || $0.renewals.contains { $0.originalTransactionId == otid })
             }
             let eventId = notice?.eventId ?? current.max { $0.versionKey < $1.versionKey }?.eventId ?? ""
             accessUntil = endedAt

@@ -76,9 +76,9 @@ public enum GroupAnalysis {
             }
         }
         // 3. Claims beyond capacity.
-        if state.seats.overCapacity > 0 {
+        if let over = state.seats.overCapacity, over > 0 {
             found.append(Anomaly(code: "over_capacity",
-                                 text: "\(state.seats.claimed + state.seats.assigned) seats held but only \(max(0, (state.seats.total ?? 0) - 1)) available to members: over capacity by \(state.seats.overCapacity)",
+                                 text: "\(state.seats.claimed + state.seats.assigned) seats held but only \(max(0, (state.seats.total ?? 0) - 1)) available to members: over capacity by \(over)",
                                  eventIds: []))
         }
         // 4. UNCLAIM_SEATS for a claim we never claimed.
@@ -125,9 +125,9 @@ public enum GroupAnalysis {
                 guard let r = member.revocation else { return false }
                 return r.at >= refund.occurredAt && r.at <= windowEnd
             }
-            if after.seats.overCapacity > 0, !memberChange {
+            if let over = after.seats.overCapacity, over > 0, !memberChange {
                 found.append(Anomaly(code: "seat_refund_without_member_change",
-                                     text: "REFUND/SEATS at \(Timestamp.iso8601(refund.occurredAt)) left the group over capacity by \(after.seats.overCapacity) and no member lost a seat within 24 h (missed REVOKE or UNCLAIM_SEATS?)",
+                                     text: "REFUND/SEATS at \(Timestamp.iso8601(refund.occurredAt)) left the group over capacity by \(over) and no member lost a seat within 24 h (missed REVOKE or UNCLAIM_SEATS?)",
                                      eventIds: [refund.eventId]))
             }
         }
@@ -137,13 +137,15 @@ public enum GroupAnalysis {
     /// Recommended actions for support, from the seeds' guidance.
     public static func actions(state: GroupState, anomalies: [Anomaly], context: Context) -> [RecommendedAction] {
         var actions: [RecommendedAction] = []
-        if state.seats.overCapacity > 0 {
+        let over = state.seats.overCapacity ?? 0
+        if over > 0 {
             actions.append(RecommendedAction(code: "unclaim_now",
-                                             text: "unclaim at least \(state.seats.overCapacity) seat(s) now: claims exceed the paid seats and Claim Seat fails until they fit (the App Store never unclaims to fit a smaller group)"))
+                                             text: "unclaim at least \(over) seat(s) now: claims exceed the paid seats and Claim Seat fails until they fit (the App Store never unclaims to fit a smaller group)"))
         }
-        if state.seats.renewalOverCapacity > state.seats.overCapacity, let end = state.periodEnd, let renewal = state.seats.renewalTotal {
+        if let renewalOver = state.seats.renewalOverCapacity, renewalOver > over, let end = state.periodEnd,
+           let renewal = state.seats.renewalTotal {
             actions.append(RecommendedAction(code: "unclaim_before_renewal",
-                                             text: "unclaim at least \(state.seats.renewalOverCapacity) seat(s) before \(Timestamp.iso8601(end)) (renewal at \(renewal) seats); ask the purchaser whom to remove, else the most recently claimed"))
+                                             text: "unclaim at least \(renewalOver) seat(s) before \(Timestamp.iso8601(end)) (renewal at \(renewal) seats); ask the purchaser whom to remove, else the most recently claimed"))
         }
         if state.members.contains(where: { $0.role == .assigned }) {
             actions.append(RecommendedAction(code: "assigned_guards",

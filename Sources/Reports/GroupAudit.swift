@@ -50,8 +50,8 @@ public struct GroupAudit: Sendable {
             ("Product", state.productId ?? "-"),
             ("Invitation model", state.invitationManagement?.rawValue ?? "-"),
             ("Status", state.status.rawValue + (state.periodEnd.map { " (period ends \(Timestamp.iso8601($0)))" } ?? "")),
-            ("Seats", "total \(n(s.total)), at renewal \(n(s.renewalTotal)), refunded \(s.refunded), claimed \(s.claimed), assigned \(s.assigned), available \(n(s.available))"),
-            ("Over capacity", "now \(s.overCapacity), at renewal \(s.renewalOverCapacity)"),
+            ("Seats", "total \(n(s.total)), at renewal \(n(s.renewalTotal)), refunded \(n(s.refunded)), claimed \(s.claimed), assigned \(s.assigned), available \(n(s.available))"),
+            ("Over capacity", "now \(n(s.overCapacity)), at renewal \(n(s.renewalOverCapacity))"),
             ("Apple's view", state.apple.map { "total \(n($0.totalSeatCount)), available \(n($0.availableSeatCount)), \($0.assignedSeatClaimIds.count) claims at \(Timestamp.iso8601($0.observedAt))" } ?? "no Get Seat Info recorded"),
             ("As of", Timestamp.iso8601(state.asOf)),
         ]

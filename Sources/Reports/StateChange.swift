@@ -30,10 +30,12 @@ public enum StateComparison {
         }
         func seat(_ name: String, _ a: Int64?, _ b: Int64?, _ words: (Int64?, Int64?) -> String) {
             guard a != b else { return }
+            // From nothing, only a real count is news ("over capacity by 0" is not).
+            if a == nil, (b ?? 0) == 0 { return }
             changes.append(StateChange(field: "seats.\(name)", member: nil, before: .optional(a), after: .optional(b), text: words(a, b)))
         }
         let s0 = old?.seats, s1 = after.seats
-        seat("total", s0?.total, s1.total) { "seats \(n($0)) → \(n($1))" }
+        seat("total", s0?.total, s1.total) { $0 == nil ? "seats \(n($1))" : "seats \(n($0)) → \(n($1))" }
         if s0?.renewalTotal != s1.renewalTotal, s1.renewalTotal != s1.total || s0?.renewalTotal != s0?.total {
             seat("renewalTotal", s0?.renewalTotal, s1.renewalTotal) { "seats \(n($0)) → \(n($1)) at next renewal" }
         }

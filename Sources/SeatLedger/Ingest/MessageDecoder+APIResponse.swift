@@ -18,7 +18,7 @@ extension MessageDecoder {
         if let env = envelope.environment, env != configuration.environment {
             throw .environmentMismatch(found: env.rawValue, expected: configuration.environment.rawValue, at: "apiResponse")
         }
-        let eventId = SHA256Digest.hex(SHA256Digest.hash(outer.canonicalData()))
+        let eventId = SHA256Digest.hex(outer.canonicalData())
         var identifiers = Set(Self.pathIdentifiers(envelope))
         var verification: [VerificationRecord] = []
         var transactions: [JSONValue] = []

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import JWSVerification
 import SeatLedger
 
 /// `seatledger events`: list stored events, all or those mentioning an identifier.
@@ -42,7 +43,7 @@ enum EventsCommand: Command {
             json["verification"] = .array(event.verification.map(\.json))
             json["decoded"] = event.decoded
             json["raw"] = .string(String(decoding: event.raw, as: UTF8.self))
-            json["hash"] = .string(event.hash.map { String(format: "%02x", $0) }.joined())
+            json["hash"] = .string(SHA256Digest.lowercaseHex(event.hash))
             Terminal.json(.object(json))
             return .success
         }

@@ -27,7 +27,7 @@ enum IngestCommand: Command {
     Spool directories: one message per file. A file moves to `done/` after its event commits and to
     `rejected/` after it is quarantined. Files whose names start with `.` or end in `.tmp` are
     skipped (write then rename). With --follow, keep watching until SIGINT/SIGTERM, which finish
-    the current batch and exit 0.
+    the current batch and exit normally (0, or 3 if anything was quarantined).
 
     From a Redis stream (consumer groups; at-least-once in, exactly-once in the ledger):
       seatledger ingest --from redis://127.0.0.1:6379/appstore-notifications --consumer-group seatledger --consumer worker-1
@@ -36,7 +36,7 @@ enum IngestCommand: Command {
     the consumer re-reads its own pending entries and claims entries idle longer than --min-idle-ms
     from dead consumers (XAUTOCLAIM). The group is created (from the stream's start) if missing.
     Redis restarts are survived by reconnecting with backoff. SIGTERM/SIGINT finish the current
-    batch, acknowledge it and exit 0. Progress and lag (pending, last id) go to stderr; --json
+    batch, acknowledge it and exit normally (0, or 3 if anything was quarantined). Progress and lag (pending, last id) go to stderr; --json
     prints the final stats.
 
     Options:

@@ -7,7 +7,7 @@ import SeatLedger
 enum VerifyCommand: Command {
     static let name = "verify"
     static let summary = "recompute the hash chain and report the first position where it breaks"
-    static let options: Set<String> = ["db"]
+    static let options: Set<String> = ["db", "expect-head"]
     static let flags: Set<String> = ["json", "progress", "chain-only"]
     static let help = """
     Usage: seatledger verify [--db PATH] [--json] [--progress]
@@ -22,6 +22,8 @@ enum VerifyCommand: Command {
     \(HelpText.db)
       --progress       progress on stderr even when it is not a terminal
       --chain-only     check only the hash chain
+      --expect-head H  also require the head hash to be H (save the head printed by an earlier
+                       verify somewhere else: this detects events removed from the end of the log)
     \(HelpText.json)
 
     \(HelpText.exitCodes)
@@ -32,6 +34,16 @@ enum VerifyCommand: Command {
         let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
         let result = try store.verifyChain { count in
             if showProgress { Terminal.err("verify: \(count) events checked") }
+        }
+        if let expected = arguments.value("expect-head"), result.isIntact, result.headHash != expected.lowercased() {
+            let problem = "head hash is \(result.headHash ?? "none"), expected \(expected): events were removed from (or added to) the end of the log"
+            if arguments.flag("json") {
+                Terminal.json(["intact": false, "eventsChecked": .int(result.eventsChecked), "problem": .string(problem),
+                               "headHash": .optional(result.headHash)])
+            } else {
+                Terminal.out("Hash chain BROKEN: \(problem)")
+            }
+            return .findings
         }
         var stale: [String] = []
         if result.isIntact, !arguments.flag("chain-only") {
