@@ -119,3 +119,10 @@ extension EventStore {
         return result
     }
 }
+
+extension EventStore {
+    /// The latest Apple time (`occurredAt`) of any event, if there are events.
+    public func lastOccurredAt() throws(SQLiteError) -> EpochMillis? {
+        try connection.scalarInt("SELECT max(occurred_at) FROM events")
+    }
+}

@@ -17,13 +17,18 @@ public final class EventStore {
     let connection: SQLiteConnection
     /// The file path.
     public let path: String
-    /// The clock for `recorded_at` (epoch ms); injectable for tests.
+    /// The clock for `recorded_at` (epoch ms): now, or `$SEATLEDGER_NOW` when set; injectable for tests.
     public var clock: @Sendable () -> EpochMillis
 
     private init(connection: SQLiteConnection, path: String) {
         self.connection = connection
         self.path = path
-        self.clock = { Timestamp.millis(Date()) }
+        // `$SEATLEDGER_NOW` (ISO 8601 or epoch ms) pins the recording clock for reproducible runs (golden tests).
+        if let pinned = ProcessInfo.processInfo.environment["SEATLEDGER_NOW"].flatMap(Timestamp.parse) {
+            self.clock = { pinned }
+        } else {
+            self.clock = { Timestamp.millis(Date()) }
+        }
     }
 
     /// Creates a new ledger file with its configuration and trust roots.
