@@ -53,7 +53,7 @@ public struct GroupIdentityResolver: Sendable {
     private var unclaimLinks: [(claims: [String], otid: String?, purchaserOTID: String?)] = []
     private var customerLinks = Set<CustomerLink>()
     private var memberGroupIds = Set<String>()
-    private var claimRequestApps: [(app: String, claim: String)] = []
+    private var claimAliases: [(alias: String, claim: String)] = []
 
     private struct CustomerLink: Hashable { let groupId: String; let customer: String }
 
@@ -69,13 +69,13 @@ public struct GroupIdentityResolver: Sendable {
 
     /// Records the link evidence of one event.
     public mutating func add(_ fact: EventFacts) {
-        if let p = fact.seatPathTransactionId {
+        // Only a successful seat-endpoint response proves the path names a purchaser (a 404 for a
+        // mistyped id must not create a group).
+        if let p = fact.seatPathTransactionId, fact.isSuccessfulResponse {
             purchasers.insert(p)
             if let c = fact.seatPathClaimId { claimPurchaser[c] = p }
-            if fact.isSuccessfulResponse {
-                if let c = fact.claimedSeatId { claimPurchaser[c] = p }
-                for c in fact.seatInfo?.assignedSeatClaimIds ?? [] { claimPurchaser[c] = p }
-            }
+            if let c = fact.claimedSeatId { claimPurchaser[c] = p }
+            for c in fact.seatInfo?.assignedSeatClaimIds ?? [] { claimPurchaser[c] = p }
         }
         for tx in fact.transactions {
             if tx.isAssigned {
@@ -105,8 +105,10 @@ public struct GroupIdentityResolver: Sendable {
                 for app in fact.memberAppTransactionIds { customerLinks.insert(CustomerLink(groupId: groupId, customer: app)) }
             }
         }
-        if let app = fact.requestAppTransactionId, let claim = fact.claimedSeatId ?? fact.seatPathClaimId {
-            claimRequestApps.append((app, claim))
+        if let claim = fact.claimedSeatId ?? fact.seatPathClaimId {
+            // A claim's appTransactionId and memberRef also name the group (for `member show` / REF lookups).
+            if let app = fact.requestAppTransactionId { claimAliases.append((app, claim)) }
+            if let ref = fact.memberRef { claimAliases.append((ref, claim)) }
         }
     }
 
@@ -186,8 +188,8 @@ public struct GroupIdentityResolver: Sendable {
         for (id, m) in memberByIdentifier where id != m {
             for key in groupsOfMember[m] ?? [] { groups[key]?.aliases.insert(id) }
         }
-        for link in claimRequestApps {
-            if let p = claims[link.claim] { groups[p]?.aliases.insert(link.app) }
+        for link in claimAliases {
+            if let p = claims[link.claim] { groups[p]?.aliases.insert(link.alias) }
         }
         return groups
     }
