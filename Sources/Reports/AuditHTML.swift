@@ -40,8 +40,10 @@ enum AuditHTML {
         """
     }
 
-    static func table(_ header: [String], _ rows: [[String]], accessColumn: Int? = nil) -> String {
-        var html = "<table><thead><tr>" + header.map { "<th>\(escape($0))</th>" }.joined() + "</tr></thead><tbody>"
+    static func table(_ header: [String]?, _ rows: [[String]], accessColumn: Int? = nil) -> String {
+        var html = "<table>"
+        if let header { html += "<thead><tr>" + header.map { "<th>\(escape($0))</th>" }.joined() + "</tr></thead>" }
+        html += "<tbody>"
         for row in rows {
             html += "<tr>" + row.enumerated().map { index, cell in
                 if index == accessColumn { return "<td class=\"\(cell == "yes" ? "yes" : "no")\">\(escape(cell))</td>" }
@@ -54,7 +56,7 @@ enum AuditHTML {
     static func group(_ audit: GroupAudit) -> String {
         var body = "<h1>Audit of group \(escape(audit.state.groupKey))</h1>"
         body += "<p class=\"muted\">Generated \(escape(Timestamp.iso8601(audit.generatedAt))) by SeatLedger.</p>"
-        body += table(["", ""], audit.summaryRows.map { [$0.0, $0.1] })
+        body += table(nil, audit.summaryRows.map { [$0.0, $0.1] })
         body += "<h2>Seats over time</h2>" + chart(audit.timeline)
         body += "<h2>Members</h2>" + table(GroupAudit.memberHeader, GroupAudit.memberRows(audit.state.members), accessColumn: 3)
         body += "<h2>Timeline</h2>" + table(GroupAudit.timelineHeader, GroupAudit.timelineRows(audit.timeline))
