@@ -14,27 +14,35 @@ public enum Base64URL {
 
     /// Decodes base64url text (padding optional); `nil` if it is not base64url.
     public static func decode<S: StringProtocol>(_ text: S) -> Data? {
-        var utf8 = Array(text.utf8)
-        while utf8.last == UInt8(ascii: "=") { utf8.removeLast() }
-        return decode(bytes: utf8[...])
+        if let fast = text.utf8.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return fast }
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBufferPointer { decode(buffer: $0) }
     }
 
-    /// Decodes base64url bytes (no padding); `nil` if a byte is outside the alphabet.
+    /// Decodes base64url bytes (padding optional); `nil` if a byte is outside the alphabet.
     public static func decode(bytes: ArraySlice<UInt8>) -> Data? {
-        let count = bytes.count
+        bytes.withUnsafeBufferPointer { decode(buffer: $0) }
+    }
+
+    /// Decodes base64url from a raw buffer: one table lookup per byte, no intermediate copies.
+    public static func decode(buffer: UnsafeBufferPointer<UInt8>) -> Data? {
+        var count = buffer.count
+        while count > 0, buffer[count - 1] == UInt8(ascii: "=") { count -= 1 }
         if count % 4 == 1 { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(count * 3 / 4)
+        let table = Self.table  // one lookup of the static, not one per byte
+        var output = [UInt8](repeating: 0, count: count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
-        for byte in bytes {
-            let value = table[Int(byte)]
+        var written = 0
+        for index in 0..<count {
+            let value = table[Int(buffer[index])]
             if value == 0xFF { return nil }
             accumulator = (accumulator << 6) | UInt32(value)
             bits += 6
             if bits >= 8 {
                 bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                output[written] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
+                written += 1
             }
         }
         return Data(output)

@@ -91,98 +91,113 @@ public enum JSONValue: Sendable, Hashable {
     ///
     /// Used for the identity of API-response envelopes and for stored decoded columns.
     public func canonicalData() -> Data {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         writeCanonical(into: &out)
-        return Data(out.utf8)
+        return Data(out)
     }
 
     /// Canonical JSON text as a string.
     public func canonicalString() -> String {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         writeCanonical(into: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Human-readable JSON: sorted keys, two-space indent, one member per line.
     public func prettyString() -> String {
-        var out = ""
+        var out: [UInt8] = []
         writePretty(into: &out, indent: 0)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private func writePretty(into out: inout String, indent: Int) {
-        let pad = String(repeating: "  ", count: indent + 1)
-        let closing = String(repeating: "  ", count: indent)
+    private func writePretty(into out: inout [UInt8], indent: Int) {
+        let pad = [UInt8](repeating: 0x20, count: (indent + 1) * 2)
+        let closing = [UInt8](repeating: 0x20, count: indent * 2)
         switch self {
         case .array(let items) where !items.isEmpty:
-            out += "[\n"
+            out.append(contentsOf: "[\n".utf8)
             for (index, item) in items.enumerated() {
-                out += pad
+                out.append(contentsOf: pad)
                 item.writePretty(into: &out, indent: indent + 1)
-                out += index == items.count - 1 ? "\n" : ",\n"
+                out.append(contentsOf: (index == items.count - 1 ? "\n" : ",\n").utf8)
             }
-            out += closing + "]"
+            out.append(contentsOf: closing)
+            out.append(UInt8(ascii: "]"))
         case .object(let dict) where !dict.isEmpty:
-            out += "{\n"
-            let keys = dict.keys.sorted()
-            for (index, key) in keys.enumerated() {
-                out += pad
-                JSONValue.writeString(key, into: &out)
-                out += ": "
-                dict[key]!.writePretty(into: &out, indent: indent + 1)  // key comes from dict.keys
-                out += index == keys.count - 1 ? "\n" : ",\n"
+            out.append(contentsOf: "{\n".utf8)
+            let entries = dict.sorted { $0.key < $1.key }
+            for (index, entry) in entries.enumerated() {
+                out.append(contentsOf: pad)
+                JSONValue.writeString(entry.key, into: &out)
+                out.append(contentsOf: ": ".utf8)
+                entry.value.writePretty(into: &out, indent: indent + 1)
+                out.append(contentsOf: (index == entries.count - 1 ? "\n" : ",\n").utf8)
             }
-            out += closing + "}"
+            out.append(contentsOf: closing)
+            out.append(UInt8(ascii: "}"))
         default:
             writeCanonical(into: &out)
         }
     }
 
-    private func writeCanonical(into out: inout String) {
+    private func writeCanonical(into out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
-        case .double(let d):
-            if d.isFinite { out += "\(d)" } else { out += "null" }
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .double(let d): out.append(contentsOf: (d.isFinite ? "\(d)" : "null").utf8)
         case .string(let s): JSONValue.writeString(s, into: &out)
         case .array(let items):
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 item.writeCanonical(into: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let dict):
-            out += "{"
-            for (index, key) in dict.keys.sorted().enumerated() {
-                if index > 0 { out += "," }
-                JSONValue.writeString(key, into: &out)
-                out += ":"
-                dict[key]!.writeCanonical(into: &out)  // key comes from dict.keys
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for entry in dict.sorted(by: { $0.key < $1.key }) {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                JSONValue.writeString(entry.key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                entry.value.writeCanonical(into: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func writeString(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Writes a JSON string literal, escaping only what JSON requires (bytes ≥ 0x80 pass through as UTF-8).
+    private static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            var runStart = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+                if runStart < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
+                runStart = index + 1
+                switch byte {
+                case 0x22: out.append(contentsOf: "\\\"".utf8)
+                case 0x5C: out.append(contentsOf: "\\\\".utf8)
+                case 0x0A: out.append(contentsOf: "\\n".utf8)
+                case 0x0D: out.append(contentsOf: "\\r".utf8)
+                case 0x09: out.append(contentsOf: "\\t".utf8)
+                default:
+                    out.append(contentsOf: "\\u00".utf8)
+                    out.append(hexDigits[Int(byte >> 4)])
+                    out.append(hexDigits[Int(byte & 0xF)])
                 }
             }
+            if runStart < bytes.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }
 

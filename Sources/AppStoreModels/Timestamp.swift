@@ -38,7 +38,23 @@ public enum Timestamp {
         if secOfDay < 0 { secOfDay += 86_400; days -= 1 }
         let (y, m, d) = civilFromDays(days)
         let hh = secOfDay / 3600, mm = (secOfDay % 3600) / 60, ss = secOfDay % 60
-        return String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", y, m, d, hh, mm, ss, ms)
+        // Hand-written digits: String(format:) goes through Foundation's locale machinery and is slow.
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        func digits(_ value: Int64, _ width: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<width { divisor *= 10 }
+            var v = value
+            if v < 0 { out.append(UInt8(ascii: "-")); v = -v }
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: (v / divisor) % 10))
+                divisor /= 10
+            }
+        }
+        digits(y, 4); out.append(UInt8(ascii: "-")); digits(m, 2); out.append(UInt8(ascii: "-")); digits(d, 2)
+        out.append(UInt8(ascii: "T")); digits(hh, 2); out.append(UInt8(ascii: ":")); digits(mm, 2)
+        out.append(UInt8(ascii: ":")); digits(ss, 2); out.append(UInt8(ascii: ".")); digits(ms, 3); out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// A `Date` for epoch milliseconds.

@@ -33,6 +33,17 @@ public final class SignedPayloadVerifier: Sendable {
     /// Anchor validity periods keyed by fingerprint.
     private let anchorsByFingerprint: [String: TrustAnchor]
     private let cache: Mutex<ChainCache>
+    /// Parsed headers keyed by the SHA-256 of their base64url text: App Store payloads from one
+    /// signer share one header (the same x5c), so a hit skips decoding ~2 KB of certificates.
+    private let headers: Mutex<[Data: ParsedHeader]>
+
+    /// What a JWS header says, once checked (alg ES256, no crit, x5c with leaf and intermediate).
+    private struct ParsedHeader: Sendable {
+        let header: JSONValue
+        let leafText: String
+        let intermediateText: String
+        let chainKey: Data
+    }
 
     /// Creates a verifier trusting exactly `trustAnchors` (at least one).
     public convenience init(trustAnchors: [TrustAnchor]) throws(VerificationError) {
@@ -50,6 +61,7 @@ public final class SignedPayloadVerifier: Sendable {
         for anchor in trustAnchors { byFingerprint[anchor.sha256Fingerprint] = anchor }
         self.anchorsByFingerprint = byFingerprint
         self.cache = Mutex(ChainCache(capacity: cacheCapacity))
+        self.headers = Mutex([:])
     }
 
     /// Number of validated chains currently cached.
@@ -65,26 +77,23 @@ public final class SignedPayloadVerifier: Sendable {
     ///   - fallbackDate: the validation instant when the payload has no `signedDate`.
     /// - Throws: ``VerificationError`` whose ``VerificationError/failure`` says why.
     public func verify(_ compact: String, fallbackDate: Date = Date()) throws(VerificationError) -> VerifiedJWS {
-        // 1. Shape: exactly three non-empty base64url parts.
-        // (Scanning the UTF-8 view is far cheaper than a Character-based split of a 2–3 KB string.)
-        let utf8 = compact.utf8
-        let dot = UInt8(ascii: ".")
-        guard let firstDot = utf8.firstIndex(of: dot),
-            let secondDot = utf8[utf8.index(after: firstDot)...].firstIndex(of: dot),
-            utf8[utf8.index(after: secondDot)...].firstIndex(of: dot) == nil
-        else {
-            throw VerificationError(.notJWS, "expected 3 dot-separated parts, found \(utf8.lazy.filter { $0 == dot }.count + 1)")
+        // 1. Shape: exactly three non-empty base64url parts (scanning raw UTF-8, not Characters).
+        let (firstDot, secondDot, dotCount) = Self.dotOffsets(compact)
+        guard dotCount == 2 else {
+            throw VerificationError(.notJWS, "expected 3 dot-separated parts, found \(dotCount + 1)")
         }
+        let utf8 = compact.utf8
+        let headerEnd = utf8.index(utf8.startIndex, offsetBy: firstDot)
+        let payloadStart = utf8.index(after: headerEnd)
+        let payloadEnd = utf8.index(utf8.startIndex, offsetBy: secondDot)
+        let signatureStart = utf8.index(after: payloadEnd)
         let parts = [
-            compact[compact.startIndex..<firstDot],
-            compact[utf8.index(after: firstDot)..<secondDot],
-            compact[utf8.index(after: secondDot)..<compact.endIndex],
+            compact[compact.startIndex..<headerEnd],
+            compact[payloadStart..<payloadEnd],
+            compact[signatureStart..<compact.endIndex],
         ]
         guard parts.allSatisfy({ !$0.isEmpty }) else {
             throw VerificationError(.notJWS, "a part is empty")
-        }
-        guard let headerBytes = Base64URL.decode(parts[0]) else {
-            throw VerificationError(.notJWS, "header is not base64url")
         }
         guard let payloadBytes = Base64URL.decode(parts[1]) else {
             throw VerificationError(.notJWS, "payload is not base64url")
@@ -92,42 +101,8 @@ public final class SignedPayloadVerifier: Sendable {
         guard let signature = Base64URL.decode(parts[2]) else {
             throw VerificationError(.notJWS, "signature is not base64url")
         }
-
-        // 2. Header.
-        let header: JSONValue
-        do {
-            header = try JSONValue.parse(headerBytes)
-        } catch {
-            throw VerificationError(.malformedHeader, error.reason)
-        }
-        guard header.objectValue != nil else {
-            throw VerificationError(.malformedHeader, "header is not a JSON object")
-        }
-        guard let alg = header["alg"] else {
-            throw VerificationError(.algNotES256, "header has no alg")
-        }
-        guard case .string(let algName) = alg, algName == "ES256" else {
-            throw VerificationError(.algNotES256, "alg is \(alg.canonicalString())")
-        }
-        if header["crit"] != nil {
-            // RFC 7515 §4.1.11: critical extensions we do not understand must be rejected.
-            throw VerificationError(.malformedHeader, "unsupported crit header parameter")
-        }
-        guard let x5cValue = header["x5c"] else {
-            throw VerificationError(.missingX5C, "header has no x5c")
-        }
-        guard let x5c = x5cValue.arrayValue else {
-            throw VerificationError(.missingX5C, "x5c is not an array")
-        }
-        guard x5c.count >= 2 else {
-            throw VerificationError(.missingX5C, "x5c has \(x5c.count) certificate(s); leaf and intermediate are required")
-        }
-        guard x5c.count <= 3 else {
-            throw VerificationError(.badCertificate, "x5c has \(x5c.count) certificates; expected leaf, intermediate and optionally root")
-        }
-        let leafDER = try Self.decodeCertificate(x5c[0], role: "x5c[0] (leaf)")
-        let intermediateDER = try Self.decodeCertificate(x5c[1], role: "x5c[1] (intermediate)")
-        // x5c[2] (the root) is deliberately ignored: trust comes only from the configured anchors.
+        let parsedHeader = try header(of: parts[0])
+        let header = parsedHeader.header
 
         // 3. Payload.
         let payload: JSONValue
@@ -158,14 +133,14 @@ public final class SignedPayloadVerifier: Sendable {
             validationSeconds = Int64(seconds)
         }
 
-        // 5. Chain (cached by leaf+intermediate).
-        let chain = try validatedChain(leafDER: leafDER, intermediateDER: intermediateDER, at: validationSeconds)
+        // 5. Chain (cached by the x5c text of leaf+intermediate, so a hit decodes no certificate).
+        let chain = try validatedChain(parsedHeader, at: validationSeconds)
 
         // 6. Signature over the ASCII "header.payload".
         guard signature.count == 64 else {
             throw VerificationError(.badSignature, "ES256 signature must be 64 bytes, got \(signature.count)")
         }
-        let signingInput = Data(compact.utf8[compact.startIndex..<parts[1].endIndex])
+        let signingInput = Data(compact.utf8[compact.startIndex..<payloadEnd])
         guard chain.leafKey.verifyES256(signature: signature, message: signingInput) else {
             throw VerificationError(.badSignature, "signature does not verify with the x5c leaf key (\(chain.leafSubject))")
         }
@@ -203,11 +178,76 @@ public final class SignedPayloadVerifier: Sendable {
         return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 
-    private func validatedChain(leafDER: Data, intermediateDER: Data, at seconds: Int64) throws(VerificationError) -> ValidatedChain {
+    /// Offsets of the first two dots and how many dots there are, scanning contiguous UTF-8.
+    private static func dotOffsets(_ text: String) -> (first: Int, second: Int, count: Int) {
+        var text = text
+        return text.withUTF8 { bytes in
+            var first = -1, second = -1, count = 0
+            for index in 0..<bytes.count where bytes[index] == UInt8(ascii: ".") {
+                if count == 0 { first = index } else if count == 1 { second = index }
+                count += 1
+            }
+            return (first, second, count)
+        }
+    }
+
+    /// The checked header: from the header cache, or decoded, parsed and checked once.
+    private func header(of text: Substring) throws(VerificationError) -> ParsedHeader {
+        let digest = SHA256Digest.hash(Data(text.utf8))
+        if let cached = headers.withLock({ $0[digest] }) { return cached }
+        guard let headerBytes = Base64URL.decode(text) else {
+            throw VerificationError(.notJWS, "header is not base64url")
+        }
+        let header: JSONValue
+        do {
+            header = try JSONValue.parse(headerBytes)
+        } catch {
+            throw VerificationError(.malformedHeader, error.reason)
+        }
+        guard header.objectValue != nil else {
+            throw VerificationError(.malformedHeader, "header is not a JSON object")
+        }
+        guard let alg = header["alg"] else {
+            throw VerificationError(.algNotES256, "header has no alg")
+        }
+        guard case .string(let algName) = alg, algName == "ES256" else {
+            throw VerificationError(.algNotES256, "alg is \(alg.canonicalString())")
+        }
+        if header["crit"] != nil {
+            // RFC 7515 §4.1.11: critical extensions we do not understand must be rejected.
+            throw VerificationError(.malformedHeader, "unsupported crit header parameter")
+        }
+        guard let x5cValue = header["x5c"] else {
+            throw VerificationError(.missingX5C, "header has no x5c")
+        }
+        guard let x5c = x5cValue.arrayValue else {
+            throw VerificationError(.missingX5C, "x5c is not an array")
+        }
+        guard x5c.count >= 2 else {
+            throw VerificationError(.missingX5C, "x5c has \(x5c.count) certificate(s); leaf and intermediate are required")
+        }
+        guard x5c.count <= 3 else {
+            throw VerificationError(.badCertificate, "x5c has \(x5c.count) certificates; expected leaf, intermediate and optionally root")
+        }
+        guard case .string(let leafText) = x5c[0], case .string(let intermediateText) = x5c[1] else {
+            throw VerificationError(.badCertificate, "x5c entries must be base64 strings")
+        }
+        // x5c[2] (the root) is deliberately ignored: trust comes only from the configured anchors.
         let hasher = SHA256Hasher()
-        hasher.update(leafDER)
-        hasher.update(intermediateDER)
-        let key = hasher.finalize()
+        hasher.update(leafText)
+        hasher.update(".")
+        hasher.update(intermediateText)
+        let parsed = ParsedHeader(header: header, leafText: leafText, intermediateText: intermediateText, chainKey: hasher.finalize())
+        headers.withLock { cache in
+            if cache.count >= 1024 { cache.removeAll(keepingCapacity: true) }
+            cache[digest] = parsed
+        }
+        return parsed
+    }
+
+    private func validatedChain(_ parsed: ParsedHeader, at seconds: Int64) throws(VerificationError) -> ValidatedChain {
+        let key = parsed.chainKey
+        let leafText = parsed.leafText, intermediateText = parsed.intermediateText
 
         if let cached = cache.withLock({ $0.lookup(key) }) {
             guard cached.isValid(at: seconds) else {
@@ -219,6 +259,8 @@ public final class SignedPayloadVerifier: Sendable {
             return cached
         }
 
+        let leafDER = try Self.decodeCertificate(.string(leafText), role: "x5c[0] (leaf)")
+        let intermediateDER = try Self.decodeCertificate(.string(intermediateText), role: "x5c[1] (intermediate)")
         let chain = try validateChain(leafDER: leafDER, intermediateDER: intermediateDER, at: seconds)
         cache.withLock { $0.insert(chain, for: key) }
         return chain

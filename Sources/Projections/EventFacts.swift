@@ -24,6 +24,13 @@ public struct TransactionFact: Sendable, Hashable {
     /// Whether this is an assigned seat holder's transaction.
     public var isAssigned: Bool { ownership == .assigned }
 
+    /// A transaction fact with only its identifiers (the codec fills the rest).
+    init(transactionId: String, originalTransactionId: String, isMultiSeat: Bool) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.isMultiSeat = isMultiSeat
+    }
+
     /// Reduces a decoded transaction payload; `nil` without transaction ids.
     public init?(_ payload: TransactionPayload) {
         guard let originalTransactionId = payload.originalTransactionId ?? payload.transactionId else { return nil }
@@ -52,6 +59,9 @@ public struct RenewalFact: Sendable, Hashable {
     public var isInBillingRetryPeriod: Bool?
     public var autoRenewStatus: Int64?
     public var signedDate: EpochMillis?
+
+    /// A renewal fact with only its transaction id (the codec fills the rest).
+    init(originalTransactionId: String) { self.originalTransactionId = originalTransactionId }
 
     /// Reduces a decoded renewal payload; `nil` without an original transaction id.
     public init?(_ payload: RenewalInfoPayload) {
@@ -129,6 +139,16 @@ public struct EventFacts: Sendable, Hashable {
     public var notificationType: NotificationType? { kind == .notification ? type.map(NotificationType.init(rawValue:)) : nil }
     /// The endpoint, when this is an API response.
     public var endpoint: APIEndpoint? { kind == .apiResponse ? type.map(APIEndpoint.init(rawValue:)) : nil }
+
+    /// Facts with only the event metadata (the codec fills the rest).
+    init(position: Int64, eventId: String, kind: EventKind, occurredAt: EpochMillis, recordedAt: EpochMillis, origin: EventOrigin) {
+        self.position = position
+        self.eventId = eventId
+        self.kind = kind
+        self.occurredAt = occurredAt
+        self.recordedAt = recordedAt
+        self.origin = origin
+    }
 
     /// Extracts the facts of a stored event from its decoded payload.
     public init(_ event: LedgerEvent) {
@@ -252,7 +272,12 @@ extension EventFacts {
 extension GroupMembership {
     /// Whether an event with these facts concerns this group.
     public func concerns(_ facts: EventFacts) -> Bool {
+        !facts.identifiers.isDisjoint(with: identifiers.union(aliases))
+    }
+
+    /// The facts that concern this group (the group's identifier set is built once).
+    public func relevant(_ facts: [EventFacts]) -> [EventFacts] {
         let mine = identifiers.union(aliases)
-        return !facts.identifiers.isDisjoint(with: mine)
+        return facts.filter { !$0.identifiers.isDisjoint(with: mine) }
     }
 }

@@ -76,11 +76,14 @@ extension Ledger {
         let maintainer = ProjectionMaintainer(store: store)
         return try store.write {
             try maintainer.backfillMissingFacts()
-            let recomputed = try maintainer.recompute(progress: progress)
             try store.clearProjections()
-            try store.replaceGroups(removing: [], rows: recomputed.values.flatMap { ProjectionMaintainer.rows(for: $0.0) },
-                                    states: recomputed.values.map(\.1))
-            return recomputed.count
+            var count = 0
+            // Each group is written as soon as it is folded, so memory stays bounded by one group.
+            try maintainer.recompute(progress: progress) { membership, snapshot in
+                try store.replaceGroups(removing: [], rows: ProjectionMaintainer.rows(for: membership), states: [snapshot])
+                count += 1
+            }
+            return count
         }
     }
 
@@ -88,14 +91,16 @@ extension Ledger {
     public func staleProjections(progress: ((String) -> Void)? = nil) throws -> [String] {
         let maintainer = ProjectionMaintainer(store: store)
         return try store.read {
-            let recomputed = try maintainer.recompute(progress: progress)
-            let stored = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0) })
+            let stored = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) })
             var differing = Set<String>()
-            for (key, value) in recomputed {
+            var seen = Set<String>()
+            try maintainer.recompute(progress: progress) { membership, snapshot in
+                let key = membership.groupKey
+                seen.insert(key)
                 let storedMembership = ProjectionMaintainer.memberships(from: try store.groupIndexRows(groupKeys: [key]))[key]
-                if stored[key]?.state != value.1.state || storedMembership != value.0 { differing.insert(key) }
+                if stored[key] != snapshot.state || storedMembership != membership { differing.insert(key) }
             }
-            differing.formUnion(Set(stored.keys).subtracting(recomputed.keys))
+            differing.formUnion(Set(stored.keys).subtracting(seen))
             return differing.sorted()
         }
     }

@@ -1,5 +1,6 @@
 import AppStoreModels
 import EventStore
+import Dispatch
 import Foundation
 import JWSVerification
 import LedgerEvents
@@ -64,21 +65,59 @@ public final class Ledger {
         var outcomes: [MessageOutcome] = []
         outcomes.reserveCapacity(messages.count)
         var start = 0
-        while start < messages.count {
-            let batch = Array(messages[start..<min(start + batchSize, messages.count)])
-            let (batchSummary, batchOutcomes) = try ingestBatch(batch)
+        try ingestPipelined(next: {
+            guard start < messages.count else { return nil }
+            defer { start += batchSize }
+            return Array(messages[start..<min(start + batchSize, messages.count)])
+        }, onBatch: { batchSummary, _, batchOutcomes in
             summary.add(batchSummary)
             outcomes.append(contentsOf: batchOutcomes)
             progress?(summary)
-            start += batchSize
-        }
+        })
         return (summary, outcomes)
     }
 
     /// Verifies and appends one batch atomically.
     public func ingestBatch(_ batch: [InboundMessage]) throws -> (IngestSummary, [MessageOutcome]) {
+        try commit(batch, decoded: decoder.decodeBatch(batch))
+    }
+
+    /// Ingests batches pulled from `next` until it returns `nil`, verifying batch k+1 on the other
+    /// cores while batch k is being committed (the single writer never waits for signatures).
+    ///
+    /// `onBatch` runs after each commit with the batch, its summary and its outcomes.
+    public func ingestPipelined(next: () throws -> [InboundMessage]?,
+                                onBatch: (IngestSummary, [InboundMessage], [MessageOutcome]) throws -> Void) throws {
         let decoder = self.decoder
-        let decoded = parallelMap(batch) { decoder.decode($0) }
+        guard var current = try next() else { return }
+        var decoded = decoder.decodeBatch(current)
+        while true {
+            let upcoming = try next()
+            let ahead = DecodedBatchSlot()
+            // A dedicated thread, not a dispatch queue: on Linux the Swift concurrency pool runs on
+            // libdispatch's global queues, and blocking one of those while waiting for another
+            // dispatch work item can starve it. A real thread always makes progress.
+            if let upcoming {
+                let thread = Thread {
+                    ahead.value = decoder.decodeBatch(upcoming)
+                    ahead.done.signal()
+                }
+                thread.start()
+            } else {
+                ahead.done.signal()
+            }
+            defer { ahead.waitOnce() }
+            let (summary, outcomes) = try commit(current, decoded: decoded)
+            try onBatch(summary, current, outcomes)
+            ahead.waitOnce()
+            guard let upcoming, let next = ahead.value else { return }
+            current = upcoming
+            decoded = next
+        }
+    }
+
+    /// Appends a batch whose messages were already decoded (same order), in one transaction.
+    func commit(_ batch: [InboundMessage], decoded: [Result<[NewEvent], IngestRejection>]) throws -> (IngestSummary, [MessageOutcome]) {
         var events: [NewEvent] = []
         var owners: [Int] = []          // message index of each event
         var rejections: [QuarantineItem] = []

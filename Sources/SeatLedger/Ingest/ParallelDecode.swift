@@ -23,3 +23,28 @@ private final class ResultSlots<R>: @unchecked Sendable {
     }
     func values() -> [R] { slots.map { $0! } }  // every index was stored by concurrentPerform
 }
+
+extension MessageDecoder {
+    /// Decodes a batch on all cores, results in input order.
+    public func decodeBatch(_ batch: [InboundMessage]) -> [Result<[NewEvent], IngestRejection>] {
+        let decoder = self
+        return parallelMap(batch) { decoder.decode($0) }
+    }
+}
+
+/// A decoded batch handed from the background decoder thread to the committing thread.
+///
+/// `@unchecked Sendable` is safe: `value` is written once by the decoder thread before it signals
+/// `done`, and read only after waiting on `done`, which orders the write before the read.
+final class DecodedBatchSlot: @unchecked Sendable {
+    var value: [Result<[NewEvent], IngestRejection>]?
+    let done = DispatchSemaphore(value: 0)
+    private var waited = false
+
+    /// Waits for the decoder thread the first time; later calls return at once.
+    func waitOnce() {
+        guard !waited else { return }
+        waited = true
+        done.wait()
+    }
+}

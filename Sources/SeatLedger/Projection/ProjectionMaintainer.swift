@@ -53,7 +53,7 @@ struct ProjectionMaintainer {
         var facts: [EventFacts] = []
         facts.reserveCapacity(positions.count)
         for position in positions.sorted() {
-            if let text = stored[position], let json = try? JSONValue.parse(text), let fact = EventFacts(encoded: json) {
+            if let blob = stored[position], let fact = FactsCodec.decode(blob) {
                 facts.append(fact)
             } else if let event = try store.event(at: position) {
                 facts.append(EventFacts(event))
@@ -66,7 +66,7 @@ struct ProjectionMaintainer {
     func group(_ key: String) throws -> (GroupMembership, [EventFacts])? {
         guard let membership = Self.memberships(from: try store.groupIndexRows(groupKeys: [key]))[key] else { return nil }
         let positions = try store.positions(mentioningAny: membership.identifiers.union(membership.aliases))
-        return (membership, try loadFacts(positions).filter { membership.concerns($0) })
+        return (membership, membership.relevant(try loadFacts(positions)))
     }
 
     // MARK: Maintaining
@@ -77,7 +77,7 @@ struct ProjectionMaintainer {
         var newIdentifiers = Set<String>()
         for event in appended {
             let facts = EventFacts(event)
-            try store.storeFacts(position: event.position, facts: facts.encoded.canonicalString())
+            try store.storeFacts(position: event.position, facts: FactsCodec.encode(facts))
             newIdentifiers.formUnion(facts.identifiers)
         }
         // Expand to the connected groups (two hops), then re-resolve that neighbourhood.
@@ -104,7 +104,7 @@ struct ProjectionMaintainer {
         var states: [StoredGroupState] = []
         for (key, membership) in writable {
             rows += Self.rows(for: membership)
-            states.append(Self.snapshot(membership, facts: facts.filter { membership.concerns($0) }))
+            states.append(Self.snapshot(membership, facts: membership.relevant(facts)))
             keys.insert(key)
         }
         try store.replaceGroups(removing: keys, rows: rows, states: states)
@@ -123,30 +123,53 @@ struct ProjectionMaintainer {
     /// Recomputes every group from the log: the identity resolver streams the facts, then each
     /// group is folded from its own events. Memory grows with identifiers, not events.
     func recompute(progress: ((String) -> Void)? = nil) throws -> [String: (GroupMembership, StoredGroupState)] {
+        var result: [String: (GroupMembership, StoredGroupState)] = [:]
+        try recompute(progress: progress) { membership, snapshot in result[membership.groupKey] = (membership, snapshot) }
+        return result
+    }
+
+    /// Streaming form: `each` receives every group as soon as it is folded (nothing is held).
+    func recompute(progress: ((String) -> Void)? = nil, each: (GroupMembership, StoredGroupState) throws -> Void) throws {
         var resolver = GroupIdentityResolver()
         var count = 0
-        try store.forEachFacts { _, text in
-            guard let json = try? JSONValue.parse(text), let fact = EventFacts(encoded: json) else { return }
+        try store.forEachFacts { position, blob in
+            guard let fact = try FactsCodec.decode(blob) ?? store.event(at: position).map(EventFacts.init) else { return }
             resolver.add(fact)
             count += 1
             if count % 100_000 == 0 { progress?("resolved identities of \(count) events") }
         }
-        var result: [String: (GroupMembership, StoredGroupState)] = [:]
+        var done = Set<String>()
         let groups = resolver.groups()
-        for (index, (key, membership)) in groups.sorted(by: { $0.key < $1.key }).enumerated() {
-            let positions = try store.positions(mentioningAny: membership.identifiers.union(membership.aliases))
-            let facts = try loadFacts(positions).filter { membership.concerns($0) }
-            result[key] = (membership, Self.snapshot(membership, facts: facts))
-            if (index + 1) % 1000 == 0 { progress?("folded \(index + 1) of \(groups.count) groups") }
+        // Route every event to the groups it concerns, then fold group by group from a sorted stream.
+        var groupsOfIdentifier: [String: [String]] = [:]
+        for (key, membership) in groups {
+            for identifier in membership.identifiers.union(membership.aliases) { groupsOfIdentifier[identifier, default: []].append(key) }
         }
-        return result
+        var folded = 0
+        try store.forEachGroupsFacts(assign: { position, blob in
+            guard let fact = try FactsCodec.decode(blob) ?? store.event(at: position).map(EventFacts.init) else { return [] }
+            var keys = Set<String>()
+            for identifier in fact.identifiers { keys.formUnion(groupsOfIdentifier[identifier] ?? []) }
+            return Array(keys)
+        }, body: { key, rows in
+            guard let membership = groups[key] else { return }
+            let facts = try rows.compactMap { position, blob in try FactsCodec.decode(blob) ?? store.event(at: position).map(EventFacts.init) }
+            try each(membership, Self.snapshot(membership, facts: facts))
+            done.insert(key)
+            folded += 1
+            if folded % 10_000 == 0 { progress?("folded \(folded) of \(groups.count) groups") }
+        })
+        // A group none of whose events could be routed (cannot happen for resolved groups) still gets a snapshot.
+        for (key, membership) in groups where !done.contains(key) {
+            try each(membership, Self.snapshot(membership, facts: []))
+        }
     }
 
     /// Stores facts for events that have none (written before facts existed, or by an older decoder).
     func backfillMissingFacts() throws {
         for position in try store.positionsWithoutFacts() {
             if let event = try store.event(at: position) {
-                try store.storeFacts(position: position, facts: EventFacts(event).encoded.canonicalString())
+                try store.storeFacts(position: position, facts: FactsCodec.encode(EventFacts(event)))
             }
         }
     }

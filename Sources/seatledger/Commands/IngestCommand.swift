@@ -108,29 +108,23 @@ enum IngestCommand: Command {
         return summary.quarantined > 0 ? .quarantined : .success
     }
 
-    /// Reads lines in batches; blank lines are skipped, over-long lines quarantined.
+    /// Reads lines in batches (blank lines skipped, over-long lines quarantined); verification of
+    /// the next batch overlaps the commit of the current one.
     static func ingestLines(_ reader: LineReader, label: String, into ledger: Ledger, batchSize: Int, stop: StopSignal,
                             onBatch: (IngestSummary) -> Void) throws {
-        var batch: [InboundMessage] = []
-        func flush() throws {
-            guard !batch.isEmpty else { return }
-            let (summary, _) = try ledger.ingestBatch(batch)
-            batch.removeAll(keepingCapacity: true)
-            onBatch(summary)
-        }
-        while let line = try reader.nextLine() {
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-            let source = "\(label):\(reader.lineNumber)"
-            let rejection: IngestRejection? = line.count > reader.maxLineLength
-                ? IngestRejection(code: "line_too_long", reason: "line too long: \(line.count) bytes (limit \(reader.maxLineLength))")
-                : nil
-            batch.append(InboundMessage(raw: line, source: source, origin: .live, preRejection: rejection))
-            if batch.count >= batchSize {
-                try flush()
-                if stop.isStopped { return }
+        try ledger.ingestPipelined(next: {
+            guard !stop.isStopped else { return nil }
+            var batch: [InboundMessage] = []
+            while batch.count < batchSize, let line = try reader.nextLine() {
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                let source = "\(label):\(reader.lineNumber)"
+                let rejection: IngestRejection? = line.count > reader.maxLineLength
+                    ? IngestRejection(code: "line_too_long", reason: "line too long: \(line.count) bytes (limit \(reader.maxLineLength))")
+                    : nil
+                batch.append(InboundMessage(raw: line, source: source, origin: .live, preRejection: rejection))
             }
-        }
-        try flush()
+            return batch.isEmpty ? nil : batch
+        }, onBatch: { summary, _, _ in onBatch(summary) })
     }
 
     static func positiveInt(_ arguments: Arguments, _ name: String, default value: Int) throws -> Int {

@@ -25,8 +25,10 @@ struct GoldenCLITests {
             let created = try CLI.run(["init", "--db", db, "--bundle-id", "com.example.reps", "--environment", "Sandbox", "--root-cert", root],
                                       environment: GoldenCLITests.environment)
             guard created.exitCode == 0 else { throw TestSupportError("init failed: \(created)") }
-            let streams = GoldenCLITests.scenarios.map { TestPaths.repoRoot.appendingPathComponent("Events/scenarios/\($0).ndjson").path }
-            let ingested = try CLI.run(["ingest", "--db", db] + streams, environment: GoldenCLITests.environment)
+            // Relative paths: event sources (and so chain hashes) must not depend on where the repository is checked out.
+            let streams = GoldenCLITests.scenarios.map { "\($0).ndjson" }
+            let ingested = try CLI.run(["ingest", "--db", db] + streams, environment: GoldenCLITests.environment,
+                                       currentDirectory: TestPaths.repoRoot.appendingPathComponent("Events/scenarios"))
             guard ingested.exitCode == 0 else { throw TestSupportError("ingest failed: \(ingested)") }
         }
     }

@@ -184,3 +184,24 @@ struct ProjectionPropertyTests {
         }
     }
 }
+
+@Suite("Facts storage codec")
+struct FactsCodecTests {
+    @Test("every generated event's facts survive encode → decode unchanged", arguments: [UInt64(3), 4, 5])
+    func roundTrip(seed: UInt64) throws {
+        let facts = StreamGenerator.stream(seed: seed, groups: 4).facts
+        #expect(!facts.isEmpty)
+        for fact in facts {
+            #expect(FactsCodec.decode(FactsCodec.encode(fact)) == fact, "\(fact.eventId)")
+        }
+    }
+
+    @Test("a truncated or foreign blob decodes to nil (the caller re-derives from the event)")
+    func damaged() throws {
+        let fact = try #require(StreamGenerator.stream(seed: 9).facts.first)
+        let blob = FactsCodec.encode(fact)
+        #expect(FactsCodec.decode(blob.prefix(blob.count - 1)) == nil)
+        #expect(FactsCodec.decode(Data([99]) + blob.dropFirst()) == nil)
+        #expect(FactsCodec.decode(Data()) == nil)
+    }
+}
