@@ -1,0 +1,150 @@
+import Foundation
+
+/// `report`: merges the step results (one JSON object per file in `--parts`), derives the ratios,
+/// checks the targets, prints the table and writes `bench-results.json`.
+///
+/// A missed target is reported (FAIL in the table, `"pass": false` in the JSON), never an error:
+/// the exit status is 0 whenever the report could be written.
+enum Report {
+    struct Target {
+        let key: String
+        let label: String
+        let op: String        // ">=" or "<"
+        let bound: Double
+        func check(_ value: Double?) -> Bool? {
+            guard let value, value.isFinite else { return nil }
+            return op == ">=" ? value >= bound : value < bound
+        }
+    }
+
+    /// The issue's targets on the 2-core machine.
+    static let targets = [
+        Target(key: "ingest_notifications_per_s", label: "ingest ≥ 5,000 notifications/s", op: ">=", bound: 5000),
+        Target(key: "ratio_vs_peer", label: "ingest ≥ 15× the peer", op: ">=", bound: 15),
+        Target(key: "fraction_of_verify_bound", label: "ingest ≥ 50% of the signature bound", op: ">=", bound: 0.5),
+        Target(key: "rebuild_events_per_s", label: "rebuild ≥ 300,000 events/s", op: ">=", bound: 300_000),
+        Target(key: "rebuild_peak_rss_mb", label: "rebuild peak RSS < 256 MB", op: "<", bound: 256),
+        Target(key: "group_show_median_ms", label: "group show < 10 ms median", op: "<", bound: 10),
+    ]
+
+    static func run(_ arguments: [String]) throws {
+        let options = try Options(arguments, valued: ["--parts", "--out"])
+        let partsDirectory = try options.string("--parts")
+        let out = try options.string("--out")
+        var r: [String: Any] = [:]
+        let files = try FileManager.default.contentsOfDirectory(atPath: partsDirectory).filter { $0.hasSuffix(".json") }.sorted()
+        for file in files {
+            let data = try Data(contentsOf: URL(fileURLWithPath: partsDirectory + "/" + file))
+            // A step that broke may have left an empty or partial file: skip it (the run says which).
+            guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+                FileHandle.standardError.write(Data("report: skipping \(file) (not a JSON object)\n".utf8))
+                continue
+            }
+            r.merge(object) { _, new in new }
+        }
+        func number(_ key: String) -> Double? {
+            if let n = r[key] as? NSNumber { return n.doubleValue }
+            return nil
+        }
+
+        // Derived figures.
+        if let n = number("ingest_notifications"), let s = number("ingest_seconds"), s > 0, (number("ingest_quarantined") ?? 0) == 0 {
+            r["ingest_notifications_per_s"] = round(n / s, 1)
+        }
+        if let ours = number("ingest_notifications_per_s"), let peer = number("peer_notifications_per_s"), peer > 0 {
+            r["ratio_vs_peer"] = round(ours / peer, 2)
+        }
+        if let ours = number("ingest_notifications_per_s"), let bound = number("es256_verifies_per_s"), bound > 0 {
+            r["fraction_of_verify_bound"] = round(ours * 3 / bound, 4)
+        }
+        if let events = number("rebuild_events"), let s = number("rebuild_seconds"), s > 0 {
+            r["rebuild_events_per_s"] = round(events / s, 0)
+        }
+        if let events = number("rebuild_events"), let s = number("rebuild_warm_seconds"), s > 0 {
+            r["rebuild_warm_events_per_s"] = round(events / s, 0)
+        }
+        if let m = number("group_show_inprocess_median_ms") { r["group_show_median_ms"] = m }
+        if let p = number("group_show_inprocess_p99_ms") { r["group_show_p99_ms"] = p }
+
+        var targetResults: [String: Any] = [:]
+        for target in targets {
+            let pass = target.check(number(target.key))
+            targetResults[target.key] = ["target": "\(target.op) \(format(target.bound))", "value": r[target.key] ?? NSNull(),
+                                         "pass": pass.map { $0 as Any } ?? NSNull()]
+        }
+        r["targets"] = targetResults
+
+        let data = try JSONSerialization.data(withJSONObject: r, options: [.sortedKeys, .prettyPrinted])
+        try data.write(to: URL(fileURLWithPath: out))
+        print(table(r, number: number))
+    }
+
+    static func format(_ value: Double) -> String {
+        if value.isNaN { return "—" }
+        if abs(value) >= 100 || (value == value.rounded() && abs(value) < 1e15) {
+            let formatter = NumberFormatter()
+            formatter.numberStyle = .decimal
+            formatter.maximumFractionDigits = 0
+            return formatter.string(from: NSNumber(value: value.rounded())) ?? String(Int(value))
+        }
+        if abs(value) >= 10 { return String(format: "%.1f", value) }
+        return String(format: "%.2f", value)
+    }
+
+    static func table(_ r: [String: Any], number: (String) -> Double?) -> String {
+        func v(_ key: String, scale: Double = 1, suffix: String = "") -> String {
+            guard let n = number(key) else { return "—" }
+            return format(n * scale) + suffix
+        }
+        func mark(_ key: String) -> String {
+            guard let target = targets.first(where: { $0.key == key }) else { return "" }
+            let bound = target.key == "fraction_of_verify_bound" ? "\(target.op) 50%" : "\(target.op) \(format(target.bound))"
+            switch target.check(number(key)) {
+            case .some(true): return "\(bound)  PASS"
+            case .some(false): return "\(bound)  FAIL"
+            case .none: return "\(bound)  n/a"
+            }
+        }
+        func text(_ key: String) -> String { (r[key] as? String) ?? "" }
+        var rows: [(String, String, String, String)] = []
+        rows.append(("1 ingest", "notifications/s (init + ingest, WAL, FULL)", v("ingest_notifications_per_s"), mark("ingest_notifications_per_s")))
+        rows.append(("", "  \(v("ingest_notifications")) notifications, \(v("ingest_groups")) groups, \(v("ingest_seconds")) s, peak RSS \(v("ingest_peak_rss_mb")) MB", "", ""))
+        let peerStatus = text("peer_status")
+        rows.append(("2 peer", "Apple app-store-server-library, notifications/s", v("peer_notifications_per_s"), peerStatus == "ok" ? "" : peerStatus))
+        if number("peer_notifications") != nil {
+            rows.append(("", "  \(text("peer_library")), Python \(text("peer_python")), 1 process, sample \(v("peer_notifications"))", "", ""))
+        }
+        if let tools = r["peer_toolspki_status"] as? String {
+            rows.append(("", "  same library on a Tools/pki-signed stream: \(tools == "ok" ? "accepted" : tools)", "", ""))
+        }
+        rows.append(("", "ratio ours / peer", v("ratio_vs_peer", suffix: "×"), mark("ratio_vs_peer")))
+        rows.append(("3 limits", "ES256 verifies/s, all \(v("es256_threads")) cores (1 core: \(v("es256_verifies_per_s_one_core")))", v("es256_verifies_per_s"), ""))
+        rows.append(("", "fraction of the verify bound (3 JWS/notification)", v("fraction_of_verify_bound", scale: 100, suffix: "%"), mark("fraction_of_verify_bound")))
+        rows.append(("", "SQLite inserts/s (raw lines, 1000-row tx, WAL, FULL)", v("sqlite_inserts_per_s"), "(\(v("sqlite_mb_per_s")) MB/s)"))
+        rows.append(("4 rebuild", "events/s (\(v("rebuild_events")) events, \(v("rebuild_groups")) groups, from the log)", v("rebuild_events_per_s"), mark("rebuild_events_per_s")))
+        rows.append(("", "peak RSS MB", v("rebuild_peak_rss_mb"), mark("rebuild_peak_rss_mb")))
+        rows.append(("", "events/s again, facts cached (warm)", v("rebuild_warm_events_per_s"), "RSS \(v("rebuild_warm_peak_rss_mb")) MB"))
+        rows.append(("5 read", "group show in-process median / p99 ms (\(v("group_show_inprocess_samples")) groups)", "\(v("group_show_inprocess_median_ms")) / \(v("group_show_inprocess_p99_ms"))", mark("group_show_median_ms")))
+        rows.append(("", "group show CLI median / p99 ms (\(v("group_show_cli_samples")) runs)", "\(v("group_show_cli_median_ms")) / \(v("group_show_cli_p99_ms"))", "process start \(v("cli_startup_median_ms")) ms"))
+        // Rows with an empty value column are notes: they do not widen the columns.
+        let measured = rows.filter { !$0.2.isEmpty }
+        let widths = (0..<3).map { column in measured.map { [$0.0, $0.1, $0.2][column].count }.max() ?? 0 }
+        var lines: [String] = []
+        lines.append("SeatLedger benchmark — \(text("mode")) — \(text("machine")), load \(text("load_average_at_start")) — \(text("date")) — \(text("git_head"))")
+        for row in rows {
+            let first = row.0.padding(toLength: widths[0], withPad: " ", startingAt: 0)
+            let second = row.1.padding(toLength: widths[1], withPad: " ", startingAt: 0)
+            let value = String(repeating: " ", count: max(0, widths[2] - row.2.count)) + row.2
+            var line = row.2.isEmpty && row.3.isEmpty ? "\(first)  \(row.1)" : "\(first)  \(second)  \(value)  \(row.3)"
+            while line.last == " " { line.removeLast() }
+            lines.append(line)
+        }
+        let passed = targets.filter { $0.check(number($0.key)) == true }.count
+        let checked = targets.filter { $0.check(number($0.key)) != nil }.count
+        lines.append("targets met: \(passed) of \(checked) measured (of \(targets.count))")
+        for key in ["ingest_status", "rebuild_status", "rebuild_warm_status", "group_show_status", "broken"] {
+            if let status = r[key] as? String, status != "ok" { lines.append("\(key): \(status)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
