@@ -83,7 +83,7 @@ enum LedgerSchema {
 
     CREATE TABLE event_facts (
         position INTEGER PRIMARY KEY,
-        facts    TEXT NOT NULL
+        facts    BLOB NOT NULL
     );
     CREATE TABLE group_index (
         identifier TEXT NOT NULL,
@@ -97,6 +97,19 @@ enum LedgerSchema {
         state         TEXT NOT NULL,
         as_of         INTEGER NOT NULL,
         last_position INTEGER NOT NULL
+    );
+    CREATE TABLE claim_requests (
+        request_identifier      TEXT PRIMARY KEY,
+        original_transaction_id TEXT NOT NULL,
+        member_ref              TEXT,
+        app_transaction_id      TEXT,
+        state                   TEXT NOT NULL,
+        created_at              INTEGER NOT NULL,
+        updated_at              INTEGER NOT NULL,
+        attempts                INTEGER NOT NULL DEFAULT 0,
+        seat_claim_id           TEXT,
+        last_status             INTEGER,
+        last_error              TEXT
     );
     """
 }

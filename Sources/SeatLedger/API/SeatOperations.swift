@@ -1,0 +1,258 @@
+import AppStoreAPI
+import AppStoreModels
+import EventStore
+import Foundation
+import Projections
+
+/// Why `seats claim` refused to call Apple. Each case says what the projection shows and which
+/// error Apple would answer with.
+public struct SeatClaimRefusal: Error, Sendable, CustomStringConvertible {
+    /// Stable code: `no_available_seat`, `not_developer_hosted`, `not_active`, `already_claimed`, `no_purchaser`.
+    public let code: String
+    /// The explanation.
+    public let message: String
+
+    /// The explanation.
+    public var description: String { message }
+}
+
+/// The result of a claim, unclaim or associate.
+public struct SeatOperationResult: Sendable {
+    /// The call's outcome (final attempt).
+    public let result: APICallResult
+    /// The purchaser's original transaction id used in the path.
+    public let originalTransactionId: String
+    /// For claims: the stored request (after the call).
+    public let claimRequest: ClaimRequestRecord?
+    /// For claims: whether an earlier unfinished request was reused.
+    public let resumed: Bool
+    /// Quarantine reasons of responses refused by ingest.
+    public let quarantined: [String]
+    /// Notes for the user.
+    public let notes: [String]
+
+    /// The `seatClaimId` Apple answered (claims) or the one acted on.
+    public var seatClaimId: String? { claimRequest?.seatClaimId ?? result.body?["seatClaimId"]?.stringValue }
+
+    /// JSON for `--json`.
+    public var json: JSONValue {
+        [
+            "result": .string(result.isSuccess ? "ok" : "failed"), "originalTransactionId": .string(originalTransactionId),
+            "seatClaimId": .optional(seatClaimId), "requestIdentifier": .optional(claimRequest?.requestIdentifier),
+            "resumed": .bool(resumed), "call": result.json, "claimRequest": claimRequest?.json ?? .null,
+            "quarantined": .array(quarantined.map(JSONValue.string)), "notes": .array(notes.map(JSONValue.string)),
+        ]
+    }
+}
+
+/// Claim, unclaim and associate developer-hosted seats, recording every response.
+///
+/// Claim Seat writes its `requestIdentifier` to the ledger (`claim_requests`) **before** calling
+/// Apple; a later claim for the same group and member finds the unfinished request and reuses
+/// the identifier, and Apple (idempotent per `requestIdentifier`) returns the same `seatClaimId`,
+/// so a crash or timeout never takes two seats.
+public struct SeatOperations {
+    /// The connection.
+    public let api: LedgerAPI
+
+    /// Creates the operations.
+    public init(api: LedgerAPI) { self.api = api }
+
+    /// The purchaser's original transaction id of the group `reference` resolves to.
+    func purchaser(of state: GroupState, reference: String) throws(SeatClaimRefusal) -> String {
+        guard let otid = state.purchaserOriginalTransactionId else {
+            throw SeatClaimRefusal(code: "no_purchaser",
+                                   message: "group \(state.groupKey) (from \(reference)) has no known purchaser transaction; seat endpoints need the purchaser's originalTransactionId (run `seatledger reconcile \(reference)` or ingest its notifications)")
+        }
+        return otid
+    }
+
+    /// The refusals the projection gives for a new claim (empty: go ahead).
+    ///
+    /// - Parameter checkSeats: `false` when resuming an unfinished request (it takes no new seat).
+    public static func claimRefusals(state: GroupState, memberRef: String?, appTransactionId: String?,
+                                     checkSeats: Bool) -> [SeatClaimRefusal] {
+        var refusals: [SeatClaimRefusal] = []
+        let group = state.groupKey
+        if state.invitationManagement != .developer {
+            let model = state.invitationManagement?.rawValue ?? "unknown"
+            refusals.append(SeatClaimRefusal(code: "not_developer_hosted", message:
+                "group \(group) is not developer-hosted (invitationManagement \(model)); Claim Seat applies only to DEVELOPER groups "
+                + "and Apple would answer TransactionNotDevManagedGroupError"
+                + (state.invitationManagement == nil ? " — if the ledger is missing the purchase, run `seatledger reconcile \(group)`" : "")))
+        }
+        if !state.status.grantsAccess {
+            refusals.append(SeatClaimRefusal(code: "not_active", message:
+                "group \(group)'s subscription is not active (status \(state.status.rawValue)); Apple would answer SubscriptionNotActiveError"))
+        }
+        if checkSeats {
+            let seats = state.seats
+            if (seats.available ?? 0) <= 0 {
+                var detail = "total \(seats.total.map(String.init) ?? "unknown"), claimed \(seats.claimed), assigned \(seats.assigned)"
+                if let over = seats.overCapacity, over > 0 { detail += ", over capacity by \(over)" }
+                refusals.append(SeatClaimRefusal(code: "no_available_seat", message:
+                    "group \(group) has no available seat (\(detail); the purchaser holds one seat); Apple would answer "
+                    + "NoAvailableSeatsError — unclaim a seat first, or run `seatledger reconcile \(group)` if the ledger may be behind"))
+            }
+            if let holder = state.members.first(where: { member in
+                member.role == .claim && member.hasAccess
+                    && ((memberRef != nil && member.memberRef == memberRef) || (appTransactionId != nil && member.appTransactionId == appTransactionId))
+            }) {
+                refusals.append(SeatClaimRefusal(code: "already_claimed", message:
+                    "\(memberRef ?? appTransactionId ?? "the member") already holds active seat claim \(holder.seatClaimId ?? "?") in group \(group)"))
+            }
+        }
+        return refusals
+    }
+
+    /// Claims a seat in the group `reference` resolves to.
+    ///
+    /// - Parameters:
+    ///   - requestIdentifier: resume this exact request (default: reuse the unfinished request for
+    ///     the same group and member, else a new UUID).
+    ///   - now: `asOf` of the guards.
+    public func claim(_ reference: String, appTransactionId: String?, memberRef: String?, requestIdentifier: String? = nil,
+                      now: EpochMillis) throws -> SeatOperationResult {
+        let store = api.ledger.store
+        let state = try api.ledger.groupState(reference, asOf: now)
+        let otid = try purchaser(of: state, reference: reference)
+        let existing = try store.claimRequests(originalTransactionId: otid, state: ClaimRequestRecord.pending).first { record in
+            if let memberRef { return record.memberRef == memberRef }
+            if let appTransactionId { return record.memberRef == nil && record.appTransactionId == appTransactionId }
+            return record.memberRef == nil && record.appTransactionId == nil
+        }
+        let explicit = try requestIdentifier.flatMap { try store.claimRequest($0) }
+        if let explicit, explicit.state == ClaimRequestRecord.claimed {
+            throw SeatClaimRefusal(code: "already_claimed", message:
+                "request \(explicit.requestIdentifier) already claimed seat \(explicit.seatClaimId ?? "?"); nothing to resume")
+        }
+        let resuming = existing != nil || explicit != nil
+        if let refusal = Self.claimRefusals(state: state, memberRef: memberRef, appTransactionId: appTransactionId,
+                                            checkSeats: !resuming).first {
+            throw refusal
+        }
+        let (record, resumed) = try store.beginClaimRequest(
+            originalTransactionId: otid, memberRef: memberRef, appTransactionId: appTransactionId,
+            newIdentifier: UUID().uuidString.lowercased(), explicitIdentifier: requestIdentifier, now: Timestamp.millis(Date()))
+        var notes: [String] = []
+        if resumed {
+            notes.append("reusing requestIdentifier \(record.requestIdentifier) of an unfinished claim from \(Timestamp.iso8601(record.createdAt)) "
+                + "(\(record.attempts) request\(record.attempts == 1 ? "" : "s") sent before); Apple returns the same seatClaimId, no second seat is taken")
+        }
+        let memberRefUsed = record.memberRef ?? memberRef
+        var call = APICall.claimSeat(originalTransactionId: otid, requestIdentifier: record.requestIdentifier,
+                                     appTransactionId: record.appTransactionId ?? appTransactionId)
+        if let memberRefUsed { call = call.with(context: "memberRef", .string(memberRefUsed)) }
+        try store.noteClaimAttempts(record.requestIdentifier, count: 1, now: Timestamp.millis(Date()))
+        let (result, recorded) = try api.perform(call)
+        if result.attempts.count > 1 {
+            try store.noteClaimAttempts(record.requestIdentifier, count: result.attempts.count - 1, now: Timestamp.millis(Date()))
+        }
+        // Read the response into locals once (the 6.3 optimizer crashes on repeated optional
+        // projections of `result` here in release builds).
+        let httpStatus: Int? = result.status
+        let responseBody: JSONValue? = result.body
+        let succeeded = result.isSuccess
+        let status = httpStatus.map(Int64.init)
+        let finalState: String
+        var seatClaimId: String?
+        var lastError: String?
+        if succeeded {
+            seatClaimId = responseBody?["seatClaimId"]?.stringValue
+            finalState = seatClaimId == nil ? ClaimRequestRecord.pending : ClaimRequestRecord.claimed
+            if seatClaimId == nil { lastError = "2xx without seatClaimId" }
+        } else if let code = httpStatus, !RetryPolicy.isRetryable(status: code, errorCode: result.errorCode) {
+            finalState = ClaimRequestRecord.failed
+            lastError = result.summary
+        } else {
+            finalState = ClaimRequestRecord.pending
+            lastError = result.summary
+            notes.append("the claim's outcome is unknown; run the same `seats claim` again to retry with requestIdentifier \(record.requestIdentifier)")
+        }
+        try store.updateClaimRequest(record.requestIdentifier, state: finalState, seatClaimId: seatClaimId, lastStatus: status,
+                                     lastError: lastError, now: Timestamp.millis(Date()))
+        return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: try store.claimRequest(record.requestIdentifier),
+                                   resumed: resumed, quarantined: Self.quarantined(recorded), notes: notes)
+    }
+
+    /// Unclaims `seatClaimId` in the group `reference` resolves to (revoke the member's access in your app too).
+    public func unclaim(_ reference: String, seatClaimId: String, now: EpochMillis) throws -> SeatOperationResult {
+        let state = try api.ledger.groupState(reference, asOf: now)
+        let otid = try purchaser(of: state, reference: reference)
+        var notes: [String] = []
+        let member = state.members.first { $0.seatClaimId == seatClaimId }
+        if member == nil { notes.append("the ledger knows no claim \(seatClaimId) in group \(state.groupKey); asking Apple anyway") }
+        var call = APICall.unclaimSeat(originalTransactionId: otid, seatClaimId: seatClaimId)
+        if let ref = member?.memberRef { call = call.with(context: "memberRef", .string(ref)) }
+        let (result, recorded) = try api.perform(call)
+        return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: nil, resumed: false,
+                                   quarantined: Self.quarantined(recorded), notes: notes)
+    }
+
+    /// Associates `seatClaimId` with the member's `appTransactionId`.
+    public func associate(_ reference: String, seatClaimId: String, appTransactionId: String, now: EpochMillis) throws -> SeatOperationResult {
+        let state = try api.ledger.groupState(reference, asOf: now)
+        let otid = try purchaser(of: state, reference: reference)
+        var notes: [String] = []
+        let member = state.members.first { $0.seatClaimId == seatClaimId }
+        if member == nil { notes.append("the ledger knows no claim \(seatClaimId) in group \(state.groupKey); asking Apple anyway") }
+        var call = APICall.associateSeat(originalTransactionId: otid, seatClaimId: seatClaimId, appTransactionId: appTransactionId)
+        if let ref = member?.memberRef { call = call.with(context: "memberRef", .string(ref)) }
+        let (result, recorded) = try api.perform(call)
+        return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: nil, resumed: false,
+                                   quarantined: Self.quarantined(recorded), notes: notes)
+    }
+
+    /// Get Seat Info for the group `reference` resolves to.
+    public func info(_ reference: String, now: EpochMillis) throws -> SeatOperationResult {
+        let state = try api.ledger.groupState(reference, asOf: now)
+        let otid = try purchaser(of: state, reference: reference)
+        let (result, recorded) = try api.perform(.getSeatInfo(originalTransactionId: otid))
+        return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: nil, resumed: false,
+                                   quarantined: Self.quarantined(recorded), notes: [])
+    }
+
+    static func quarantined(_ recorded: [RecordedExchange]) -> [String] {
+        recorded.compactMap { item in
+            if case .quarantined(let id, let rejection) = item.outcome {
+                return "\(item.exchange.endpoint.rawValue) response quarantined as #\(id): \(rejection.reason)"
+            }
+            return nil
+        }
+    }
+}
+
+extension Ledger {
+    /// The latest verified version (by `signedDate`) of transaction `transactionId` the ledger
+    /// holds (from notifications or API responses); `nil` when unknown.
+    public func latestTransaction(_ transactionId: String) throws -> TransactionPayload? {
+        var best: TransactionPayload?
+        for event in try events(mentioning: transactionId) {
+            var payloads: [JSONValue] = []
+            if let tx = event.decoded["transactionInfo"] { payloads.append(tx) }
+            for item in event.decoded["transactions"]?.arrayValue ?? [] {
+                if let payload = item["payload"] { payloads.append(payload) }
+            }
+            for payload in payloads {
+                let transaction = TransactionPayload(json: payload)
+                guard transaction.transactionId == transactionId else { continue }
+                if best == nil || (transaction.signedDate ?? 0) > (best?.signedDate ?? 0) { best = transaction }
+            }
+        }
+        return best
+    }
+
+    /// Refuses `endpoint` for an `ASSIGNED` transaction (and for a transaction the ledger does not
+    /// hold, whose ownership is unknown): the library guard every Extend a Subscription Renewal
+    /// Date, Send Consumption Information or Set App Account Token path must pass.
+    ///
+    /// - Returns: the verified transaction, for ``AssignedTransactionGuard``'s call builders.
+    public func transactionForGuardedCall(_ endpoint: APIEndpoint, transactionId: String) throws -> TransactionPayload {
+        guard let transaction = try latestTransaction(transactionId) else {
+            throw APIUsageError("refusing to call \(endpoint.rawValue) for transaction \(transactionId): the ledger holds no verified copy, "
+                + "so whether it is ASSIGNED (which Apple refuses with 4030028 / 4000227) is unknown; record it first (Get Transaction Info)")
+        }
+        try AssignedTransactionGuard.check(endpoint, transaction: transaction)
+        return transaction
+    }
+}

@@ -1,0 +1,437 @@
+import AppStoreAPI
+import AppStoreModels
+import EventStore
+import Foundation
+import Projections
+import Reports
+import SeatLedger
+
+/// Options shared by every command that calls the App Store Server API.
+enum APIOptionsHelp {
+    static let names: Set<String> = ["db", "issuer-id", "key-id", "private-key", "credentials", "api-base-url", "timeout", "max-attempts"]
+
+    static let text = """
+      --issuer-id ID        App Store Connect issuer id (else $SEATLEDGER_ISSUER_ID, else the credentials file)
+      --key-id ID           API key id (else $SEATLEDGER_KEY_ID, else the credentials file)
+      --private-key FILE    the .p8 key (else $SEATLEDGER_PRIVATE_KEY_FILE, else the credentials file);
+                            a key readable by group or others gets a warning
+      --credentials FILE    JSON {"issuerId","keyId","privateKeyFile"} (default: the file stored with
+                            `seatledger api-config --credentials FILE`)
+      --api-base-url URL    default: $SEATLEDGER_API_BASE_URL, else `api-config --api-base-url`, else
+                            https://api.storekit-sandbox.apple.com (Sandbox) / https://api.storekit.apple.com
+      --timeout SECONDS     per request (default 30)
+      --max-attempts N      requests per call including retries of 429 (Retry-After honoured), 5xx and
+                            timeouts (default 5)
+    """
+
+    static let recording = """
+    Every response, success or error, and every retried attempt is appended to the ledger as an
+    `apiResponse` event through the normal ingest path (signatures verified) before anything is
+    printed. Credentials are never printed, logged or stored in events.
+    """
+
+    /// Builds the connection from the command's options; prints warnings on stderr.
+    static func connect(_ arguments: Arguments, ledger: Ledger) throws -> LedgerAPI {
+        var options = LedgerAPIOptions()
+        options.issuerId = arguments.value("issuer-id")
+        options.keyId = arguments.value("key-id")
+        options.privateKeyFile = arguments.value("private-key")
+        options.credentialsFile = arguments.value("credentials")
+        options.baseURL = arguments.value("api-base-url")
+        if let text = arguments.value("timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
+                throw UsageError(message: "--timeout must be a number of seconds from 0 to 600, got \(text)")
+            }
+            options.timeout = seconds
+        }
+        if let text = arguments.value("max-attempts") {
+            guard let attempts = Int(text), (1...20).contains(attempts) else {
+                throw UsageError(message: "--max-attempts must be 1…20, got \(text)")
+            }
+            options.retry.maximumAttempts = attempts
+        }
+        options.clock = { Clocks.now }
+        options.log = { Terminal.err($0) }
+        do {
+            let (api, warnings) = try LedgerAPI.connect(ledger, options: options)
+            for warning in warnings { Terminal.err(warning) }
+            return api
+        } catch let error as APICredentialsError {
+            throw UsageError(message: error.message)
+        } catch let error as APIUsageError {
+            throw UsageError(message: error.message)
+        }
+    }
+
+    /// ISO 8601, epoch ms, or a duration back from now (`30d`, `12h`, `90m`).
+    static func time(_ text: String, option: String, now: EpochMillis) throws -> EpochMillis {
+        if let unit = text.last, "dhm".contains(unit), let count = Int64(text.dropLast()), count >= 0 {
+            let millis: Int64 = unit == "d" ? 86_400_000 : unit == "h" ? 3_600_000 : 60_000
+            return now - count * millis
+        }
+        guard let value = Timestamp.parse(text) else {
+            throw UsageError(message: "--\(option) must be ISO 8601 (2026-11-02T10:00:00Z), epoch milliseconds or a duration like 7d, got \(text)")
+        }
+        return value
+    }
+}
+
+/// `seatledger backfill --since T [--until T] [--only-failures]`: Get Notification History → ingest.
+enum BackfillCommand: Command {
+    static let name = "backfill"
+    static let summary = "recover missed notifications from Apple's notification history (idempotent, resumable)"
+    static let options: Set<String> = APIOptionsHelp.names.union(["since", "until"])
+    static let flags: Set<String> = ["json", "only-failures", "restart"]
+    static let help = """
+    Usage: seatledger backfill --since T [--until T] [--only-failures] [--restart] [--db PATH] [--json]
+
+    Pages through Get Notification History (20 per page) for [since, until) and ingests every
+    notification; ones already in the ledger append nothing, so the report's "new" count is
+    exactly the notifications that had been missed. Apple keeps 180 days of history in
+    Production and 30 in Sandbox; an older --since is moved forward with a note.
+
+    Idempotent and resumable: the ledger remembers which windows were fetched to the last page
+    (and the next page's token while paging), so running the same backfill again requests
+    nothing and appends nothing, and an interrupted run continues from the next page. Then
+    `seatledger diff REF --known-at BEFORE --known-at AFTER` shows what the new notifications
+    changed (the report prints BEFORE).
+
+    \(APIOptionsHelp.recording)
+
+    Options:
+    \(HelpText.db)
+      --since T             window start: ISO 8601, epoch ms, or a duration back from now (7d, 12h)
+      --until T             window end (default: now)
+      --only-failures       only notifications that never reached your server
+      --restart             ignore earlier runs' coverage and fetch the window again
+    \(APIOptionsHelp.text)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    Backfill exits 2 when Apple's answer stopped it (progress so far is kept; rerun to resume).
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.isEmpty else { throw UsageError(message: "backfill takes no positional arguments") }
+        let now = Clocks.now
+        let since = try APIOptionsHelp.time(try arguments.required("since"), option: "since", now: now)
+        let until = try arguments.value("until").map { try APIOptionsHelp.time($0, option: "until", now: now) }
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let api = try APIOptionsHelp.connect(arguments, ledger: ledger)
+        let knownBefore = ledger.store.clock() - 1   // the recording clock: events of this run are later
+        let report: BackfillReport
+        do {
+            report = try NotificationBackfill(api: api).run(since: since, until: until, onlyFailures: arguments.flag("only-failures"),
+                                                            restart: arguments.flag("restart"), now: now)
+        } catch let error as APIUsageError {
+            throw UsageError(message: error.message)
+        }
+        let knownAfter = ledger.store.clock()
+        let groups = try affectedGroups(report, ledger: ledger)
+        if arguments.flag("json") {
+            var json = report.json.objectValue ?? [:]
+            json["knownBefore"] = .timestamp(knownBefore)
+            json["knownAfter"] = .timestamp(knownAfter)
+            json["groups"] = .array(groups.map(JSONValue.string))
+            Terminal.json(.object(json))
+        } else {
+            Terminal.out(text(report, groups: groups, knownBefore: knownBefore, knownAfter: knownAfter))
+        }
+        if report.failure != nil { return .failure }
+        return report.quarantined > 0 ? .quarantined : .success
+    }
+
+    /// Group keys the new notifications belong to.
+    static func affectedGroups(_ report: BackfillReport, ledger: Ledger) throws -> [String] {
+        var keys = Set<String>()
+        for item in report.newNotifications {
+            let identifiers = Set(try ledger.store.identifiers(at: item.position).map(\.value))
+            keys.formUnion(try ledger.store.groupKeys(forAny: identifiers))
+        }
+        return keys.sorted()
+    }
+
+    static func text(_ report: BackfillReport, groups: [String], knownBefore: EpochMillis, knownAfter: EpochMillis) -> String {
+        var lines = ["Backfill \(Timestamp.iso8601(report.since)) → \(Timestamp.iso8601(report.until))"
+            + (report.onlyFailures ? " (only failed deliveries)" : "")]
+        for note in report.notes { lines.append("  note: \(note)") }
+        if report.resumed { lines.append("  resumed an interrupted run from its next page") }
+        if !report.windows.isEmpty {
+            lines.append("  \(report.pages) page\(report.pages == 1 ? "" : "s"), \(report.returned) notification\(report.returned == 1 ? "" : "s") returned: "
+                + "\(report.newNotifications.count) new (missed), \(report.alreadyKnown) already in the ledger"
+                + (report.quarantined > 0 ? ", \(report.quarantined) quarantined" : ""))
+        }
+        for item in report.newNotifications {
+            let kind = [item.type, item.subtype].compactMap { $0 }.joined(separator: "/")
+            lines.append("  + \(item.notificationUUID) \(kind.isEmpty ? "?" : kind) signed \(Timestamp.iso8601(item.signedDate)) (position \(item.position))")
+        }
+        for reason in report.quarantineReasons { lines.append("  ! \(reason)") }
+        if let failure = report.failure {
+            lines.append("Stopped: \(failure). Progress is saved; run the same backfill again to resume.")
+        }
+        if !groups.isEmpty {
+            lines.append("Groups changed: \(groups.joined(separator: ", "))")
+            lines.append("See what changed: seatledger diff \(groups[0]) --known-at \(Timestamp.iso8601(knownBefore)) --known-at \(Timestamp.iso8601(knownAfter))")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// `seatledger reconcile REF`: refresh a group from Apple, then print the diff against Apple.
+enum ReconcileCommand: Command {
+    static let name = "reconcile"
+    static let summary = "ask Apple about a group (statuses, seats, groups, members), record it, print the diff"
+    static let options: Set<String> = APIOptionsHelp.names.union(["as-of"])
+    static let flags: Set<String> = ["json", "with-history"]
+    static let help = """
+    Usage: seatledger reconcile REF [--with-history] [--db PATH] [--json]
+
+    Calls Get All Subscription Statuses for the group's purchaser (REF may be any identifier of
+    the group, or a transaction id the ledger does not know yet), optionally every page of Get
+    Transaction History v2 (--with-history: recovers every transaction of the period, e.g. a
+    missed seat addition), Get Seat Info (skipped for Apple-hosted groups), Get Customer Groups
+    and every page of Get Group Members for each group id (the sandbox placeholder group is
+    skipped). Then prints our projection against Apple's latest view, like
+    `seatledger diff REF --against-apple`.
+
+    \(APIOptionsHelp.recording)
+
+    Options:
+    \(HelpText.db)
+      --with-history        also page through Get Transaction History v2
+      --as-of T             moment of the comparison (default: now)
+    \(APIOptionsHelp.text)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    Reconcile exits 0 when ours and Apple's agree, 1 when they differ, 2 when a call failed, 3
+    when a response was quarantined.
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.count == 1 else { throw UsageError(message: "reconcile needs exactly one REF") }
+        let reference = arguments.positionals[0]
+        let now = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? Clocks.now
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let api = try APIOptionsHelp.connect(arguments, ledger: ledger)
+        let report = try GroupReconciler(api: api).run(reference, withHistory: arguments.flag("with-history"), now: now)
+        if arguments.flag("json") {
+            Terminal.json(report.json)
+        } else {
+            var lines = ["Reconcile \(reference)" + (report.purchaserOriginalTransactionId.map { " (purchaser \($0))" } ?? "")]
+            for call in report.calls { lines.append("  \(call.isSuccess ? "✓" : "✗") \(call.summary)") }
+            for note in report.notes { lines.append("  note: \(note)") }
+            for item in report.quarantined { lines.append("  ! \(item)") }
+            lines.append("")
+            lines.append(report.comparison?.text ?? "No comparison: the ledger has no group for \(reference).")
+            Terminal.out(lines.joined(separator: "\n"))
+        }
+        if !report.failedCalls.isEmpty || report.comparison == nil { return .failure }
+        if !report.quarantined.isEmpty { return .quarantined }
+        return (report.comparison?.differences.isEmpty ?? true) ? .success : .findings
+    }
+}
+
+/// `seatledger seats claim|unclaim|associate|info|requests`.
+enum SeatsCommand: Command {
+    static let name = "seats"
+    static let summary = "claim, unclaim and associate developer-hosted seats through Apple (recorded)"
+    static let options: Set<String> = APIOptionsHelp.names.union(["app-transaction-id", "member-ref", "request-id", "as-of", "state"])
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger seats claim REF [--app-transaction-id X] [--member-ref R] [--request-id ID] [--db PATH] [--json]
+           seatledger seats unclaim REF SEAT_CLAIM_ID [--db PATH] [--json]
+           seatledger seats associate REF SEAT_CLAIM_ID --app-transaction-id X [--db PATH] [--json]
+           seatledger seats info REF [--db PATH] [--json]
+           seatledger seats requests [REF] [--state pending|claimed|failed] [--db PATH] [--json]
+
+    claim: refuses (exit 2, no request sent) when the projection shows the group is not
+    developer-hosted, its subscription is not active, it has no available seat, or the member
+    already holds an active claim. Otherwise it writes a new requestIdentifier to the ledger
+    BEFORE calling Claim Seat. If that run dies or gets no answer, the same `seats claim` (same
+    REF and --member-ref, else --app-transaction-id) finds the unfinished request and reuses its
+    requestIdentifier, so Apple returns the same seatClaimId and never takes a second seat;
+    --request-id resumes one request explicitly.
+    unclaim: Unclaim Seat (revoke the member's access in your app at the same time).
+    associate: Associate Seat (links the claim to the member's appTransactionId; access unchanged).
+    info: Get Seat Info.  requests: the stored Claim Seat requests (no API call).
+
+    The library also refuses Extend a Subscription Renewal Date (4030028), Send Consumption
+    Information and Set App Account Token (4000227) for ASSIGNED transactions.
+
+    \(APIOptionsHelp.recording)
+
+    Options:
+    \(HelpText.db)
+      --app-transaction-id X  the member's appTransactionId (claim: optional; associate: required)
+      --member-ref R          your member id, recorded in the event's context and shown in reports
+      --request-id ID         claim: resume this stored requestIdentifier
+      --state S               requests: only this state
+      --as-of T               moment the guards read the projection at (default: now)
+    \(APIOptionsHelp.text)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard let action = arguments.positionals.first else {
+            throw UsageError(message: "expected `seats claim|unclaim|associate|info|requests …`")
+        }
+        let rest = Array(arguments.positionals.dropFirst())
+        let now = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? Clocks.now
+        let json = arguments.flag("json")
+        if action == "requests" {
+            guard rest.count <= 1 else { throw UsageError(message: "seats requests takes at most one REF") }
+            let ledger = try Ledger.open(path: arguments.databasePath)
+            let otid = try rest.first.map { try ledger.groupState($0, asOf: now).purchaserOriginalTransactionId ?? $0 }
+            let records = try ledger.store.claimRequests(originalTransactionId: otid, state: arguments.value("state"))
+            if json { Terminal.json(.array(records.map(\.json))) } else if records.isEmpty { Terminal.out("No Claim Seat requests.") } else {
+                Terminal.out(records.map {
+                    "\($0.requestIdentifier)  \($0.state)  group \($0.originalTransactionId)  member \($0.memberRef ?? $0.appTransactionId ?? "-")"
+                        + "  attempts \($0.attempts)" + ($0.seatClaimId.map { "  claim \($0)" } ?? "")
+                        + ($0.lastError.map { "  last: \($0)" } ?? "")
+                }.joined(separator: "\n"))
+            }
+            return .success
+        }
+        let expected: Int
+        switch action {
+        case "claim", "info": expected = 1
+        case "unclaim", "associate": expected = 2
+        default: throw UsageError(message: "unknown seats action '\(action)' (expected claim, unclaim, associate, info or requests)")
+        }
+        guard rest.count == expected else {
+            throw UsageError(message: "seats \(action) needs \(expected == 1 ? "REF" : "REF SEAT_CLAIM_ID")")
+        }
+        if action == "associate", arguments.value("app-transaction-id") == nil {
+            throw UsageError(message: "seats associate needs --app-transaction-id")
+        }
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        let api = try APIOptionsHelp.connect(arguments, ledger: ledger)
+        let operations = SeatOperations(api: api)
+        let outcome: SeatOperationResult
+        do {
+            switch action {
+            case "claim":
+                outcome = try operations.claim(rest[0], appTransactionId: arguments.value("app-transaction-id"),
+                                               memberRef: arguments.value("member-ref"), requestIdentifier: arguments.value("request-id"),
+                                               now: now)
+            case "unclaim":
+                outcome = try operations.unclaim(rest[0], seatClaimId: rest[1], now: now)
+            case "associate":
+                outcome = try operations.associate(rest[0], seatClaimId: rest[1], appTransactionId: arguments.value("app-transaction-id") ?? "",
+                                                   now: now)
+            default:
+                outcome = try operations.info(rest[0], now: now)
+            }
+        } catch let refusal as SeatClaimRefusal {
+            if json { Terminal.json(["result": "refused", "code": .string(refusal.code), "message": .string(refusal.message)]) }
+            Terminal.err("seatledger seats \(action): refused: \(refusal.message)")
+            return .failure
+        } catch let error as GroupNotFound {
+            throw UsageError(message: error.description)
+        }
+        if json {
+            Terminal.json(outcome.json)
+        } else {
+            var lines: [String] = outcome.notes.map { "note: \($0)" }
+            if outcome.result.isSuccess {
+                switch action {
+                case "claim":
+                    lines.append("Claimed seat \(outcome.seatClaimId ?? "?") in group \(outcome.originalTransactionId) "
+                        + "(requestIdentifier \(outcome.claimRequest?.requestIdentifier ?? "?"))")
+                case "unclaim": lines.append("Unclaimed seat \(rest[1]) in group \(outcome.originalTransactionId); revoke the member's access in your app.")
+                case "associate": lines.append("Associated seat \(rest[1]) with appTransactionId \(arguments.value("app-transaction-id") ?? "")")
+                default:
+                    let body = outcome.result.body
+                    lines.append("Apple: total \(body?["totalSeatCount"]?.int64Value.map(String.init) ?? "?"), "
+                        + "available \(body?["availableSeatCount"]?.int64Value.map(String.init) ?? "?"), "
+                        + "claims \((body?["assignedSeatClaimIds"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", "))")
+                }
+            }
+            for item in outcome.quarantined { lines.append("! \(item)") }
+            if !lines.isEmpty { Terminal.out(lines.joined(separator: "\n")) }
+        }
+        if !outcome.result.isSuccess {
+            Terminal.err("seatledger seats \(action): \(outcome.result.summary)")
+            return .failure
+        }
+        return outcome.quarantined.isEmpty ? .success : .quarantined
+    }
+}
+
+/// `seatledger api-config`: where the API credentials file is, base URL override, backfill progress.
+enum APIConfigCommand: Command {
+    static let name = "api-config"
+    static let summary = "show or set the App Store Server API credentials file and base URL"
+    static let options: Set<String> = ["db", "credentials", "api-base-url"]
+    static let flags: Set<String> = ["json", "unset-credentials", "unset-base-url"]
+    static let help = """
+    Usage: seatledger api-config [--credentials FILE] [--api-base-url URL] [--unset-credentials] [--unset-base-url] [--db PATH] [--json]
+
+    Stores the PATH of a JSON credentials file ({"issuerId", "keyId", "privateKeyFile"} or
+    "privateKey" inline) in the ledger's configuration; the file is checked first and never
+    copied. Flags and $SEATLEDGER_ISSUER_ID / $SEATLEDGER_KEY_ID / $SEATLEDGER_PRIVATE_KEY_FILE
+    win over it field by field. --api-base-url stores a host override (a proxy). Without options
+    it shows the settings and the backfill coverage.
+
+    Options:
+    \(HelpText.db)
+      --credentials FILE    store this credentials file's path
+      --api-base-url URL    store a base URL override
+      --unset-credentials   forget the stored credentials file
+      --unset-base-url      forget the stored base URL
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.isEmpty || arguments.positionals == ["show"] else {
+            throw UsageError(message: "api-config takes options only")
+        }
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        if let file = arguments.value("credentials") {
+            do {
+                for warning in try ledger.setAPICredentialsFile(file) { Terminal.err(warning) }
+            } catch let error as APICredentialsError {
+                throw UsageError(message: error.message)
+            }
+        }
+        if arguments.flag("unset-credentials") { try ledger.store.setConfigValue(LedgerAPISettings.credentialsFile, "") }
+        if let url = arguments.value("api-base-url") {
+            do { try ledger.setAPIBaseURL(url) } catch let error as APIUsageError { throw UsageError(message: error.message) }
+        }
+        if arguments.flag("unset-base-url") { try ledger.store.setConfigValue(LedgerAPISettings.baseURL, "") }
+        let values = try ledger.store.configValues()
+        func nonEmpty(_ key: String) -> String? { values[key].flatMap { $0.isEmpty ? nil : $0 } }
+        let credentials = nonEmpty(LedgerAPISettings.credentialsFile)
+        let stored = nonEmpty(LedgerAPISettings.baseURL)
+        let effective = stored ?? AppStoreAPIPaths.baseURL(for: ledger.configuration.environment)
+        let cursor = try NotificationBackfill.cursor(of: ledger)
+        if arguments.flag("json") {
+            var json = cursor.json.objectValue ?? [:]
+            json["version"] = nil
+            Terminal.json([
+                "credentialsFile": .optional(credentials), "apiBaseURL": .optional(stored), "effectiveBaseURL": .optional(effective),
+                "environment": .string(ledger.configuration.environment.rawValue), "backfill": .object(json),
+            ])
+        } else {
+            var lines = [
+                "Credentials file: \(credentials ?? "(not set)")",
+                "Base URL:         \(effective ?? "(none for \(ledger.configuration.environment.rawValue))")\(stored == nil ? " (default)" : " (stored)")",
+                "Backfill covered: " + (cursor.coveredAll.isEmpty ? "nothing yet"
+                    : cursor.coveredAll.map { "\(Timestamp.iso8601($0.start)) → \(Timestamp.iso8601($0.end))" }.joined(separator: ", ")),
+            ]
+            if !cursor.coveredFailures.isEmpty {
+                lines.append("  failures only:  " + cursor.coveredFailures.map { "\(Timestamp.iso8601($0.start)) → \(Timestamp.iso8601($0.end))" }.joined(separator: ", "))
+            }
+            if let progress = cursor.inProgress {
+                lines.append("  interrupted:    \(Timestamp.iso8601(progress.startDate)) → \(Timestamp.iso8601(progress.endDate)) after \(progress.pages) page(s); the next backfill resumes it")
+            }
+            Terminal.out(lines.joined(separator: "\n"))
+        }
+        return .success
+    }
+}
