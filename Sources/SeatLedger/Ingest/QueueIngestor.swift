@@ -81,20 +81,46 @@ public final class QueueIngestor {
                     recovered = true
                     lastClaim = Date()
                 }
-                let entries = try client.read(group: options.group, consumer: options.consumer, count: options.batchSize,
-                                              blockMilliseconds: options.blockMilliseconds)
-                backoff = 0.1
-                if entries.isEmpty {
-                    stats.pending = try client.pendingCount(group: options.group)
-                    stats.lag = try client.lag(group: options.group)
-                    if options.untilEmpty { break }
-                    if Date().timeIntervalSince(lastClaim) * 1000 > Double(options.minIdleMilliseconds) {
-                        try claimIdle(client, shouldStop: shouldStop, onBatch: onBatch)
-                        lastClaim = Date()
+                // Steady state, pipelined: the next batch is read and verified while the current one
+                // commits; each batch is acknowledged only after its own commit.
+                var batchIds: [[String]] = []
+                var drained = false
+                try ledger.ingestPipelined(next: {
+                    while !shouldStop() {
+                        // While a batch waits for its commit, never block: an idle stream must not hold
+                        // an already-read batch back (it commits as soon as this returns).
+                        let awaitingCommit = !(batchIds.last?.isEmpty ?? true)
+                        let entries = try client.read(group: options.group, consumer: options.consumer, count: options.batchSize,
+                                                      blockMilliseconds: awaitingCommit ? nil : options.blockMilliseconds)
+                        backoff = 0.1
+                        if entries.isEmpty, awaitingCommit {
+                            batchIds.append([])
+                            return []
+                        }
+                        if entries.isEmpty {
+                            stats.pending = try client.pendingCount(group: options.group)
+                            stats.lag = try client.lag(group: options.group)
+                            if options.untilEmpty { drained = true; return nil }
+                            if Date().timeIntervalSince(lastClaim) * 1000 > Double(options.minIdleMilliseconds) {
+                                try claimIdle(client, shouldStop: shouldStop, onBatch: onBatch)
+                                lastClaim = Date()
+                            }
+                            continue
+                        }
+                        batchIds.append(entries.map(\.id))
+                        stats.lastId = entries.last?.id
+                        return entries.map(message(for:))
                     }
-                    continue
-                }
-                try process(entries, client: client, onBatch: onBatch)
+                    return nil
+                }, onBatch: { summary, batch, _ in
+                    let ids = batchIds.removeFirst()
+                    guard !batch.isEmpty else { return }
+                    stats.summary.add(summary)
+                    stats.acknowledged += Int(try client.ack(group: options.group, ids: ids))
+                    stats.batches += 1
+                    onBatch(stats)
+                })
+                if drained { break }
             } catch let error as RedisError where error.isConnectionError || error.isNoGroup {
                 // Redis restarted or unreachable (or the group vanished with the data): reconnect with backoff.
                 client = nil
@@ -146,19 +172,22 @@ public final class QueueIngestor {
         } while start != "0-0" && !shouldStop()
     }
 
+    /// The inbound message of a stream entry (quarantined as `missing_body_field` without a body).
+    private func message(for entry: StreamEntry) -> InboundMessage {
+        let source = "redis:\(url.key):\(entry.id)"
+        guard let body = entry.fields[options.field] else {
+            let fields = entry.fields.keys.sorted().joined(separator: ", ")
+            let raw = Data(entry.fields.sorted { $0.key < $1.key }.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
+                .joined(separator: "\n").utf8)
+            return InboundMessage(raw: raw, source: source, preRejection: IngestRejection(
+                code: "missing_body_field", reason: "stream entry has no \"\(options.field)\" field (fields: \(fields.isEmpty ? "none" : fields))"))
+        }
+        return InboundMessage(raw: body, source: source)
+    }
+
     /// Appends a batch, then acknowledges it.
     private func process(_ entries: [StreamEntry], client: RedisStreamClient, onBatch: (QueueIngestStats) -> Void) throws {
-        let messages = entries.map { entry -> InboundMessage in
-            let source = "redis:\(url.key):\(entry.id)"
-            guard let body = entry.fields[options.field] else {
-                let fields = entry.fields.keys.sorted().joined(separator: ", ")
-                let raw = Data(entry.fields.sorted { $0.key < $1.key }.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
-                    .joined(separator: "\n").utf8)
-                return InboundMessage(raw: raw, source: source, preRejection: IngestRejection(
-                    code: "missing_body_field", reason: "stream entry has no \"\(options.field)\" field (fields: \(fields.isEmpty ? "none" : fields))"))
-            }
-            return InboundMessage(raw: body, source: source)
-        }
+        let messages = entries.map(message(for:))
         let (summary, _) = try ledger.ingestBatch(messages)
         stats.summary.add(summary)
         stats.acknowledged += Int(try client.ack(group: options.group, ids: entries.map(\.id)))

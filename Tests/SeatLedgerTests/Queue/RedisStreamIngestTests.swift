@@ -103,6 +103,7 @@ struct RedisStreamIngestTests {
         try Self.enqueue(Array(lines.suffix(150)), to: "\(redis.url)/notes", in: test.directory)
         deadline = Date().addingTimeInterval(60)
         while (try test.store.eventCount()) < 300, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(try test.store.eventCount() == 300, "a read batch is committed while the stream is idle, not held until the next message or a stop")
         running.kill(SIGTERM)
         let result = try running.wait(timeout: 30)
         #expect(result.exitCode == 0, "SIGTERM finishes the batch and exits 0: \(result)")
