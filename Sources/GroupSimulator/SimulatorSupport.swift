@@ -28,16 +28,19 @@ public struct SimulatorError: Error, Sendable, CustomStringConvertible, Equatabl
     public var description: String { message }
 }
 
-/// SplitMix64: small, fast, and fully deterministic across platforms.
-struct SeededRandom: Sendable {
+/// SplitMix64: small, fast, and fully deterministic across platforms (also used by tests and
+/// benchmarks for reproducible random choices).
+public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64, stream: UInt64 = 0, index: UInt64 = 0) {
+    /// A generator for `seed`, optionally split into independent `stream`s and `index`es.
+    public init(seed: UInt64, stream: UInt64 = 0, index: UInt64 = 0) {
         state = seed &* 0x9E37_79B9_7F4A_7C15 ^ (stream &+ 0x632B_E59B_D9B4_E019) &* 0xD1B5_4A32_D192_ED03 ^ index &* 0xBF58_476D_1CE4_E5B9
         _ = next(); _ = next()
     }
 
-    mutating func next() -> UInt64 {
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

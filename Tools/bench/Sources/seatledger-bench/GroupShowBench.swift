@@ -1,22 +1,10 @@
 import AppStoreModels
 import Foundation
+import GroupSimulator
 import SeatLedger
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// SplitMix64: reproducible picks from `--seed`.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// `group-show`: `Ledger.groupState(ref, asOf: now)` latency for random groups of a ledger
 /// (one open ledger, warm cache: what a server embedding the library sees per request), and,
@@ -31,7 +19,7 @@ enum GroupShowBench {
         let warmup = try options.int("--warmup", default: 20)
         // Each half (in-process, CLI) stops early after this long, with the samples it has.
         let maxSeconds = try options.double("--max-seconds", default: 120)
-        var random = SplitMix64(seed: UInt64(try options.int("--seed", default: 1)))
+        var random = SeededRandom(seed: UInt64(try options.int("--seed", default: 1)))
 
         let ledger = try Ledger.open(path: path)
         let keys = try ledger.store.allGroupKeys()
