@@ -103,16 +103,22 @@ public struct AppleComparison: Sendable {
     /// Which side is older: `apple`, `ours`, or `none` (no Apple view recorded).
     public var olderSide: String
 
-    /// Compares the state's Apple view and the latest Get Group Members listing with our members.
+    /// Pages of one Get Group Members listing are recorded within this long of the last page.
+    public static let pageWindow: EpochMillis = 60_000
+
+    /// Compares the state's Apple view and the latest Get Group Members listing (all its pages) with our members.
     public static func compare(state: GroupState, facts: [EventFacts]) -> AppleComparison {
         var differences = state.drift.map {
             StateChange(field: $0.field, member: nil, before: $0.ours, after: $0.apple,
                         text: "\($0.field): ours \($0.ours.canonicalString()), Apple \($0.apple.canonicalString())")
         }
         var observed = state.apple?.observedAt
-        if let listing = facts.filter({ $0.membersGroupId != nil && state.groupIds.contains($0.membersGroupId ?? "") && $0.isSuccessfulResponse })
-            .max(by: { $0.occurredAt < $1.occurredAt }) {
-            let apple = Set(listing.memberAppTransactionIds).subtracting([SandboxPlaceholder.memberAppTransactionId])
+        let listings = facts.filter { $0.membersGroupId != nil && state.groupIds.contains($0.membersGroupId ?? "") && $0.isSuccessfulResponse }
+        if let listing = listings.max(by: { $0.occurredAt < $1.occurredAt }) {
+            // Get Group Members is paged: the pages of the latest listing arrive within moments of
+            // each other, so Apple's roster is the union of every page recorded in the minute before the last one.
+            let pages = listings.filter { $0.occurredAt >= listing.occurredAt - pageWindow }
+            let apple = Set(pages.flatMap(\.memberAppTransactionIds)).subtracting([SandboxPlaceholder.memberAppTransactionId])
             let ours = Set(state.members.filter(\.hasAccess).compactMap(\.appTransactionId))
             if apple != ours {
                 differences.append(StateChange(field: "groupMembers", member: nil,

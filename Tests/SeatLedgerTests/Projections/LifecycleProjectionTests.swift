@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import Projections
+import Reports
 import Testing
 
 /// One scenario per lifecycle of Apple's testing guide, projected by the pure fold.
@@ -340,5 +341,43 @@ struct TwoClockTests {
         let day3 = try #require(b.state(p, asOf: B.days(3)))
         #expect(day3.seats.total == 10)
         #expect(day3.seats.renewalTotal == 8)
+    }
+}
+
+@Suite("Against Apple")
+struct AgainstAppleTests {
+    typealias B = ScenarioBuilder
+
+    @Test("a paged Get Group Members listing is compared as a whole, and a real difference is still reported")
+    func pagedRoster() throws {
+        var b = B()
+        let p = "2000000000000001", app = "704000000000000001"
+        b.notification("SUBSCRIBED", "INITIAL_BUY", at: B.days(0),
+                       transaction: B.transaction(id: p, original: p, app: app, quantity: 5, purchase: B.days(0), expires: B.days(30), model: "APPLE"))
+        for (index, member) in ["3000000000000001", "3000000000000002"].enumerated() {
+            b.notification("SUBSCRIBED", "INITIAL_BUY", at: B.days(1) + EpochMillis(index),
+                           transaction: B.transaction(id: member, original: member, app: "8\(member)", ownership: "ASSIGNED",
+                                                      purchase: B.days(1), expires: B.days(30), model: "APPLE"))
+        }
+        // Two pages of one listing, a second apart.
+        b.api("GetGroupMembers", path: "/groups/v1/group/grp-1?limit=2",
+              body: ["members": [["appTransactionId": .string(app)], ["appTransactionId": "83000000000000001"]], "hasMore": true,
+                     "paginationToken": "t1"], at: B.days(2))
+        b.api("GetGroupMembers", path: "/groups/v1/group/grp-1?limit=2&paginationToken=t1",
+              body: ["members": [["appTransactionId": "83000000000000002"]], "hasMore": false], at: B.days(2) + 1000)
+        let facts = b.facts
+        let membership = try #require(GroupIdentityResolver.resolve(facts)[p])
+        let state = GroupProjection.project(membership, facts: membership.relevant(facts), asOf: B.days(3), knownAt: nil)
+        #expect(AppleComparison.compare(state: state, facts: membership.relevant(facts)).differences.isEmpty)
+
+        // A member Apple no longer lists is a difference.
+        b.api("GetGroupMembers", path: "/groups/v1/group/grp-1?limit=100",
+              body: ["members": [["appTransactionId": .string(app)], ["appTransactionId": "83000000000000001"]], "hasMore": false],
+              at: B.days(4))
+        let later = b.facts
+        let laterState = GroupProjection.project(membership, facts: membership.relevant(later), asOf: B.days(5), knownAt: nil)
+        let differences = AppleComparison.compare(state: laterState, facts: membership.relevant(later)).differences
+        #expect(differences.map(\.field) == ["groupMembers"])
+        #expect(differences.first?.before == ["83000000000000002"])
     }
 }
