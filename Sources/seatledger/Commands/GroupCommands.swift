@@ -64,11 +64,10 @@ enum GroupCommand: Command {
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        guard arguments.positionals.first == "show" else { throw UsageError(message: "expected `group show REF`") }
-        guard arguments.positionals.count == 2 else { throw UsageError(message: "group show needs exactly one REF") }
+        let reference = try arguments.showTarget(command: "group", noun: "REF")
         let clocks = try Clocks(arguments)
         let ledger = try Ledger.open(path: arguments.databasePath)
-        let state = try ledger.groupState(arguments.positionals[1], asOf: clocks.asOf, knownAt: clocks.knownAt)
+        let state = try ledger.groupState(reference, asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") { Terminal.json(state.json) } else { Terminal.out(GroupText.detail(state)) }
         return .success
     }
@@ -96,16 +95,15 @@ enum MemberCommand: Command {
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        guard arguments.positionals.first == "show" else { throw UsageError(message: "expected `member show ID`") }
-        guard arguments.positionals.count == 2 else { throw UsageError(message: "member show needs exactly one ID") }
+        let identifier = try arguments.showTarget(command: "member", noun: "ID")
         let clocks = try Clocks(arguments)
         let ledger = try Ledger.open(path: arguments.databasePath)
-        let entries = try ledger.memberAccess(arguments.positionals[1], asOf: clocks.asOf, knownAt: clocks.knownAt)
+        let entries = try ledger.memberAccess(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") {
             Terminal.json(.array(entries.map { ["groupKey": .string($0.group.groupKey), "status": .string($0.group.status.rawValue),
                                                 "asOf": .timestamp($0.group.asOf), "member": $0.member.json] }))
         } else {
-            if entries.isEmpty { Terminal.out("\(arguments.positionals[1]) is not a member of any known group.") }
+            if entries.isEmpty { Terminal.out("\(identifier) is not a member of any known group.") }
             for entry in entries {
                 Terminal.out("Group \(entry.group.groupKey) (\(entry.group.status.rawValue))")
                 Terminal.out(GroupText.memberLine(entry.member))

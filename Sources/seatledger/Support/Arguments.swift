@@ -68,6 +68,13 @@ struct Arguments {
         return value
     }
 
+    /// The one argument of `COMMAND show X` (e.g. `group show REF`), or a usage error naming the form.
+    func showTarget(command: String, noun: String) throws -> String {
+        guard positionals.first == "show" else { throw UsageError(message: "expected `\(command) show \(noun)`") }
+        guard positionals.count == 2 else { throw UsageError(message: "\(command) show needs exactly one \(noun)") }
+        return positionals[1]
+    }
+
     /// `--db`, else `$SEATLEDGER_DB`, else `./seatledger.sqlite`.
     var databasePath: String {
         value("db") ?? ProcessInfo.processInfo.environment["SEATLEDGER_DB"] ?? "seatledger.sqlite"
