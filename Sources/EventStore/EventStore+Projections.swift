@@ -78,12 +78,23 @@ extension EventStore {
         while try statement.step() { try body(statement.int64(0), statement.blob(1)) }
     }
 
-    /// Number of events without stored facts (e.g. written by an older decoder).
+    /// Positions of events without stored facts (e.g. written by an older decoder), ascending.
+    ///
+    /// Positions are gap-free from 1 (the chain guarantees it), so this walks the small facts
+    /// table against `1...max(position)` instead of scanning the events table, whose rows carry
+    /// the raw bytes (a scan of it reads the whole log).
     public func positionsWithoutFacts() throws(SQLiteError) -> [Int64] {
-        let statement = try connection.prepare(
-            "SELECT e.position FROM events e LEFT JOIN event_facts f ON f.position = e.position WHERE f.position IS NULL ORDER BY e.position")
+        let last = try connection.scalarInt("SELECT max(position) FROM events") ?? 0
+        let statement = try connection.prepare("SELECT position FROM event_facts ORDER BY position")
+        defer { statement.reset() }
         var positions: [Int64] = []
-        while try statement.step() { positions.append(statement.int64(0)) }
+        var expected: Int64 = 1
+        while try statement.step() {
+            let position = statement.int64(0)
+            while expected < min(position, last + 1) { positions.append(expected); expected += 1 }
+            expected = max(expected, position + 1)
+        }
+        while expected <= last { positions.append(expected); expected += 1 }
         return positions
     }
 

@@ -269,6 +269,30 @@ extension EventFacts {
     }
 }
 
+extension EventFacts {
+    /// Calls `body` with every identifier these facts mention (the elements of ``identifiers``,
+    /// possibly repeated), without building a set.
+    public func forEachIdentifier(_ body: (String) throws -> Void) rethrows {
+        for tx in transactions {
+            try body(tx.transactionId)
+            try body(tx.originalTransactionId)
+            if let app = tx.appTransactionId { try body(app) }
+        }
+        for renewal in renewals { try body(renewal.originalTransactionId) }
+        for id in unclaimSeatIds { try body(id) }
+        if let id = unclaimOriginalTransactionId { try body(id) }
+        if let id = seatPathTransactionId { try body(id) }
+        if let id = seatPathClaimId { try body(id) }
+        if let id = claimedSeatId { try body(id) }
+        if let id = requestAppTransactionId { try body(id) }
+        if let id = customerId { try body(id) }
+        if let id = membersGroupId { try body(id) }
+        for id in seatInfo?.assignedSeatClaimIds ?? [] { try body(id) }
+        for group in customerGroups { try body(group.groupId) }
+        for id in memberAppTransactionIds { try body(id) }
+    }
+}
+
 extension GroupMembership {
     /// Whether an event with these facts concerns this group.
     public func concerns(_ facts: EventFacts) -> Bool {

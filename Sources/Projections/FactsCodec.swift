@@ -55,88 +55,91 @@ public enum FactsCodec {
 
     /// Decodes facts; `nil` for another version or damaged bytes.
     public static func decode(_ data: Data) -> EventFacts? {
-        data.withUnsafeBytes { raw -> EventFacts? in
-            var r = ByteReader(raw.bindMemory(to: UInt8.self))
-            guard r.byte() == version, let position = r.int(), let eventId = r.string(), let kind = r.string(),
-                  let occurredAt = r.int(), let recordedAt = r.int(), let origin = r.string() else { return nil }
-            var facts = EventFacts(position: position, eventId: eventId, kind: EventKind(rawValue: kind), occurredAt: occurredAt,
-                                   recordedAt: recordedAt, origin: EventOrigin(rawValue: origin))
-            while let tag = r.byte() {
-                switch tag {
-                case 0: return facts
-                case 1: facts.type = r.string()
-                case 2: facts.subtype = r.string()
-                case 3: facts.status = r.int()
-                case 4:
-                    guard let id = r.string(), let otid = r.string(), let multi = r.bool() else { return nil }
-                    var tx = TransactionFact(transactionId: id, originalTransactionId: otid, isMultiSeat: multi)
-                    while let field = r.byte(), field != 0 {
-                        switch field {
-                        case 1: tx.appTransactionId = r.string()
-                        case 2: tx.productId = r.string()
-                        case 3: tx.ownership = r.string().map(InAppOwnershipType.init(rawValue:))
-                        case 4: tx.quantity = r.int()
-                        case 5: tx.purchaseDate = r.int()
-                        case 6: tx.expiresDate = r.int()
-                        case 7: tx.revocationDate = r.int()
-                        case 8: tx.revocationType = r.string().map(RevocationType.init(rawValue:))
-                        case 9: tx.revokedSeatQuantity = r.int()
-                        case 10: tx.invitationManagement = r.string().map(InvitationManagement.init(rawValue:))
-                        case 11: tx.signedDate = r.int()
-                        default: return nil
-                        }
+        data.withUnsafeBytes { decode(bytes: $0) }
+    }
+
+    /// Decodes facts from bytes in place (no copy); `nil` for another version or damaged bytes.
+    public static func decode(bytes raw: UnsafeRawBufferPointer) -> EventFacts? {
+        var r = ByteReader(raw.bindMemory(to: UInt8.self))
+        guard r.byte() == version, let position = r.int(), let eventId = r.string(), let kind = r.string(),
+              let occurredAt = r.int(), let recordedAt = r.int(), let origin = r.string() else { return nil }
+        var facts = EventFacts(position: position, eventId: eventId, kind: EventKind(rawValue: kind), occurredAt: occurredAt,
+                               recordedAt: recordedAt, origin: EventOrigin(rawValue: origin))
+        while let tag = r.byte() {
+            switch tag {
+            case 0: return facts
+            case 1: facts.type = r.string()
+            case 2: facts.subtype = r.string()
+            case 3: facts.status = r.int()
+            case 4:
+                guard let id = r.string(), let otid = r.string(), let multi = r.bool() else { return nil }
+                var tx = TransactionFact(transactionId: id, originalTransactionId: otid, isMultiSeat: multi)
+                while let field = r.byte(), field != 0 {
+                    switch field {
+                    case 1: tx.appTransactionId = r.string()
+                    case 2: tx.productId = r.string()
+                    case 3: tx.ownership = r.string().map(InAppOwnershipType.init(rawValue:))
+                    case 4: tx.quantity = r.int()
+                    case 5: tx.purchaseDate = r.int()
+                    case 6: tx.expiresDate = r.int()
+                    case 7: tx.revocationDate = r.int()
+                    case 8: tx.revocationType = r.string().map(RevocationType.init(rawValue:))
+                    case 9: tx.revokedSeatQuantity = r.int()
+                    case 10: tx.invitationManagement = r.string().map(InvitationManagement.init(rawValue:))
+                    case 11: tx.signedDate = r.int()
+                    default: return nil
                     }
-                    facts.transactions.append(tx)
-                case 5:
-                    guard let otid = r.string() else { return nil }
-                    var renewal = RenewalFact(originalTransactionId: otid)
-                    while let field = r.byte(), field != 0 {
-                        switch field {
-                        case 1: renewal.renewalQuantity = r.int()
-                        case 2: renewal.gracePeriodExpiresDate = r.int()
-                        case 3: renewal.isInBillingRetryPeriod = r.int().map { $0 != 0 }
-                        case 4: renewal.autoRenewStatus = r.int()
-                        case 5: renewal.signedDate = r.int()
-                        default: return nil
-                        }
-                    }
-                    facts.renewals.append(renewal)
-                case 6: guard let id = r.string() else { return nil }; facts.unclaimSeatIds.append(id)
-                case 7: facts.unclaimOriginalTransactionId = r.string()
-                case 8: facts.seatPathTransactionId = r.string()
-                case 9: facts.seatPathClaimId = r.string()
-                case 10: facts.claimedSeatId = r.string()
-                case 11: facts.requestIdentifier = r.string()
-                case 12: facts.requestAppTransactionId = r.string()
-                case 13: facts.memberRef = r.string()
-                case 14:
-                    var info = SeatInfoFact(totalSeatCount: nil, availableSeatCount: nil, assignedSeatClaimIds: [])
-                    while let field = r.byte(), field != 0 {
-                        switch field {
-                        case 1: info.totalSeatCount = r.int()
-                        case 2: info.availableSeatCount = r.int()
-                        case 3: guard let id = r.string() else { return nil }; info.assignedSeatClaimIds.append(id)
-                        default: return nil
-                        }
-                    }
-                    facts.seatInfo = info
-                case 15: facts.customerId = r.string()
-                case 16:
-                    guard let groupId = r.string() else { return nil }
-                    var group = CustomerGroupFact(groupId: groupId, groupType: nil)
-                    while let field = r.byte(), field != 0 {
-                        guard field == 1 else { return nil }
-                        group.groupType = r.string()
-                    }
-                    facts.customerGroups.append(group)
-                case 17: facts.membersGroupId = r.string()
-                case 18: guard let id = r.string() else { return nil }; facts.memberAppTransactionIds.append(id)
-                case 19: facts.errorCode = r.int()
-                default: return nil
                 }
+                facts.transactions.append(tx)
+            case 5:
+                guard let otid = r.string() else { return nil }
+                var renewal = RenewalFact(originalTransactionId: otid)
+                while let field = r.byte(), field != 0 {
+                    switch field {
+                    case 1: renewal.renewalQuantity = r.int()
+                    case 2: renewal.gracePeriodExpiresDate = r.int()
+                    case 3: renewal.isInBillingRetryPeriod = r.int().map { $0 != 0 }
+                    case 4: renewal.autoRenewStatus = r.int()
+                    case 5: renewal.signedDate = r.int()
+                    default: return nil
+                    }
+                }
+                facts.renewals.append(renewal)
+            case 6: guard let id = r.string() else { return nil }; facts.unclaimSeatIds.append(id)
+            case 7: facts.unclaimOriginalTransactionId = r.string()
+            case 8: facts.seatPathTransactionId = r.string()
+            case 9: facts.seatPathClaimId = r.string()
+            case 10: facts.claimedSeatId = r.string()
+            case 11: facts.requestIdentifier = r.string()
+            case 12: facts.requestAppTransactionId = r.string()
+            case 13: facts.memberRef = r.string()
+            case 14:
+                var info = SeatInfoFact(totalSeatCount: nil, availableSeatCount: nil, assignedSeatClaimIds: [])
+                while let field = r.byte(), field != 0 {
+                    switch field {
+                    case 1: info.totalSeatCount = r.int()
+                    case 2: info.availableSeatCount = r.int()
+                    case 3: guard let id = r.string() else { return nil }; info.assignedSeatClaimIds.append(id)
+                    default: return nil
+                    }
+                }
+                facts.seatInfo = info
+            case 15: facts.customerId = r.string()
+            case 16:
+                guard let groupId = r.string() else { return nil }
+                var group = CustomerGroupFact(groupId: groupId, groupType: nil)
+                while let field = r.byte(), field != 0 {
+                    guard field == 1 else { return nil }
+                    group.groupType = r.string()
+                }
+                facts.customerGroups.append(group)
+            case 17: facts.membersGroupId = r.string()
+            case 18: guard let id = r.string() else { return nil }; facts.memberAppTransactionIds.append(id)
+            case 19: facts.errorCode = r.int()
+            default: return nil
             }
-            return nil  // no terminator: truncated
         }
+        return nil  // no terminator: truncated
     }
 }
 

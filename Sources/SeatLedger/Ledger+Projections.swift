@@ -71,38 +71,16 @@ extension Ledger {
     }
 
     /// Recomputes every projection from the log and replaces the stored ones, in one transaction.
+    ///
+    /// Events without cached facts get them derived first (in a transaction of their own).
     @discardableResult
     public func rebuildProjections(progress: ((String) -> Void)? = nil) throws -> Int {
-        let maintainer = ProjectionMaintainer(store: store)
-        return try store.write {
-            try maintainer.backfillMissingFacts()
-            try store.clearProjections()
-            var count = 0
-            // Each group is written as soon as it is folded, so memory stays bounded by one group.
-            try maintainer.recompute(progress: progress) { membership, snapshot in
-                try store.replaceGroups(removing: [], rows: ProjectionMaintainer.rows(for: membership), states: [snapshot])
-                count += 1
-            }
-            return count
-        }
+        try ProjectionRebuilder(store: store).rebuildAll(progress: progress)
     }
 
     /// Group keys whose stored projection differs from a fresh recomputation (empty: all match).
     public func staleProjections(progress: ((String) -> Void)? = nil) throws -> [String] {
-        let maintainer = ProjectionMaintainer(store: store)
-        return try store.read {
-            let stored = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) })
-            var differing = Set<String>()
-            var seen = Set<String>()
-            try maintainer.recompute(progress: progress) { membership, snapshot in
-                let key = membership.groupKey
-                seen.insert(key)
-                let storedMembership = ProjectionMaintainer.memberships(from: try store.groupIndexRows(groupKeys: [key]))[key]
-                if stored[key] != snapshot.state || storedMembership != membership { differing.insert(key) }
-            }
-            differing.formUnion(Set(stored.keys).subtracting(seen))
-            return differing.sorted()
-        }
+        try ProjectionRebuilder(store: store).staleGroups(progress: progress)
     }
 }
 

@@ -100,6 +100,13 @@ public final class SQLiteStatement {
         return Data(bytes: pointer, count: count)
     }
 
+    /// Calls `body` with column `index`'s bytes in place (valid only during the call; no copy).
+    public func withBlob<R>(_ index: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
     /// Column `index` as optional bytes.
     public func optionalBlob(_ index: Int32) -> Data? { isNull(index) ? nil : blob(index) }
 }

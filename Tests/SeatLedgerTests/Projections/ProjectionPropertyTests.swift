@@ -161,8 +161,23 @@ struct ProjectionPropertyTests {
             _ = try store.commit(events: batch) { try maintainer.update(after: $0) }
         }
         let incremental = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) })
-        let recomputed = try maintainer.recompute().mapValues(\.1.state)
-        #expect(incremental == recomputed)
+        #expect(!incremental.isEmpty)
+        // The rebuild gives the same states whatever its configuration: one streaming pass, or
+        // partitioned passes when the budget for open groups is exceeded; scan on this thread or
+        // on a reader thread with its own connection.
+        for (budget, readerThread) in [(96 << 20, true), (96 << 20, false), (1, false), (1, true)] {
+            var rebuilder = ProjectionRebuilder(store: store)
+            rebuilder.memoryBudget = budget
+            rebuilder.scansOnReaderThread = readerThread
+            rebuilder.batchSize = 5
+            var recomputed: [String: String] = [:]
+            let statistics = try rebuilder.recompute(progress: nil) { membership, snapshot in
+                #expect(recomputed.updateValue(snapshot.state, forKey: membership.groupKey) == nil, "group \(membership.groupKey) twice")
+            }
+            #expect(incremental == recomputed, "budget \(budget), reader thread \(readerThread)")
+            #expect(statistics.events == stream.events.count)
+            #expect(budget == 1 ? statistics.foldPasses > 1 : statistics.foldPasses == 1)
+        }
         // And the snapshots equal the pure fold of the same events.
         let facts = stream.facts
         for (key, membership) in GroupIdentityResolver.resolve(facts) {
@@ -170,6 +185,64 @@ struct ProjectionPropertyTests {
             #expect(incremental[key].map { try? JSONValue.parse($0) }?.flatMap { $0 }?["seats"]
                     == (try? JSONValue.parse(snapshot.state))?["seats"], "group \(key)")
         }
+    }
+}
+
+@Suite("Rebuild from the log")
+struct RebuildFromLogTests {
+    @Test("events stored without facts: the rebuild derives them and gives the incremental projections", arguments: [UInt64(51), 52])
+    func derivesMissingFacts(seed: UInt64) throws {
+        let stream = StreamGenerator.stream(seed: seed, groups: 5)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-rebuild-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = try LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil)
+        let events = stream.events.map { event in
+            NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
+                     occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
+                     identifiers: EventFacts(event).identifiers.map { EventIdentifier(.transactionId, $0) },
+                     verification: [], source: "test", origin: .live)
+        }
+        // One ledger maintained at append, one written without facts or projections.
+        let maintained = try EventStore.create(at: directory.appendingPathComponent("a.sqlite").path, configuration: configuration, roots: [])
+        _ = try maintained.commit(events: events) { try ProjectionMaintainer(store: maintained).update(after: $0) }
+        let bare = try EventStore.create(at: directory.appendingPathComponent("b.sqlite").path, configuration: configuration, roots: [])
+        _ = try bare.commit(events: events) { _ in }
+        #expect(try bare.positionsWithoutFacts().count == events.count)
+
+        let rebuilder = ProjectionRebuilder(store: bare)
+        let groups = try rebuilder.rebuildAll(progress: nil)
+        #expect(try bare.positionsWithoutFacts().isEmpty)
+        let expected = Dictionary(uniqueKeysWithValues: try maintained.groupStates().map { ($0.groupKey, $0.state) })
+        let rebuilt = Dictionary(uniqueKeysWithValues: try bare.groupStates().map { ($0.groupKey, $0.state) })
+        #expect(groups == expected.count)
+        #expect(rebuilt == expected)
+        #expect(try rebuilder.staleGroups(progress: nil).isEmpty)
+    }
+
+    @Test("positionsWithoutFacts finds gaps at the start, middle and end of the facts table")
+    func gapsInFacts() throws {
+        let stream = StreamGenerator.stream(seed: 53, groups: 2)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-gaps-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try EventStore.create(at: directory.appendingPathComponent("g.sqlite").path,
+                                          configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil),
+                                          roots: [])
+        let events = stream.events.map { event in
+            NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
+                     occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
+                     identifiers: [], verification: [], source: "test", origin: .live)
+        }
+        _ = try store.commit(events: events) { _ in }
+        let count = Int64(events.count)
+        #expect(count >= 6)
+        let stored: [Int64] = [2, 3, count / 2, count - 1]
+        try store.write {
+            for position in stored { try store.storeFacts(position: position, facts: Data([1])) }
+        }
+        let expected = (1...count).filter { !stored.contains($0) }
+        #expect(try store.positionsWithoutFacts() == expected)
     }
 }
 

@@ -1,0 +1,121 @@
+import AppStoreModels
+import Foundation
+import LedgerEvents
+
+/// A run of stored facts rows, copied out of SQLite into one buffer (cheap to hand to another thread).
+public struct FactsRowBatch: Sendable {
+    /// The rows' positions, ascending.
+    public private(set) var positions: [Int64] = []
+    /// Where each row's bytes end in ``bytes`` (row `i` spans `ends[i-1]..<ends[i]`).
+    public private(set) var ends: [Int] = []
+    /// Every row's bytes, back to back.
+    public private(set) var bytes: [UInt8] = []
+
+    /// An empty batch with room for `rows` rows of about `bytesPerRow` bytes.
+    public init(reservingRows rows: Int, bytesPerRow: Int = 256) {
+        positions.reserveCapacity(rows)
+        ends.reserveCapacity(rows)
+        bytes.reserveCapacity(rows * bytesPerRow)
+    }
+
+    /// The number of rows.
+    public var count: Int { positions.count }
+
+    /// Appends a row.
+    public mutating func append(position: Int64, _ row: UnsafeRawBufferPointer) {
+        positions.append(position)
+        bytes.append(contentsOf: row)
+        ends.append(bytes.count)
+    }
+
+    /// Calls `body` with row `index`'s bytes (valid only during the call).
+    public func withRow<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        let start = index == 0 ? 0 : ends[index - 1]
+        return try bytes.withUnsafeBytes { all in try body(UnsafeRawBufferPointer(rebasing: all[start..<ends[index]])) }
+    }
+}
+
+/// An event's metadata and decoded JSON text, read for deriving its facts (without the raw bytes).
+public struct EventForFacts: Sendable {
+    /// The event with an empty `raw`, `hash` and `verification`, and `decoded` not yet parsed (`null`).
+    public let metadata: LedgerEvent
+    /// The stored decoded JSON text.
+    public let decodedText: String
+
+    /// The event with `decoded` parsed from ``decodedText`` (`null` when the text does not parse).
+    public func parsed() -> LedgerEvent {
+        let m = metadata
+        return LedgerEvent(position: m.position, eventId: m.eventId, kind: m.kind, type: m.type, subtype: m.subtype,
+                           status: m.status, occurredAt: m.occurredAt, recordedAt: m.recordedAt, source: m.source,
+                           origin: m.origin, raw: m.raw, decoded: (try? JSONValue.parse(decodedText)) ?? .null,
+                           verification: m.verification, hash: m.hash)
+    }
+}
+
+extension EventStore {
+    /// Streams every stored facts row in position order, `batchSize` rows at a time.
+    ///
+    /// One sequential scan of `event_facts`; the bytes are copied once, straight from SQLite's page,
+    /// into the batch. `body` must not write to `event_facts` (the scan is still open).
+    public func forEachFactsBatch(batchSize: Int = 8_192, _ body: (FactsRowBatch) throws -> Void) throws {
+        let statement = try connection.prepare("SELECT position, facts FROM event_facts ORDER BY position")
+        defer { statement.reset() }
+        var batch = FactsRowBatch(reservingRows: batchSize)
+        while try statement.step() {
+            let position = statement.int64(0)
+            statement.withBlob(1) { batch.append(position: position, $0) }
+            if batch.count == batchSize {
+                try body(batch)
+                batch = FactsRowBatch(reservingRows: batchSize)
+            }
+        }
+        if batch.count > 0 { try body(batch) }
+    }
+
+    /// Total bytes of stored facts and their row count.
+    public func factsVolume() throws(SQLiteError) -> (rows: Int64, bytes: Int64) {
+        let statement = try connection.prepare("SELECT count(*), coalesce(sum(length(facts)), 0) FROM event_facts")
+        defer { statement.reset() }
+        guard try statement.step() else { return (0, 0) }
+        return (statement.int64(0), statement.int64(1))
+    }
+
+    /// The events at `positions` (ascending), with their decoded JSON as text and no raw bytes.
+    ///
+    /// Reads the range `positions.first...positions.last` in one statement, skipping positions not asked for.
+    public func eventsForFacts(_ positions: ArraySlice<Int64>) throws(SQLiteError) -> [EventForFacts] {
+        guard let first = positions.first, let last = positions.last else { return [] }
+        let wanted = Set(positions)
+        let statement = try connection.prepare("""
+            SELECT e.position, e.event_id, e.kind, e.type, e.subtype, e.status, e.occurred_at, e.recorded_at, e.source,
+                   e.origin, d.decoded
+            FROM events e LEFT JOIN event_decoded d ON d.position = e.position
+            WHERE e.position BETWEEN ? AND ? ORDER BY e.position
+            """)
+        defer { statement.reset() }
+        try statement.bind(.integer(first), .integer(last))
+        var result: [EventForFacts] = []
+        result.reserveCapacity(positions.count)
+        while try statement.step() {
+            let position = statement.int64(0)
+            guard wanted.contains(position) else { continue }
+            let metadata = LedgerEvent(
+                position: position, eventId: statement.text(1), kind: EventKind(rawValue: statement.text(2)),
+                type: statement.optionalText(3), subtype: statement.optionalText(4), status: statement.optionalInt64(5),
+                occurredAt: statement.int64(6), recordedAt: statement.int64(7), source: statement.text(8),
+                origin: EventOrigin(rawValue: statement.text(9)), raw: Data(), decoded: .null, verification: [], hash: Data())
+            result.append(EventForFacts(metadata: metadata, decodedText: statement.optionalText(10) ?? "null"))
+        }
+        return result
+    }
+}
+
+extension EventStore {
+    /// Sets this connection's page cache size (a long sequential scan needs little cache).
+    public func setPageCache(mebibytes: Int) throws(SQLiteError) {
+        try connection.execute("PRAGMA cache_size = -\(max(1, mebibytes) * 1024)")
+    }
+
+    /// Whether the store lives in a file another connection can open.
+    public var isFileBacked: Bool { !path.isEmpty && path != ":memory:" && !path.hasPrefix("file::memory:") }
+}

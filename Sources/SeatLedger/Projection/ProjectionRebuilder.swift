@@ -1,0 +1,327 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import LedgerEvents
+import Projections
+
+/// Recomputes every group's projection from the log: streaming, on all cores, in bounded memory.
+///
+/// 1. **Facts.** Events without stored facts (written before facts existed, or by an older
+///    decoder) get them derived from their decoded JSON, on all cores.
+/// 2. **Identity.** One scan of the facts feeds the streaming ``GroupIdentityResolver`` (decoding
+///    runs on all cores, the resolver on one) and notes the last position that mentions each identifier.
+/// 3. **Fold.** A second scan routes each event to the groups it concerns and buffers it; a group is
+///    folded (on all cores) and handed to `each` as soon as the scan passes its last event.
+///    Memory stays bounded by the groups still open: if their facts outgrow ``memoryBudget`` (a log
+///    whose groups interleave a lot), the scan starts over in partitions of the groups not yet
+///    written, each partition small enough to fit.
+///
+/// The result is the same as folding each group from all of its events (`GroupProjection` is pure).
+struct ProjectionRebuilder {
+    let store: EventStore
+    /// Estimated bytes of decoded facts the fold pass may hold before it partitions.
+    var memoryBudget = 96 << 20
+    /// Rows read from SQLite at a time.
+    var batchSize = 8_192
+    /// Scan the facts on a thread of its own through a second, read-only connection, so reading
+    /// overlaps decoding and folding. It sees committed data only: facts must be committed first.
+    var scansOnReaderThread = true
+
+    /// What a rebuild did.
+    struct Statistics: Sendable {
+        var events = 0
+        var factsDerived = 0
+        var groups = 0
+        var foldPasses = 0
+    }
+
+    /// Decoded facts are held at roughly this many times their encoded size.
+    private static let decodedInflation = 4
+
+    // MARK: Facts
+
+    /// Derives and stores facts for events that have none (inside the caller's write transaction).
+    func deriveMissingFacts(progress: ((String) -> Void)?) throws -> Int {
+        let missing = try store.positionsWithoutFacts()
+        guard !missing.isEmpty else { return 0 }
+        var done = 0
+        var start = missing.startIndex
+        while start < missing.endIndex {
+            let end = min(start + batchSize, missing.endIndex)
+            let events = try store.eventsForFacts(missing[start..<end])
+            let encoded = parallelChunks(events.count, minimumPerChunk: 64) { range in
+                range.map { index in (events[index].metadata.position, FactsCodec.encode(EventFacts(events[index].parsed()))) }
+            }
+            for (position, facts) in encoded { try store.storeFacts(position: position, facts: facts) }
+            done += encoded.count
+            start = end
+            progress?("derived facts of \(done) of \(missing.count) events")
+        }
+        return done
+    }
+
+    // MARK: Rebuild
+
+    /// Derives missing facts, then replaces every stored projection with a recomputation, in one
+    /// write transaction. Returns the number of groups.
+    func rebuildAll(progress: ((String) -> Void)?) throws -> Int {
+        // Facts are a cache of the events: derive missing ones in a transaction of their own, so
+        // the reader connection of the fold sees them.
+        _ = try store.write { try deriveMissingFacts(progress: progress) }
+        return try store.write {
+            try store.clearProjections()
+            var count = 0
+            // Each group is written as soon as it is folded; memory stays bounded by the groups still open.
+            _ = try recompute(progress: progress) { membership, snapshot in
+                try store.replaceGroups(removing: [], rows: ProjectionMaintainer.rows(for: membership), states: [snapshot])
+                count += 1
+            }
+            return count
+        }
+    }
+
+    /// Group keys whose stored projection (index rows or snapshot) differs from a recomputation.
+    func staleGroups(progress: ((String) -> Void)?) throws -> [String] {
+        try store.read {
+            let stored = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) })
+            var differing = Set<String>()
+            var seen = Set<String>()
+            _ = try recompute(progress: progress) { membership, snapshot in
+                let key = membership.groupKey
+                seen.insert(key)
+                let storedMembership = ProjectionMaintainer.memberships(from: try store.groupIndexRows(groupKeys: [key]))[key]
+                if stored[key] != snapshot.state || storedMembership != membership { differing.insert(key) }
+            }
+            differing.formUnion(Set(stored.keys).subtracting(seen))
+            return differing.sorted()
+        }
+    }
+
+    /// Streams every group (membership and snapshot) to `each`; facts must exist for every event.
+    func recompute(progress: ((String) -> Void)?, each: (GroupMembership, StoredGroupState) throws -> Void) throws -> Statistics {
+        var statistics = Statistics()
+        let identity = try resolveIdentity(progress: progress, statistics: &statistics)
+        var written = [Bool](repeating: false, count: identity.memberships.count)
+        var fold = FoldState()
+        // First pass: every group; if open groups outgrow the budget, partition what is left.
+        var outcome = try foldPass(identity, partition: nil, fold: &fold, written: &written, progress: progress, each: each)
+        statistics.foldPasses = 1
+        if case .overBudget = outcome {
+            let volume = try store.factsVolume()
+            // Enough partitions for each to fit the budget, but never more than the groups left.
+            let remaining = written.lazy.filter { !$0 }.count
+            let needed = Int((volume.bytes * Int64(Self.decodedInflation)) / Int64(max(1, memoryBudget))) + 1
+            let partitions = max(1, min(max(2, needed), remaining))
+            progress?("open groups outgrew the memory budget; folding the rest in \(partitions) partitions")
+            for index in 0..<partitions {
+                fold = FoldState()
+                outcome = try foldPass(identity, partition: (index, partitions), fold: &fold, written: &written,
+                                       progress: progress, each: each)
+                statistics.foldPasses += 1
+            }
+        }
+        // Groups none of whose events could be routed (cannot happen for resolved groups) still get a snapshot.
+        for ordinal in written.indices where !written[ordinal] {
+            let membership = identity.memberships[ordinal]
+            try each(membership, ProjectionMaintainer.snapshot(membership, facts: []))
+        }
+        statistics.groups = identity.memberships.count
+        return statistics
+    }
+
+    // MARK: Pass 1: identity
+
+    /// The resolved groups and what the fold pass needs to route events to them.
+    struct Identity: Sendable {
+        /// Every group, by ordinal (sorted by key).
+        var memberships: [GroupMembership]
+        /// The group ordinal of each identifier (`>= 0`), or `-(i + 1)` for `shared[i]` when several groups share it.
+        var route: [String: Int32]
+        /// Ordinal lists of identifiers that belong to several groups.
+        var shared: [[Int32]]
+        /// The last position that mentions one of each group's identifiers (upper bound).
+        var lastPosition: [Int64]
+    }
+
+    private func resolveIdentity(progress: ((String) -> Void)?, statistics: inout Statistics) throws -> Identity {
+        var resolver = GroupIdentityResolver()
+        // Last position mentioning each identifier, keyed by the identifier's hash: a collision can
+        // only raise a group's last position (it then folds later), never lower it.
+        var lastByHash: [Int: Int64] = [:]
+        var count = 0
+        try scanFacts { batch in
+            let decoded = decodeBatch(batch)
+            for index in 0..<batch.count {
+                guard let facts = try decoded[index] ?? deriveFacts(at: batch.positions[index]) else { continue }
+                resolver.add(facts)
+                facts.forEachIdentifier { lastByHash[$0.hashValue] = facts.position }
+            }
+            count += batch.count
+            if count % 100_000 < batch.count { progress?("resolved identities of \(count) events") }
+        }
+        statistics.events = count
+        let groups = resolver.groups()
+        let memberships = groups.keys.sorted().compactMap { groups[$0] }
+        var route: [String: Int32] = [:]
+        route.reserveCapacity(lastByHash.count)
+        var shared: [[Int32]] = []
+        var lastPosition = [Int64](repeating: 0, count: memberships.count)
+        for (ordinal, membership) in memberships.enumerated() {
+            let ordinal32 = Int32(ordinal)
+            for identifier in membership.identifiers.union(membership.aliases) {
+                lastPosition[ordinal] = max(lastPosition[ordinal], lastByHash[identifier.hashValue] ?? 0)
+                switch route[identifier] {
+                case nil: route[identifier] = ordinal32
+                case let existing? where existing >= 0:
+                    shared.append([existing, ordinal32])
+                    route[identifier] = -Int32(shared.count)
+                case let existing?:
+                    shared[Int(-existing) - 1].append(ordinal32)
+                }
+            }
+        }
+        return Identity(memberships: memberships, route: route, shared: shared, lastPosition: lastPosition)
+    }
+
+    // MARK: Pass 2: fold
+
+    private enum PassOutcome { case complete, overBudget }
+
+    /// Groups still open in a fold pass and their buffered facts.
+    private struct FoldState {
+        /// Buffered facts of each open group and their estimated size.
+        var open: [Int32: (facts: [EventFacts], bytes: Int)] = [:]
+        /// The estimated size of everything buffered.
+        var openBytes = 0
+    }
+
+    private func foldPass(_ identity: Identity, partition: (index: Int, count: Int)?, fold: inout FoldState,
+                          written: inout [Bool], progress: ((String) -> Void)?,
+                          each: (GroupMembership, StoredGroupState) throws -> Void) throws -> PassOutcome {
+        var folded = written.lazy.filter { $0 }.count
+        let total = written.count
+        let writtenNow = written
+        let route = identity.route
+        let shared = identity.shared
+        var outcome = PassOutcome.complete
+        try scanFacts { batch in
+            guard outcome == .complete || partition != nil else { return }
+            // Decode and route on all cores.
+            let routed: [(EventFacts?, [Int32])] = parallelChunks(batch.count) { range in
+                range.map { index -> (EventFacts?, [Int32]) in
+                    guard let facts = batch.withRow(index, { FactsCodec.decode(bytes: $0) }) else { return (nil, []) }
+                    return (facts, Self.groups(of: facts, route: route, shared: shared, partition: partition, written: writtenNow))
+                }
+            }
+            var ready: [Int32] = []
+            var readySet = Set<Int32>()
+            for index in 0..<batch.count {
+                var (facts, ordinals) = routed[index]
+                if facts == nil {
+                    // Undecodable cached facts: derive them from the event (rare: a damaged or foreign cache row).
+                    guard let derived = try deriveFacts(at: batch.positions[index]) else { continue }
+                    facts = derived
+                    ordinals = Self.groups(of: derived, route: route, shared: shared, partition: partition, written: writtenNow)
+                }
+                guard let facts else { continue }
+                let bytes = batch.withRow(index) { $0.count } * Self.decodedInflation
+                for ordinal in ordinals where !written[Int(ordinal)] {
+                    fold.open[ordinal, default: ([], 0)].facts.append(facts)
+                    fold.open[ordinal]?.bytes += bytes
+                    fold.openBytes += bytes
+                    if facts.position >= identity.lastPosition[Int(ordinal)] && readySet.insert(ordinal).inserted { ready.append(ordinal) }
+                }
+            }
+            try flush(ready, identity: identity, fold: &fold, written: &written, each: each)
+            folded += ready.count
+            if !ready.isEmpty && folded * 10 / max(total, 1) != (folded - ready.count) * 10 / max(total, 1) {
+                progress?("folded \(folded) of \(total) groups")
+            }
+            if partition == nil && fold.openBytes > memoryBudget { outcome = .overBudget }
+        }
+        if outcome == .overBudget { return .overBudget }
+        try flush(Array(fold.open.keys).sorted(), identity: identity, fold: &fold, written: &written, each: each)
+        return .complete
+    }
+
+    /// The groups (ordinals) an event concerns, within `partition` and not yet written.
+    private static func groups(of facts: EventFacts, route: [String: Int32], shared: [[Int32]],
+                               partition: (index: Int, count: Int)?, written: [Bool]) -> [Int32] {
+        var result: [Int32] = []
+        facts.forEachIdentifier { identifier in
+            guard let entry = route[identifier] else { return }
+            if entry >= 0 {
+                if !result.contains(entry) { result.append(entry) }
+            } else {
+                for ordinal in shared[Int(-entry) - 1] where !result.contains(ordinal) { result.append(ordinal) }
+            }
+        }
+        return result.filter { ordinal in
+            !written[Int(ordinal)] && (partition.map { Int(ordinal) % $0.count == $0.index } ?? true)
+        }
+    }
+
+    /// Folds the `ready` groups on all cores and hands them to `each` in ordinal order.
+    private func flush(_ ready: [Int32], identity: Identity, fold: inout FoldState, written: inout [Bool],
+                       each: (GroupMembership, StoredGroupState) throws -> Void) throws {
+        guard !ready.isEmpty else { return }
+        let work: [(GroupMembership, [EventFacts])] = ready.map { ordinal in
+            let entry = fold.open.removeValue(forKey: ordinal) ?? ([], 0)
+            fold.openBytes -= entry.bytes
+            return (identity.memberships[Int(ordinal)], entry.facts)
+        }
+        let snapshots = parallelChunks(work.count, minimumPerChunk: 8) { range in
+            range.map { ProjectionMaintainer.snapshot(work[$0].0, facts: work[$0].1) }
+        }
+        for (index, ordinal) in ready.enumerated() {
+            try each(work[index].0, snapshots[index])
+            written[Int(ordinal)] = true
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Streams the stored facts in position order (see ``scansOnReaderThread``).
+    private func scanFacts(_ body: (FactsRowBatch) throws -> Void) throws {
+        guard scansOnReaderThread, store.isFileBacked else { return try store.forEachFactsBatch(batchSize: batchSize, body) }
+        let channel = BatchChannel<FactsRowBatch>(capacity: 4)
+        let path = store.path
+        let size = batchSize
+        let thread = Thread {
+            do {
+                let reader = try EventStore.open(at: path, readOnly: true)
+                try reader.setPageCache(mebibytes: 8)
+                try reader.read {
+                    try reader.forEachFactsBatch(batchSize: size) { batch in
+                        if !channel.send(batch) { throw ScanCancelled() }
+                    }
+                }
+                channel.finish()
+            } catch is ScanCancelled {
+                channel.finish()
+            } catch {
+                channel.finish(throwing: error)
+            }
+        }
+        thread.name = "seatledger.rebuild.scan"
+        thread.start()
+        do {
+            while let batch = try channel.receive() { try body(batch) }
+        } catch {
+            channel.cancel()
+            channel.waitUntilFinished()
+            throw error
+        }
+    }
+
+    /// The consumer stopped reading (it failed); ends the scan thread quietly.
+    private struct ScanCancelled: Error {}
+
+    private func decodeBatch(_ batch: FactsRowBatch) -> [EventFacts?] {
+        parallelChunks(batch.count) { range in range.map { index in batch.withRow(index) { FactsCodec.decode(bytes: $0) } } }
+    }
+
+    private func deriveFacts(at position: Int64) throws -> EventFacts? {
+        try store.event(at: position).map(EventFacts.init)
+    }
+}
