@@ -18,7 +18,7 @@ import Projections
 ///
 /// The result is the same as folding each group from all of its events (`GroupProjection` is pure).
 struct ProjectionRebuilder {
-    let store: EventStore
+    let store: any LedgerStore
     /// Estimated bytes of decoded facts the fold pass may hold before it partitions.
     var memoryBudget = 96 << 20
     /// Rows read from SQLite at a time.
@@ -283,14 +283,15 @@ struct ProjectionRebuilder {
 
     /// Streams the stored facts in position order (see ``scansOnReaderThread``).
     private func scanFacts(_ body: (FactsRowBatch) throws -> Void) throws {
-        guard scansOnReaderThread, store.isFileBacked else { return try store.forEachFactsBatch(batchSize: batchSize, body) }
+        guard scansOnReaderThread, let reader = try store.openReader() else {
+            return try store.forEachFactsBatch(batchSize: batchSize, body)
+        }
         let channel = BatchChannel<FactsRowBatch>(capacity: 4)
-        let path = store.path
+        let handOver = ReaderHandOver(reader)
         let size = batchSize
         let thread = Thread {
             do {
-                let reader = try EventStore.open(at: path, readOnly: true)
-                try reader.setPageCache(mebibytes: 8)
+                let reader = handOver.store
                 try reader.read {
                     try reader.forEachFactsBatch(batchSize: size) { batch in
                         if !channel.send(batch) { throw ScanCancelled() }
@@ -324,4 +325,13 @@ struct ProjectionRebuilder {
     private func deriveFacts(at position: Int64) throws -> EventFacts? {
         try store.event(at: position).map(EventFacts.init)
     }
+}
+
+/// Moves a freshly opened reader store to the scan thread.
+///
+/// `@unchecked Sendable` is safe: the store is created by the rebuilding thread, handed over
+/// before the scan thread starts, and from then on used by the scan thread alone.
+private final class ReaderHandOver: @unchecked Sendable {
+    let store: any LedgerStore
+    init(_ store: any LedgerStore) { self.store = store }
 }

@@ -1,0 +1,181 @@
+import AppStoreModels
+import Foundation
+import LedgerEvents
+
+/// The storage a ledger runs on: the embedded SQLite ``EventStore`` (the default) or another
+/// engine (PostgreSQL). The pipeline, projections and reports talk only to this protocol.
+///
+/// Every implementation gives the same guarantees: an append-only, gap-free, hash-chained log in
+/// commit order; idempotency by event id enforced by a unique constraint; quarantine of rejected
+/// input with its raw bytes; projections written in the same transaction as the events they
+/// follow from. A store is used from one thread at a time.
+///
+/// ```swift
+/// let store: any LedgerStore = try EventStore.open(at: "ledger.sqlite")
+/// let (position, hash) = try store.head()
+/// ```
+public protocol LedgerStore: AnyObject {
+    /// Where the store lives, for messages: a file path or a URL without its password.
+    var location: String { get }
+    /// The recording clock (transaction time); `$SEATLEDGER_NOW` pins it in tests.
+    var clock: @Sendable () -> EpochMillis { get set }
+
+    // MARK: Transactions
+
+    /// Runs `body` in one write transaction (all or nothing); nested calls join the outer one.
+    func write<T>(_ body: () throws -> T) throws -> T
+    /// Runs `body` in one read snapshot.
+    func read<T>(_ body: () throws -> T) throws -> T
+    /// A second, read-only store on the same data for a scan on another thread, or `nil` when the
+    /// engine cannot open one (an in-memory database). It sees committed data only.
+    func openReader() throws -> (any LedgerStore)?
+
+    // MARK: Configuration
+
+    /// The trust configuration recorded at creation.
+    func configuration() throws -> LedgerConfiguration
+    /// Every configuration value.
+    func configValues() throws -> [String: String]
+    /// Sets one configuration value.
+    func setConfigValue(_ key: String, _ value: String) throws
+    /// The trusted root certificates.
+    func trustRoots() throws -> [StoredTrustRoot]
+    /// Adds root certificates; returns how many were new.
+    func addRoots(_ roots: [StoredTrustRoot]) throws -> Int
+
+    // MARK: Appending
+
+    /// Appends verified events and quarantines rejections atomically; `afterAppend` runs in the same
+    /// transaction with the appended events (projections).
+    func commit(events: [NewEvent], rejections: [QuarantineItem], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
+    /// Appends events that were quarantined and now verify, resolving their quarantine rows.
+    func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
+    /// The last position and its chain hash (`(0, genesis)` when empty).
+    func head() throws -> (position: Int64, hash: Data)
+    /// Recomputes the hash chain from the raw bytes and reports the first break.
+    func verifyChain(progress: ((Int64) -> Void)?) throws -> ChainVerification
+
+    // MARK: Reading events
+
+    /// The number of events.
+    func eventCount() throws -> Int64
+    /// The latest Apple-signed time of any event.
+    func lastOccurredAt() throws -> EpochMillis?
+    /// The event at `position`.
+    func event(at position: Int64) throws -> LedgerEvent?
+    /// The event with `eventId`.
+    func event(id eventId: String) throws -> LedgerEvent?
+    /// The events at `positions`, in that order (missing ones skipped).
+    func events(at positions: [Int64]) throws -> [LedgerEvent]
+    /// Streams events from `position` in log order.
+    func forEachEvent(from position: Int64, _ body: (LedgerEvent) throws -> Void) throws
+    /// Positions of events that mention `value` (optionally as one kind of identifier).
+    func positions(mentioning value: String, kind: IdentifierKind?) throws -> [Int64]
+    /// Positions of events that mention any of `identifiers`.
+    func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64>
+    /// The identifiers stored for the event at `position`.
+    func identifiers(at position: Int64) throws -> [EventIdentifier]
+    /// How many duplicate arrivals each event had.
+    func duplicateCounts(for eventIds: [String]) throws -> [String: Int]
+    /// The leaf certificate fingerprint that signed each event, by event id.
+    func leafFingerprints(at positions: Set<Int64>) throws -> [String: String]
+
+    // MARK: Quarantine
+
+    /// Quarantined inputs, optionally in one state.
+    func quarantine(state: String?, limit: Int) throws -> [QuarantineRecord]
+    /// One quarantine record.
+    func quarantineRecord(id: Int64) throws -> QuarantineRecord?
+
+    // MARK: Facts (a cache of the events' decoded payloads)
+
+    /// Stores the projection facts of an event.
+    func storeFacts(position: Int64, facts: Data) throws
+    /// Stored facts of the given positions, by position.
+    func facts(at positions: Set<Int64>) throws -> [Int64: Data]
+    /// Positions of events without stored facts, ascending.
+    func positionsWithoutFacts() throws -> [Int64]
+    /// The events at `positions` (ascending) with their decoded JSON as text and no raw bytes.
+    func eventsForFacts(_ positions: ArraySlice<Int64>) throws -> [EventForFacts]
+    /// Streams every stored facts row in position order, `batchSize` rows at a time.
+    func forEachFactsBatch(batchSize: Int, _ body: (FactsRowBatch) throws -> Void) throws
+    /// Total rows and bytes of stored facts.
+    func factsVolume() throws -> (rows: Int64, bytes: Int64)
+
+    // MARK: Group index and snapshots
+
+    /// Group keys any of `identifiers` belongs to.
+    func groupKeys(forAny identifiers: Set<String>) throws -> Set<String>
+    /// Index rows of the given groups.
+    func groupIndexRows(groupKeys: Set<String>) throws -> [GroupIndexRow]
+    /// Replaces the projection rows of `removing` groups with new rows and snapshots.
+    func replaceGroups(removing: Set<String>, rows: [GroupIndexRow], states: [StoredGroupState]) throws
+    /// Every stored group snapshot, by key.
+    func groupStates() throws -> [StoredGroupState]
+    /// Every group key.
+    func allGroupKeys() throws -> [String]
+    /// Deletes every projection row before a rebuild; events are untouched.
+    func clearProjections() throws
+
+    // MARK: Seat claims (idempotent Claim Seat requests)
+
+    /// Starts or resumes a claim request for a member.
+    func beginClaimRequest(originalTransactionId: String, memberRef: String?, appTransactionId: String?,
+                           newIdentifier: String, explicitIdentifier: String?,
+                           now: EpochMillis) throws -> (record: ClaimRequestRecord, resumed: Bool)
+    /// Records attempts made for a claim request.
+    func noteClaimAttempts(_ requestIdentifier: String, count: Int, now: EpochMillis) throws
+    /// Records a claim request's outcome.
+    func updateClaimRequest(_ requestIdentifier: String, state: String, seatClaimId: String?, lastStatus: Int64?,
+                            lastError: String?, now: EpochMillis) throws
+    /// One claim request.
+    func claimRequest(_ requestIdentifier: String) throws -> ClaimRequestRecord?
+    /// Claim requests, optionally filtered.
+    func claimRequests(originalTransactionId: String?, state: String?) throws -> [ClaimRequestRecord]
+}
+
+extension EventStore: LedgerStore {
+    /// The file path.
+    public var location: String { path }
+
+    /// A read-only connection to the same file, or `nil` for an in-memory database.
+    public func openReader() throws -> (any LedgerStore)? {
+        guard isFileBacked else { return nil }
+        let reader = try EventStore.open(at: path, readOnly: true)
+        try reader.setPageCache(mebibytes: 8)
+        return reader
+    }
+}
+
+extension LedgerStore {
+    /// Appends verified events (and quarantines rejections) atomically.
+    public func commit(events: [NewEvent], rejections: [QuarantineItem] = [],
+                       afterAppend: (([LedgerEvent]) throws -> Void)? = nil) throws -> BatchResult {
+        try commit(events: events, rejections: rejections, afterAppend: afterAppend)
+    }
+
+    /// Appends events that were quarantined and now verify.
+    public func commitRetry(events: [NewEventForRetry]) throws -> BatchResult {
+        try commitRetry(events: events, afterAppend: nil)
+    }
+
+    /// Recomputes the hash chain from the raw bytes.
+    public func verifyChain() throws -> ChainVerification { try verifyChain(progress: nil) }
+
+    /// Streams every event in log order.
+    public func forEachEvent(_ body: (LedgerEvent) throws -> Void) throws { try forEachEvent(from: 1, body) }
+
+    /// Positions of events that mention `value` as any kind of identifier.
+    public func positions(mentioning value: String) throws -> [Int64] { try positions(mentioning: value, kind: nil) }
+
+    /// Every quarantined input, optionally in one state.
+    public func quarantine(state: String? = nil) throws -> [QuarantineRecord] { try quarantine(state: state, limit: Int.max) }
+
+    /// Every claim request, optionally filtered.
+    public func claimRequests(originalTransactionId: String? = nil) throws -> [ClaimRequestRecord] {
+        try claimRequests(originalTransactionId: originalTransactionId, state: nil)
+    }
+
+    /// Streams every stored facts row in position order, 8,192 rows at a time.
+    public func forEachFactsBatch(_ body: (FactsRowBatch) throws -> Void) throws { try forEachFactsBatch(batchSize: 8_192, body) }
+}
