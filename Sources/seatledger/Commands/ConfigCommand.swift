@@ -41,7 +41,7 @@ enum ConfigCommand: Command {
             } catch {
                 throw UsageError(message: "cannot read root certificate \(path): \(error)")
             }
-            let store = try EventStore.open(at: arguments.databasePath)
+            let store = try StoreLocation(arguments.databasePath).open()
             let now = Timestamp.millis(Date())
             let added = try store.addRoots(anchors.map {
                 StoredTrustRoot(fingerprint: $0.sha256Fingerprint, der: [UInt8]($0.der), subject: $0.subject, addedAt: now)

@@ -31,7 +31,7 @@ enum EventsCommand: Command {
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let store = try EventStore.open(at: arguments.databasePath, readOnly: true)
+        let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
         if arguments.positionals.first == "show" {
             guard arguments.positionals.count == 2 else { throw UsageError(message: "show needs a POSITION or EVENT_ID") }
             let key = arguments.positionals[1]

@@ -38,7 +38,7 @@ enum QuarantineCommand: Command {
         guard let action = arguments.positionals.first else { throw UsageError(message: "expected list, show or retry") }
         switch action {
         case "list":
-            let store = try EventStore.open(at: arguments.databasePath, readOnly: true)
+            let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
             let records = try store.quarantine(state: arguments.value("state"))
             if arguments.flag("json") {
                 Terminal.json(.array(records.map { describe($0, includeRaw: false) }))
@@ -55,7 +55,7 @@ enum QuarantineCommand: Command {
             guard arguments.positionals.count == 2, let id = Int64(arguments.positionals[1]) else {
                 throw UsageError(message: "show needs one numeric ID")
             }
-            let store = try EventStore.open(at: arguments.databasePath, readOnly: true)
+            let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
             guard let record = try store.quarantineRecord(id: id) else {
                 throw UsageError(message: "no quarantined item #\(id)")
             }

@@ -30,7 +30,7 @@ enum VerifyCommand: Command {
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let store = try EventStore.open(at: arguments.databasePath, readOnly: true)
+        let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
         let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
         let result = try store.verifyChain { count in
             if showProgress { Terminal.err("verify: \(count) events checked") }

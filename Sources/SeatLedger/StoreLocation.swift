@@ -1,0 +1,57 @@
+import EventStore
+import Foundation
+
+/// Where a ledger lives: an embedded SQLite file (the default) or a PostgreSQL database.
+///
+/// ```swift
+/// StoreLocation("ledger.sqlite")                                   // .sqlite(path:)
+/// StoreLocation("postgresql://seatledger@db.internal/ledger")      // .postgres(url:)
+/// ```
+public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
+    /// A SQLite file.
+    case sqlite(path: String)
+    /// A PostgreSQL connection URL (`postgresql://` or `postgres://`).
+    case postgres(url: String)
+
+    /// Parses a `--db` value: a `postgresql://` or `postgres://` URL, else a file path.
+    public init(_ text: String) {
+        let lowered = text.lowercased()
+        if lowered.hasPrefix("postgresql://") || lowered.hasPrefix("postgres://") {
+            self = .postgres(url: text)
+        } else {
+            self = .sqlite(path: text)
+        }
+    }
+
+    /// The location for messages: the path, or the URL without its password.
+    public var description: String {
+        switch self {
+        case .sqlite(let path): return path
+        case .postgres(let url): return Self.redacted(url)
+        }
+    }
+
+    /// `url` with the password of its user-info replaced by `***`.
+    public static func redacted(_ url: String) -> String {
+        guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
+        let userInfo = url[scheme.upperBound..<at]
+        guard let colon = userInfo.firstIndex(of: ":") else { return url }
+        return String(url[..<colon]) + ":***" + String(url[at...])
+    }
+
+    /// Opens the existing ledger at this location.
+    public func open(readOnly: Bool = false) throws -> any LedgerStore {
+        switch self {
+        case .sqlite(let path): return try EventStore.open(at: path, readOnly: readOnly)
+        case .postgres(let url): return try Self.openPostgres(url)
+        }
+    }
+
+    /// Creates a new ledger at this location with its trust configuration.
+    public func create(configuration: LedgerConfiguration, roots: [StoredTrustRoot]) throws -> any LedgerStore {
+        switch self {
+        case .sqlite(let path): return try EventStore.create(at: path, configuration: configuration, roots: roots)
+        case .postgres(let url): return try Self.createPostgres(url, configuration: configuration, roots: roots)
+        }
+    }
+}
