@@ -22,7 +22,7 @@ public protocol LedgerStore: AnyObject {
 
     // MARK: Transactions
 
-    /// Runs `body` in one write transaction (all or nothing); nested calls join the outer one.
+    /// Runs `body` in one write transaction (all or nothing). Transactions do not nest.
     func write<T>(_ body: () throws -> T) throws -> T
     /// Runs `body` in one read snapshot.
     func read<T>(_ body: () throws -> T) throws -> T
@@ -132,6 +132,26 @@ public protocol LedgerStore: AnyObject {
     func claimRequest(_ requestIdentifier: String) throws -> ClaimRequestRecord?
     /// Claim requests, optionally filtered.
     func claimRequests(originalTransactionId: String?, state: String?) throws -> [ClaimRequestRecord]
+
+    // MARK: Copying a ledger between stores
+
+    /// Streams the stored records (row, chain link, decode, keys, facts) from `position` in log order.
+    func forEachStoredRecord(from position: Int64, batchSize: Int, _ body: ([StoredEventRecord]) throws -> Void) throws
+    /// Appends records copied from another store verbatim, in one transaction, refusing any that do
+    /// not continue this store's chain (``ChainContinuityError``).
+    func appendVerbatim(_ records: [StoredEventRecord]) throws
+}
+
+extension LedgerStore {
+    /// Default: this engine cannot be copied from.
+    public func forEachStoredRecord(from position: Int64, batchSize: Int, _ body: ([StoredEventRecord]) throws -> Void) throws {
+        throw StoreOperationUnsupported(location: location, operation: "reading stored records for a copy")
+    }
+
+    /// Default: this engine cannot be copied to.
+    public func appendVerbatim(_ records: [StoredEventRecord]) throws {
+        throw StoreOperationUnsupported(location: location, operation: "appending copied records")
+    }
 }
 
 extension EventStore: LedgerStore {

@@ -16,7 +16,7 @@ protocol Command {
 
 /// Shared help fragments so every command documents `--db` and exit codes alike.
 enum HelpText {
-    static let db = "  --db PATH        ledger file (default: $SEATLEDGER_DB, else ./seatledger.sqlite)"
+    static let db = "  --db PATH|URL    ledger file or postgresql:// URL (default: $SEATLEDGER_DB, else ./seatledger.sqlite)"
     static let json = "  --json           machine-readable output on stdout"
     static let exitCodes = """
     Exit status:

@@ -1,0 +1,143 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import LedgerEvents
+
+/// Copies a ledger to another store (for example an embedded SQLite file to PostgreSQL) with its
+/// hash chain intact: the same positions, recording times and hashes.
+///
+/// 1. Verifies the source chain; a broken source is not copied.
+/// 2. Opens the destination, or creates it with the source's configuration and trust roots.
+/// 3. Resumes after what the destination already holds, once its head is confirmed to be the
+///    source's event at that position (a destination that diverges is refused).
+/// 4. Appends the rest in batches, each one transaction; every record must continue the
+///    destination's chain and hash to its own contents.
+/// 5. Rebuilds the destination's projections and re-verifies its chain against the source head.
+///
+/// Interrupted at any point, running it again continues where it stopped.
+public struct LedgerCopy {
+    /// What a copy did.
+    public struct Report: Sendable {
+        /// Events appended by this run.
+        public var copied: Int64 = 0
+        /// Events the destination already held (a resumed copy).
+        public var alreadyPresent: Int64 = 0
+        /// Whether the destination was created by this run.
+        public var createdDestination = false
+        /// The head hash of both ledgers after the copy (hex).
+        public var headHash: String?
+        /// Groups in the destination's rebuilt projections.
+        public var groups = 0
+
+        /// The report as JSON.
+        public var json: JSONValue {
+            ["copied": .int(copied), "alreadyPresent": .int(alreadyPresent), "createdDestination": .bool(createdDestination),
+             "headHash": .optional(headHash), "groups": .int(Int64(groups))]
+        }
+    }
+
+    /// Why a copy stopped.
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        /// The source chain is broken; nothing was copied.
+        case sourceBroken(location: String, verification: ChainVerification)
+        /// The destination holds events that are not the source's.
+        case diverged(destination: String, position: Int64)
+        /// The destination is a ledger for another app or environment.
+        case configurationMismatch(destination: String, detail: String)
+        /// After the copy the destination does not verify to the source head.
+        case destinationMismatch(destination: String, detail: String)
+
+        public var description: String {
+            switch self {
+            case .sourceBroken(let location, let verification):
+                return "source \(location) has a broken hash chain at position \(verification.firstBadPosition ?? 0) (\(verification.problem ?? "")); nothing copied"
+            case .diverged(let destination, let position):
+                return "destination \(destination) diverges from the source at position \(position); refusing to continue the copy"
+            case .configurationMismatch(let destination, let detail):
+                return "destination \(destination) is a different ledger: \(detail)"
+            case .destinationMismatch(let destination, let detail):
+                return "destination \(destination) does not verify after the copy: \(detail)"
+            }
+        }
+    }
+
+    /// The source store.
+    public let source: any LedgerStore
+    /// Records per transaction.
+    public var batchSize = 2_000
+
+    /// A copy from `source`.
+    public init(source: any LedgerStore) { self.source = source }
+
+    /// Copies to `destination` (created when it does not exist yet).
+    public func run(to destination: StoreLocation, progress: ((String) -> Void)? = nil) throws -> Report {
+        var report = Report()
+        let verification = try source.verifyChain { count in
+            if count % 100_000 == 0 { progress?("verified \(count) source events") }
+        }
+        guard verification.isIntact else { throw Failure.sourceBroken(location: source.location, verification: verification) }
+        let configuration = try source.configuration()
+
+        let target: any LedgerStore
+        if let existing = try Self.openIfExists(destination) {
+            target = existing
+            let theirs = try target.configuration()
+            guard theirs == configuration else {
+                throw Failure.configurationMismatch(destination: destination.description,
+                                                    detail: "\(theirs.bundleId)/\(theirs.environment.rawValue), source is \(configuration.bundleId)/\(configuration.environment.rawValue)")
+            }
+        } else {
+            target = try destination.create(configuration: configuration, roots: try source.trustRoots())
+            report.createdDestination = true
+        }
+        _ = try target.addRoots(try source.trustRoots())
+        let targetValues = try target.configValues()
+        for (key, value) in try source.configValues() where targetValues[key] == nil {
+            try target.setConfigValue(key, value)
+        }
+
+        // Resume after what the destination holds, if it is the source's prefix.
+        let (held, heldHash) = try target.head()
+        if held > 0 {
+            guard let mine = try source.event(at: held), mine.hash == heldHash else {
+                throw Failure.diverged(destination: destination.description, position: held)
+            }
+            report.alreadyPresent = held
+        }
+        let total = verification.eventsChecked
+        try source.forEachStoredRecord(from: held + 1, batchSize: batchSize) { records in
+            try target.appendVerbatim(records)
+            report.copied += Int64(records.count)
+            progress?("copied \(held + report.copied) of \(total) events")
+        }
+
+        report.groups = try ProjectionRebuilder(store: target).rebuildAll(progress: progress)
+        let check = try target.verifyChain(progress: nil)
+        guard check.isIntact, check.headHash == verification.headHash, check.eventsChecked == total else {
+            throw Failure.destinationMismatch(
+                destination: destination.description,
+                detail: "\(check.eventsChecked) events, head \(check.headHash ?? "none"); source has \(total), head \(verification.headHash ?? "none")")
+        }
+        report.headHash = check.headHash
+        return report
+    }
+
+    /// The ledger at `location`, or `nil` when there is none yet.
+    static func openIfExists(_ location: StoreLocation) throws -> (any LedgerStore)? {
+        do {
+            return try location.open()
+        } catch EventStoreError.missing {
+            return nil
+        } catch is LedgerNotFound {
+            return nil
+        }
+    }
+}
+
+/// No ledger exists at a location (an engine other than SQLite reports this for an empty database).
+public struct LedgerNotFound: Error, Sendable, CustomStringConvertible {
+    /// The location.
+    public let location: String
+
+    public var description: String { "no ledger at \(location); create one with `seatledger init --db \(location) …`" }
+}

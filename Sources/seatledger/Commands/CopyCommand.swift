@@ -1,0 +1,75 @@
+import AppStoreModels
+import Foundation
+import SeatLedger
+
+/// `seatledger copy`: copy a ledger to another store with its hash chain intact.
+enum CopyCommand: Command {
+    static let name = "copy"
+    static let summary = "copy a ledger to another store (e.g. SQLite to PostgreSQL), chain preserved; resumable"
+    static let options: Set<String> = ["from", "to", "batch"]
+    static let flags: Set<String> = ["json", "progress"]
+    static let help = """
+    Usage: seatledger copy --from SOURCE --to DEST [--batch N] [--json] [--progress]
+
+    Copies every event of SOURCE to DEST with the same positions, recording times and hashes,
+    so the hash chain (and `verify --expect-head`) carries over. SOURCE and DEST are ledger
+    files or postgresql:// URLs.
+
+    1. Verifies SOURCE's hash chain; a broken source is not copied (exit 1).
+    2. Creates DEST with SOURCE's configuration and trust roots, or opens it if it exists
+       (it must be a ledger for the same bundle id and environment).
+    3. Resumes after the events DEST already holds, once DEST's head is confirmed to be
+       SOURCE's event at that position (a DEST that diverges is refused, exit 1).
+    4. Appends the rest in batches of N (default 2000), each one transaction: every event must
+       continue DEST's chain and hash to its own contents.
+    5. Rebuilds DEST's projections and verifies DEST's chain ends at SOURCE's head hash.
+
+    Interrupted (Ctrl-C, crash, lost connection), run the same command again: it continues.
+    Quarantined inputs and claim-request bookkeeping are not copied; they stay in SOURCE.
+
+    Options:
+      --from SOURCE    the ledger to copy (file or postgresql:// URL)
+      --to DEST        where to copy it (created if missing)
+      --batch N        events per transaction (default 2000)
+      --progress       progress on stderr even when it is not a terminal
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard arguments.positionals.isEmpty else { throw UsageError(message: "copy takes no positional arguments; use --from and --to") }
+        guard let from = arguments.value("from"), let to = arguments.value("to") else {
+            throw UsageError(message: "copy needs --from SOURCE and --to DEST")
+        }
+        let source = StoreLocation(from)
+        let destination = StoreLocation(to)
+        guard source != destination else { throw UsageError(message: "--from and --to name the same ledger") }
+        var copy = LedgerCopy(source: try source.open(readOnly: true))
+        if let batch = arguments.value("batch") {
+            guard let size = Int(batch), size > 0 else { throw UsageError(message: "--batch must be a positive number, got \(batch)") }
+            copy.batchSize = size
+        }
+        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let report: LedgerCopy.Report
+        do {
+            report = try copy.run(to: destination) { message in if showProgress { Terminal.err("copy: \(message)") } }
+        } catch let failure as LedgerCopy.Failure {
+            if case .configurationMismatch = failure { throw failure }
+            if arguments.flag("json") {
+                Terminal.json(["copied": false, "problem": .string(failure.description)])
+            } else {
+                Terminal.out("Copy refused: \(failure.description)")
+            }
+            return .findings
+        }
+        if arguments.flag("json") {
+            Terminal.json(report.json)
+        } else {
+            let resumed = report.alreadyPresent > 0 ? " (\(report.alreadyPresent) were already there)" : ""
+            Terminal.out("Copied \(report.copied) events to \(destination)\(resumed)\(report.createdDestination ? ", a new ledger" : "").")
+            Terminal.out("Both ledgers end at head \(report.headHash ?? "none"); \(report.groups) groups rebuilt.")
+        }
+        return .success
+    }
+}
