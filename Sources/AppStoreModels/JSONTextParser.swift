@@ -4,14 +4,26 @@
 /// confused with numbers, and errors carry the byte offset. Nesting is limited to 512 levels so a
 /// hostile input cannot exhaust the stack.
 struct JSONTextParser {
-    private let bytes: [UInt8]
+    /// The input, borrowed for the duration of ``parse(_:)``.
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
     private static let maxDepth = 512
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    private init(buffer: UnsafeBufferPointer<UInt8>) { self.bytes = buffer }
 
-    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+    /// Parses one JSON document from UTF-8 bytes.
+    static func parse(_ input: [UInt8]) throws(JSONParseError) -> JSONValue {
+        let result = input.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in
+                var parser = JSONTextParser(buffer: buffer)
+                return try parser.parseDocument()
+            }
+        }
+        return try result.get()
+    }
+
+    private mutating func parseDocument() throws(JSONParseError) -> JSONValue {
         skipWhitespace()
         let value = try parseValue()
         skipWhitespace()
@@ -67,9 +79,11 @@ struct JSONTextParser {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
+        // Members are collected first and the dictionary built at its final size (no rehashing
+        // while it grows); a repeated name keeps its last value, as assigning in order would.
+        var pairs: [(String, JSONValue)] = []
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
@@ -78,11 +92,14 @@ struct JSONTextParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            pairs.append((key, try parseValue()))
             skipWhitespace()
             guard index < bytes.count else { throw fail("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(Dictionary(pairs, uniquingKeysWith: { _, last in last }))
+            }
             throw fail("expected ',' or '}'")
         }
     }
@@ -105,20 +122,50 @@ struct JSONTextParser {
         }
     }
 
+    /// The first index from `start` holding a quote, a backslash or a control character (or the
+    /// end): eight bytes at a time, testing each word for any such byte without branching per byte.
+    private func plainRunEnd(from start: Int) -> Int {
+        Self.plainRunEnd(bytes, from: start)
+    }
+
+    /// The first index of `bytes` from `start` holding a quote, a backslash or a control
+    /// character, or `bytes.count` when there is none (shared with the canonical writer).
+    static func plainRunEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var i = start
+        let count = bytes.count
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            while i + 8 <= count {
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+                // Classic "has a zero byte" / "has a byte below n" tests: exact about presence.
+                let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+                if found & highs != 0 { break }
+                i += 8
+            }
+        }
+        while i < count {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            i += 1
+        }
+        return i
+    }
+
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
         // Fast path: no escapes.
-        while index < bytes.count {
+        index = plainRunEnd(from: index)
+        if index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: bytes[start..<index], as: UTF8.self)
+                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
                 index += 1
                 return text
             }
-            if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in string") }
-            index += 1
         }
         var scalars = Array(bytes[start..<index])
         while index < bytes.count {
@@ -204,7 +251,19 @@ struct JSONTextParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid exponent") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if integral, index - start <= 18 {
+            // Up to 18 digits always fit in Int64: accumulate directly (what `Int64(text)` gives).
+            var value: Int64 = 0
+            var digit = start
+            let negative = bytes[start] == UInt8(ascii: "-")
+            if negative { digit += 1 }
+            while digit < index {
+                value = value * 10 + Int64(bytes[digit] - 0x30)
+                digit += 1
+            }
+            return .int(negative ? -value : value)
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if integral, let exact = Int64(text) { return .int(exact) }
         guard let double = Double(text) else { throw fail("number out of range") }
         return .double(double)

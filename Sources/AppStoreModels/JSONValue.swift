@@ -22,20 +22,17 @@ public enum JSONValue: Sendable, Hashable {
 
     /// Parses JSON text (RFC 8259); the error names the byte offset and what was expected.
     public static func parse(_ data: Data) throws(JSONParseError) -> JSONValue {
-        var parser = JSONTextParser(bytes: [UInt8](data))
-        return try parser.parseDocument()
+        try JSONTextParser.parse([UInt8](data))
     }
 
     /// Parses JSON from raw UTF-8 bytes.
     public static func parse(bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        var parser = JSONTextParser(bytes: bytes)
-        return try parser.parseDocument()
+        try JSONTextParser.parse(bytes)
     }
 
     /// Parses JSON text given as a string.
     public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
-        var parser = JSONTextParser(bytes: Array(text.utf8))
-        return try parser.parseDocument()
+        try JSONTextParser.parse(Array(text.utf8))
     }
 
     /// The member named `key` of an object, else `nil`.
@@ -105,6 +102,17 @@ public enum JSONValue: Sendable, Hashable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Canonical JSON text of this value with the object members at `paths` left out (each path
+    /// is the member names from the root, e.g. `["notification", "data", "signedRenewalInfo"]`):
+    /// the same text as `canonicalString()` of a copy with those members removed, without copying.
+    /// Paths only descend through objects; a path that does not exist omits nothing.
+    public func canonicalString(omitting paths: [[String]]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(1024)
+        writeCanonical(into: &out, omitting: paths.filter { !$0.isEmpty })
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Human-readable JSON: sorted keys, two-space indent, one member per line.
     public func prettyString() -> String {
         var out: [UInt8] = []
@@ -142,11 +150,35 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
+    private func writeCanonical(into out: inout [UInt8], omitting paths: [[String]]) {
+        guard !paths.isEmpty, case .object(let dict) = self else {
+            writeCanonical(into: &out)
+            return
+        }
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        for index in JSONValue.sortedMembers(dict) {
+            let entry = dict[index]
+            var below: [[String]] = []
+            var omitted = false
+            for path in paths where path[0] == entry.key {
+                if path.count == 1 { omitted = true } else { below.append(Array(path.dropFirst())) }
+            }
+            if omitted { continue }
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            JSONValue.writeString(entry.key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            entry.value.writeCanonical(into: &out, omitting: below)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
     private func writeCanonical(into out: inout [UInt8]) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .int(let i): JSONValue.writeDecimal(i, into: &out)
         case .double(let d): out.append(contentsOf: (d.isFinite ? "\(d)" : "null").utf8)
         case .string(let s): JSONValue.writeString(s, into: &out)
         case .array(let items):
@@ -159,12 +191,12 @@ public enum JSONValue: Sendable, Hashable {
         case .object(let dict):
             out.append(UInt8(ascii: "{"))
             var first = true
-            for entry in dict.sorted(by: { $0.key < $1.key }) {
+            for index in JSONValue.sortedMembers(dict) {
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
-                JSONValue.writeString(entry.key, into: &out)
+                JSONValue.writeString(dict[index].key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                entry.value.writeCanonical(into: &out)
+                dict[index].value.writeCanonical(into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -172,13 +204,104 @@ public enum JSONValue: Sendable, Hashable {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// The positions of an object's members sorted by key, as `String`'s `<` orders them.
+    ///
+    /// When every key is ASCII (App Store payloads), `<` is plain byte order: the members are
+    /// sorted by the first sixteen bytes of their keys packed into two integers, and only keys
+    /// sharing those bytes are compared in full; otherwise `<` is used. Sorting positions rather
+    /// than members copies no key or value.
+    static func sortedMembers(_ dict: [String: JSONValue]) -> [Dictionary<String, JSONValue>.Index] {
+        var entries: [(high: UInt64, low: UInt64, index: Dictionary<String, JSONValue>.Index)] = []
+        entries.reserveCapacity(dict.count)
+        var ascii = true
+        var index = dict.startIndex
+        while index != dict.endIndex {
+            if ascii, let prefix = asciiPrefix(dict[index].key) {
+                entries.append((prefix.high, prefix.low, index))
+            } else {
+                ascii = false
+                entries.append((0, 0, index))
+            }
+            dict.formIndex(after: &index)
+        }
+        if entries.count < 2 { return entries.map(\.index) }
+        if ascii {
+            entries.sort { a, b in
+                if a.high != b.high { return a.high < b.high }
+                if a.low != b.low { return a.low < b.low }
+                return asciiLess(dict[a.index].key, dict[b.index].key)
+            }
+        } else {
+            entries.sort { dict[$0.index].key < dict[$1.index].key }
+        }
+        return entries.map(\.index)
+    }
+
+    /// The first sixteen UTF-8 bytes of an ASCII `text`, big-endian, zero-padded (so integer
+    /// order is byte order of those bytes); `nil` if `text` is not ASCII.
+    private static func asciiPrefix(_ text: String) -> (high: UInt64, low: UInt64)? {
+        text.utf8.withContiguousStorageIfAvailable { utf8 -> (high: UInt64, low: UInt64)? in
+            var high: UInt64 = 0, low: UInt64 = 0
+            for (offset, byte) in utf8.enumerated() {
+                if byte >= 0x80 { return nil }
+                if offset < 8 {
+                    high |= UInt64(byte) << UInt64(56 - 8 * offset)
+                } else if offset < 16 {
+                    low |= UInt64(byte) << UInt64(56 - 8 * (offset - 8))
+                }
+            }
+            return (high, low)
+        } ?? nil
+    }
+
+    /// Byte order of two ASCII strings (equal to `<` for ASCII).
+    private static func asciiLess(_ a: String, _ b: String) -> Bool {
+        let ordered = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y -> Bool in
+                let common = min(x.count, y.count)
+                for index in 0..<common where x[index] != y[index] { return x[index] < y[index] }
+                return x.count < y.count
+            }
+        }
+        return (ordered ?? nil) ?? (a < b)
+    }
+
+    /// How many leading bytes of `utf8` a JSON string literal could hold verbatim: the index of
+    /// the first quote, backslash or control character, or the whole count when there is none.
+    public static func plainPrefixLength(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+        JSONTextParser.plainRunEnd(utf8, from: 0)
+    }
+
+    /// Writes the decimal digits of `value` (what `String(value)` renders).
+    private static func writeDecimal(_ value: Int64, into out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        // The magnitude as UInt64, so Int64.min needs no special case.
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
+    }
+
     /// Writes a JSON string literal, escaping only what JSON requires (bytes ≥ 0x80 pass through as UTF-8).
     private static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in
+            // Most strings need no escape at all: find the first byte that does, a word at a time.
+            let plain = JSONTextParser.plainRunEnd(bytes, from: 0)
+            if plain == bytes.count {
+                out.append(contentsOf: bytes)
+                return
+            }
             var runStart = 0
-            for index in 0..<bytes.count {
+            for index in plain..<bytes.count {
                 let byte = bytes[index]
                 guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
                 if runStart < index { out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }

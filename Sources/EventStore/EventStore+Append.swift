@@ -39,6 +39,13 @@ public struct BatchResult: Sendable {
     public let quarantineIds: [Int64]
     /// The events that were appended (positions ascending).
     public let appended: [LedgerEvent]
+
+    /// Creates a result (for other ``LedgerStore`` implementations).
+    public init(outcomes: [AppendOutcome], quarantineIds: [Int64], appended: [LedgerEvent]) {
+        self.outcomes = outcomes
+        self.quarantineIds = quarantineIds
+        self.appended = appended
+    }
 }
 
 extension EventStore {
@@ -67,8 +74,6 @@ extension EventStore {
             """)
         let insertDecoded = try connection.prepare(
             "INSERT INTO event_decoded(position, decoded, verification, decoder_version) VALUES (?, ?, ?, ?)")
-        let insertKey = try connection.prepare(
-            "INSERT OR IGNORE INTO event_keys(key_value, key_kind, position) VALUES (?, ?, ?)")
         let insertArrival = try connection.prepare(
             "INSERT INTO arrivals(event_id, recorded_at, source, duplicate) VALUES (?, ?, ?, ?)")
 
@@ -102,13 +107,9 @@ extension EventStore {
                 .text(event.source), .text(event.origin.rawValue), .blob(event.raw), .blob(previousHash), .blob(hash),
             ]).run()
             insertDecoded.reset()
-            try insertDecoded.bind(.integer(position), .text(event.decoded.canonicalString()),
-                                   .text(JSONValue.array(event.verification.map(\.json)).canonicalString()),
+            try insertDecoded.bind(.integer(position), .text(event.decodedText), .text(event.verificationText),
                                    .integer(EventStore.decoderVersion)).run()
-            for identifier in Set(event.identifiers) {
-                insertKey.reset()
-                try insertKey.bind(.text(identifier.value), .text(identifier.kind.rawValue), .integer(position)).run()
-            }
+            try insertKeys(Set(event.identifiers), position: position)
             insertArrival.reset()
             try insertArrival.bind(.text(event.eventId), .integer(now), .text(event.source), .integer(0)).run()
             inBatch[event.eventId] = position
@@ -145,8 +146,36 @@ extension EventStore {
         return BatchResult(outcomes: outcomes, quarantineIds: quarantineIds, appended: appended)
     }
 
+    /// Indexes an event under its identifiers with multi-row `INSERT OR IGNORE`s of up to
+    /// ``keysPerInsert`` rows (one statement per row count is cached), instead of one statement
+    /// per identifier.
+    private func insertKeys(_ identifiers: Set<EventIdentifier>, position: Int64) throws(SQLiteError) {
+        let all = Array(identifiers)
+        var start = 0
+        while start < all.count {
+            let chunk = all[start..<min(start + Self.keysPerInsert, all.count)]
+            let rows = Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            let insert = try connection.prepare("INSERT OR IGNORE INTO event_keys(key_value, key_kind, position) VALUES \(rows)")
+            var values: [SQLiteValue] = []
+            values.reserveCapacity(chunk.count * 3)
+            for identifier in chunk {
+                values.append(.text(identifier.value))
+                values.append(.text(identifier.kind.rawValue))
+                values.append(.integer(position))
+            }
+            try insert.bind(values).run()
+            start += chunk.count
+        }
+    }
+
+    /// The most identifier rows one `INSERT` into `event_keys` carries.
+    static let keysPerInsert = 16
+
     /// Version of the decoder that wrote `event_decoded`; bump to re-derive the cache.
-    public static let decoderVersion: Int64 = 1
+    ///
+    /// 2: `decoded` is stored without a notification's nested JWS strings (``StoredDecoded``);
+    /// reads put them back from `raw`. Rows of version 1 hold them and read unchanged.
+    public static let decoderVersion: Int64 = 2
 
     /// The last position and its hash (0 and the genesis hash for an empty ledger).
     public func head() throws(SQLiteError) -> (position: Int64, hash: Data) {

@@ -14,6 +14,14 @@ public struct ChainVerification: Sendable, Equatable {
 
     /// Whether the whole chain is intact.
     public var isIntact: Bool { firstBadPosition == nil }
+
+    /// Creates a result (for other ``LedgerStore`` implementations).
+    public init(eventsChecked: Int64, firstBadPosition: Int64?, problem: String?, headHash: String?) {
+        self.eventsChecked = eventsChecked
+        self.firstBadPosition = firstBadPosition
+        self.problem = problem
+        self.headHash = headHash
+    }
 }
 
 extension EventStore {

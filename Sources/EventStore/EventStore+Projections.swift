@@ -72,12 +72,6 @@ extension EventStore {
         return result
     }
 
-    /// Streams every stored facts row in position order.
-    public func forEachFacts(_ body: (Int64, Data) throws -> Void) throws {
-        let statement = try connection.prepare("SELECT position, facts FROM event_facts ORDER BY position")
-        while try statement.step() { try body(statement.int64(0), statement.blob(1)) }
-    }
-
     /// Positions of events without stored facts (e.g. written by an older decoder), ascending.
     ///
     /// Positions are gap-free from 1 (the chain guarantees it), so this walks the small facts
@@ -171,43 +165,5 @@ extension EventStore {
     /// Deletes every projection row (group index and snapshots) before a rebuild; events are untouched.
     public func clearProjections() throws(SQLiteError) {
         try connection.execute("DELETE FROM group_index; DELETE FROM group_state;")
-    }
-}
-
-extension EventStore {
-    /// Streams every event's stored facts grouped by group, for a rebuild: `assign` maps an
-    /// event's facts to the groups it concerns; the store then sorts (group, position) pairs on
-    /// disk in a temporary table and calls `body` once per group with its facts in position order.
-    ///
-    /// Memory stays bounded by one group's events, whatever the size of the log.
-    public func forEachGroupsFacts(assign: (Int64, Data) throws -> [String],
-                                   body: (String, [(Int64, Data)]) throws -> Void) throws {
-        try connection.execute("DROP TABLE IF EXISTS temp.rebuild_routes")
-        try connection.execute("CREATE TEMP TABLE rebuild_routes (group_key TEXT NOT NULL, position INTEGER NOT NULL)")
-        defer { try? connection.execute("DROP TABLE IF EXISTS temp.rebuild_routes") }
-        let insert = try connection.prepare("INSERT INTO temp.rebuild_routes(group_key, position) VALUES (?, ?)")
-        try forEachFacts { position, blob in
-            for key in try assign(position, blob) {
-                insert.reset()
-                try insert.bind(.text(key), .integer(position)).run()
-            }
-        }
-        let statement = try connection.prepare("""
-            SELECT r.group_key, r.position, f.facts FROM temp.rebuild_routes r JOIN event_facts f ON f.position = r.position
-            ORDER BY r.group_key, r.position
-            """)
-        defer { statement.reset() }
-        var currentKey: String?
-        var batch: [(Int64, Data)] = []
-        while try statement.step() {
-            let key = statement.text(0)
-            if key != currentKey {
-                if let currentKey { try body(currentKey, batch) }
-                currentKey = key
-                batch.removeAll(keepingCapacity: true)
-            }
-            batch.append((statement.int64(1), statement.blob(2)))
-        }
-        if let currentKey { try body(currentKey, batch) }
     }
 }

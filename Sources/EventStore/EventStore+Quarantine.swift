@@ -21,6 +21,20 @@ public struct QuarantineRecord: Sendable {
     public let resolvedAt: EpochMillis?
     /// What the retry did, e.g. `appended at position 42`.
     public let resolution: String?
+
+    /// Creates a record (for other ``LedgerStore`` implementations).
+    public init(id: Int64, recordedAt: EpochMillis, source: String, errorCode: String, reason: String, raw: Data,
+                state: String, resolvedAt: EpochMillis?, resolution: String?) {
+        self.id = id
+        self.recordedAt = recordedAt
+        self.source = source
+        self.errorCode = errorCode
+        self.reason = reason
+        self.raw = raw
+        self.state = state
+        self.resolvedAt = resolvedAt
+        self.resolution = resolution
+    }
 }
 
 extension EventStore {

@@ -10,13 +10,16 @@ extension EventStore {
 
     private func readEvent(_ statement: SQLiteStatement) -> LedgerEvent {
         let decodedText = statement.optionalText(12) ?? "null"
-        let decoded = (try? JSONValue.parse(decodedText)) ?? .null
+        let kind = EventKind(rawValue: statement.text(2))
+        let raw = statement.blob(10)
+        // The stored form leaves out what `raw` holds (nested JWS strings); put it back.
+        let decoded = StoredDecoded.restore((try? JSONValue.parse(decodedText)) ?? .null, kind: kind, raw: raw)
         let verificationJSON = (try? JSONValue.parse(statement.optionalText(13) ?? "[]")) ?? .array([])
         return LedgerEvent(
-            position: statement.int64(0), eventId: statement.text(1), kind: EventKind(rawValue: statement.text(2)),
+            position: statement.int64(0), eventId: statement.text(1), kind: kind,
             type: statement.optionalText(3), subtype: statement.optionalText(4), status: statement.optionalInt64(5),
             occurredAt: statement.int64(6), recordedAt: statement.int64(7), source: statement.text(8),
-            origin: EventOrigin(rawValue: statement.text(9)), raw: statement.blob(10), decoded: decoded,
+            origin: EventOrigin(rawValue: statement.text(9)), raw: raw, decoded: decoded,
             verification: verificationJSON.arrayValue?.compactMap(VerificationRecord.init(json:)) ?? [],
             hash: statement.blob(11))
     }

@@ -42,6 +42,12 @@ public struct EventForFacts: Sendable {
     /// The stored decoded JSON text.
     public let decodedText: String
 
+    /// Creates a row (for other ``LedgerStore`` implementations).
+    public init(metadata: LedgerEvent, decodedText: String) {
+        self.metadata = metadata
+        self.decodedText = decodedText
+    }
+
     /// The event with `decoded` parsed from ``decodedText`` (`null` when the text does not parse).
     public func parsed() -> LedgerEvent {
         let m = metadata

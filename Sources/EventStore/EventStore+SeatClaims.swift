@@ -28,6 +28,23 @@ public struct ClaimRequestRecord: Sendable, Equatable {
     /// The last error (HTTP error or no response).
     public let lastError: String?
 
+    /// Creates a record (for other ``LedgerStore`` implementations).
+    public init(requestIdentifier: String, originalTransactionId: String, memberRef: String?, appTransactionId: String?,
+                state: String, createdAt: EpochMillis, updatedAt: EpochMillis, attempts: Int64, seatClaimId: String?,
+                lastStatus: Int64?, lastError: String?) {
+        self.requestIdentifier = requestIdentifier
+        self.originalTransactionId = originalTransactionId
+        self.memberRef = memberRef
+        self.appTransactionId = appTransactionId
+        self.state = state
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.attempts = attempts
+        self.seatClaimId = seatClaimId
+        self.lastStatus = lastStatus
+        self.lastError = lastError
+    }
+
     /// `pending`: sent (or about to be) with the outcome unknown; reuse its identifier.
     public static let pending = "pending"
     /// Apple answered 2xx with a `seatClaimId`.

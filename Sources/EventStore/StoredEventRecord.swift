@@ -49,6 +49,13 @@ public struct ChainContinuityError: Error, Sendable, CustomStringConvertible {
     /// What is wrong.
     public let problem: String
 
+    /// Creates an error (for other ``LedgerStore`` implementations).
+    public init(location: String, position: Int64, problem: String) {
+        self.location = location
+        self.position = position
+        self.problem = problem
+    }
+
     public var description: String { "\(location): refusing event at position \(position): \(problem)" }
 }
 

@@ -35,7 +35,28 @@ public final class SignedPayloadVerifier: Sendable {
     private let cache: Mutex<ChainCache>
     /// Parsed headers keyed by the SHA-256 of their base64url text: App Store payloads from one
     /// signer share one header (the same x5c), so a hit skips decoding ~2 KB of certificates.
-    private let headers: Mutex<[Data: ParsedHeader]>
+    private let headers: Mutex<HeaderCache>
+
+    /// The header cache: by digest, plus the last header verbatim (a hit needs no hashing).
+    private struct HeaderCache: Sendable {
+        var byDigest: [Data: ParsedHeader] = [:]
+        var last: RecentHeader?
+    }
+
+    /// A header's base64url text and what it says.
+    private struct RecentHeader: Sendable {
+        let text: [UInt8]
+        let parsed: ParsedHeader
+
+        /// Whether `other` is exactly this header's text.
+        func matches(_ other: UnsafeRawBufferPointer) -> Bool {
+            guard other.count == text.count else { return false }
+            return text.withUnsafeBytes { mine in
+                guard let a = mine.baseAddress, let b = other.baseAddress else { return mine.count == other.count }
+                return memcmp(a, b, mine.count) == 0
+            }
+        }
+    }
 
     /// What a JWS header says, once checked (alg ES256, no crit, x5c with leaf and intermediate).
     private struct ParsedHeader: Sendable {
@@ -61,7 +82,7 @@ public final class SignedPayloadVerifier: Sendable {
         for anchor in trustAnchors { byFingerprint[anchor.sha256Fingerprint] = anchor }
         self.anchorsByFingerprint = byFingerprint
         self.cache = Mutex(ChainCache(capacity: cacheCapacity))
-        self.headers = Mutex([:])
+        self.headers = Mutex(HeaderCache())
     }
 
     /// Number of validated chains currently cached.
@@ -77,37 +98,39 @@ public final class SignedPayloadVerifier: Sendable {
     ///   - fallbackDate: the validation instant when the payload has no `signedDate`.
     /// - Throws: ``VerificationError`` whose ``VerificationError/failure`` says why.
     public func verify(_ compact: String, fallbackDate: Date = Date()) throws(VerificationError) -> VerifiedJWS {
-        // 1. Shape: exactly three non-empty base64url parts (scanning raw UTF-8, not Characters).
-        let (firstDot, secondDot, dotCount) = Self.dotOffsets(compact)
+        var compact = compact
+        // Works on the string's own UTF-8 storage: no copy of the (often 10 KB+) compact text.
+        let result = compact.withUTF8 { utf8 in
+            Result { () throws(VerificationError) -> VerifiedJWS in try verify(utf8: utf8, fallbackDate: fallbackDate) }
+        }
+        return try result.get()
+    }
+
+    private func verify(utf8 bytes: UnsafeBufferPointer<UInt8>, fallbackDate: Date) throws(VerificationError) -> VerifiedJWS {
+        // 1. Shape: exactly three non-empty base64url parts.
+        let (firstDot, secondDot, dotCount) = Self.dotOffsets(bytes)
         guard dotCount == 2 else {
             throw VerificationError(.notJWS, "expected 3 dot-separated parts, found \(dotCount + 1)")
         }
-        let utf8 = compact.utf8
-        let headerEnd = utf8.index(utf8.startIndex, offsetBy: firstDot)
-        let payloadStart = utf8.index(after: headerEnd)
-        let payloadEnd = utf8.index(utf8.startIndex, offsetBy: secondDot)
-        let signatureStart = utf8.index(after: payloadEnd)
-        let parts = [
-            compact[compact.startIndex..<headerEnd],
-            compact[payloadStart..<payloadEnd],
-            compact[signatureStart..<compact.endIndex],
-        ]
-        guard parts.allSatisfy({ !$0.isEmpty }) else {
+        let headerPart = UnsafeBufferPointer(rebasing: bytes[0..<firstDot])
+        let payloadPart = UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])
+        let signaturePart = UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...])
+        guard !headerPart.isEmpty, !payloadPart.isEmpty, !signaturePart.isEmpty else {
             throw VerificationError(.notJWS, "a part is empty")
         }
-        guard let payloadBytes = Base64URL.decode(parts[1]) else {
+        guard let payloadBytes = Base64URL.decodeBytes(buffer: payloadPart) else {
             throw VerificationError(.notJWS, "payload is not base64url")
         }
-        guard let signature = Base64URL.decode(parts[2]) else {
+        guard let signature = Base64URL.decodeBytes(buffer: signaturePart) else {
             throw VerificationError(.notJWS, "signature is not base64url")
         }
-        let parsedHeader = try header(of: parts[0])
+        let parsedHeader = try header(of: headerPart)
         let header = parsedHeader.header
 
         // 3. Payload.
         let payload: JSONValue
         do {
-            payload = try JSONValue.parse(payloadBytes)
+            payload = try JSONValue.parse(bytes: payloadBytes)
         } catch {
             throw VerificationError(.malformedPayload, "payload: \(error.reason)")
         }
@@ -136,19 +159,20 @@ public final class SignedPayloadVerifier: Sendable {
         // 5. Chain (cached by the x5c text of leaf+intermediate, so a hit decodes no certificate).
         let chain = try validatedChain(parsedHeader, at: validationSeconds)
 
-        // 6. Signature over the ASCII "header.payload".
+        // 6. Signature over the ASCII "header.payload", hashed in place.
         guard signature.count == 64 else {
             throw VerificationError(.badSignature, "ES256 signature must be 64 bytes, got \(signature.count)")
         }
-        let signingInput = Data(compact.utf8[compact.startIndex..<payloadEnd])
-        guard chain.leafKey.verifyES256(signature: signature, message: signingInput) else {
+        let signingInput = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[0..<secondDot])
+        let verified = signature.withUnsafeBytes { chain.leafKey.verifyES256(signature: $0, message: signingInput) }
+        guard verified else {
             throw VerificationError(.badSignature, "signature does not verify with the x5c leaf key (\(chain.leafSubject))")
         }
 
         return VerifiedJWS(
             header: header,
             payload: payload,
-            payloadBytes: payloadBytes,
+            payloadByteArray: payloadBytes,
             signedDate: signedDate,
             rootFingerprint: chain.rootFingerprint,
             intermediateFingerprint: chain.intermediateFingerprint,
@@ -178,29 +202,39 @@ public final class SignedPayloadVerifier: Sendable {
         return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 
-    /// Offsets of the first two dots and how many dots there are, scanning contiguous UTF-8.
-    private static func dotOffsets(_ text: String) -> (first: Int, second: Int, count: Int) {
-        var text = text
-        return text.withUTF8 { bytes in
-            var first = -1, second = -1, count = 0
-            for index in 0..<bytes.count where bytes[index] == UInt8(ascii: ".") {
-                if count == 0 { first = index } else if count == 1 { second = index }
-                count += 1
-            }
-            return (first, second, count)
+    /// Offsets of the first two dots and how many dots there are (`memchr` over the UTF-8 bytes).
+    private static func dotOffsets(_ bytes: UnsafeBufferPointer<UInt8>) -> (first: Int, second: Int, count: Int) {
+        guard let base = bytes.baseAddress else { return (-1, -1, 0) }
+        var first = -1, second = -1, count = 0
+        var from = 0
+        while from < bytes.count, let hit = memchr(base + from, Int32(UInt8(ascii: ".")), bytes.count - from) {
+            let index = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+            if count == 0 { first = index } else if count == 1 { second = index }
+            count += 1
+            from = index + 1
         }
+        return (first, second, count)
     }
 
     /// The checked header: from the header cache, or decoded, parsed and checked once.
-    private func header(of text: Substring) throws(VerificationError) -> ParsedHeader {
-        let digest = SHA256Digest.hash(Data(text.utf8))
-        if let cached = headers.withLock({ $0[digest] }) { return cached }
-        guard let headerBytes = Base64URL.decode(text) else {
+    ///
+    /// The cache is keyed by the SHA-256 of the header text; the last header seen is also kept
+    /// verbatim and compared first, since one signer's payloads all share one header.
+    private func header(of text: UnsafeBufferPointer<UInt8>) throws(VerificationError) -> ParsedHeader {
+        let raw = UnsafeRawBufferPointer(text)
+        if let last = headers.withLock({ cache in cache.last.flatMap { $0.matches(raw) ? $0.parsed : nil } }) { return last }
+        let digest = SHA256Digest.hash(raw)
+        if let cached = headers.withLock({ cache -> ParsedHeader? in
+            guard let found = cache.byDigest[digest] else { return nil }
+            cache.last = RecentHeader(text: [UInt8](text), parsed: found)
+            return found
+        }) { return cached }
+        guard let headerBytes = Base64URL.decodeBytes(buffer: text) else {
             throw VerificationError(.notJWS, "header is not base64url")
         }
         let header: JSONValue
         do {
-            header = try JSONValue.parse(headerBytes)
+            header = try JSONValue.parse(bytes: headerBytes)
         } catch {
             throw VerificationError(.malformedHeader, error.reason)
         }
@@ -238,9 +272,11 @@ public final class SignedPayloadVerifier: Sendable {
         hasher.update(".")
         hasher.update(intermediateText)
         let parsed = ParsedHeader(header: header, leafText: leafText, intermediateText: intermediateText, chainKey: hasher.finalize())
+        let recent = RecentHeader(text: [UInt8](text), parsed: parsed)
         headers.withLock { cache in
-            if cache.count >= 1024 { cache.removeAll(keepingCapacity: true) }
-            cache[digest] = parsed
+            if cache.byDigest.count >= 1024 { cache.byDigest.removeAll(keepingCapacity: true) }
+            cache.byDigest[digest] = parsed
+            cache.last = recent
         }
         return parsed
     }

@@ -7,8 +7,9 @@ public struct VerifiedJWS: Sendable {
     public let header: JSONValue
     /// The decoded payload (always a JSON object).
     public let payload: JSONValue
-    /// The payload bytes exactly as signed (base64url-decoded).
-    public let payloadBytes: Data
+    /// The payload bytes exactly as signed (base64url-decoded), kept as decoded and wrapped in
+    /// `Data` only when asked for (most callers need only ``payload``).
+    let payloadByteArray: [UInt8]
     /// The payload's `signedDate`, if it had one (also the instant the chain was validated at).
     public let signedDate: Date?
     /// Lowercase hex SHA-256 of the configured trust anchor the chain ended at.
@@ -17,4 +18,7 @@ public struct VerifiedJWS: Sendable {
     public let intermediateFingerprint: String
     /// Lowercase hex SHA-256 of the leaf certificate (`x5c[0]`).
     public let leafFingerprint: String
+
+    /// The payload bytes exactly as signed (base64url-decoded).
+    public var payloadBytes: Data { Data(payloadByteArray) }
 }

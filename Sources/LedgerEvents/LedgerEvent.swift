@@ -62,6 +62,12 @@ public struct NewEvent: Sendable {
     public let source: String
     /// How it reached us.
     public let origin: EventOrigin
+    /// ``decoded`` as the store keeps it: canonical JSON text of ``StoredDecoded/strip(_:kind:)``
+    /// (without the nested JWS strings `raw` already holds). Rendered once when the event is
+    /// created, on the decoding threads, so the single writer only copies it.
+    public let decodedText: String
+    /// ``verification`` as the store keeps it (canonical JSON array), rendered with ``decodedText``.
+    public let verificationText: String
 
     /// Creates a new event.
     public init(eventId: String, kind: EventKind, type: String?, subtype: String?, status: Int64?,
@@ -79,6 +85,8 @@ public struct NewEvent: Sendable {
         self.verification = verification
         self.source = source
         self.origin = origin
+        self.decodedText = StoredDecoded.storedText(decoded, kind: kind)
+        self.verificationText = JSONValue.array(verification.map(\.json)).canonicalString()
     }
 }
 

@@ -47,13 +47,17 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         self.sql = sql
     }
 
-    /// The error a failed `PGresult` describes; a connection that is now bad makes it a `.connection` error.
+    /// The error a failed `PGresult` describes. It is a `.connection` error when the session is
+    /// over: the connection is now bad, the SQLSTATE is a connection exception (class 08), or the
+    /// server is terminating the session (57P0x: shutdown, restart, `pg_terminate_backend`) —
+    /// libpq may not have marked the connection bad yet when that last result is read.
     init(result: OpaquePointer, connection: OpaquePointer, sql: String?) {
         let sqlState = Self.string(seatledger_pq_sqlstate(result))
         let primary = Self.string(seatledger_pq_message_primary(result))
         let fallback = Self.string(PQresultErrorMessage(result)) ?? Self.string(PQerrorMessage(connection))
         let lost = PQstatus(connection) == CONNECTION_BAD
-        self.init(kind: lost || (sqlState?.hasPrefix("08") ?? false) ? .connection : .server,
+        let sessionOver = sqlState.map { $0.hasPrefix("08") || $0.hasPrefix("57P0") } ?? false
+        self.init(kind: lost || sessionOver ? .connection : .server,
                   sqlState: sqlState,
                   message: primary ?? fallback ?? "unknown libpq error",
                   detail: Self.string(seatledger_pq_message_detail(result)),

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import JWSVerification
 import LedgerEvents
+import Projections
 
 /// A SeatLedger ledger: the library entry point a Swift server embeds.
 ///
@@ -19,13 +20,13 @@ import LedgerEvents
 /// ``ingest(_:batchSize:progress:)`` still uses every core).
 public final class Ledger {
     /// The underlying store.
-    public let store: EventStore
+    public let store: any LedgerStore
     /// The trust configuration recorded at `init`.
     public let configuration: LedgerConfiguration
     /// Verifies and decodes messages against the configuration.
     public let decoder: MessageDecoder
 
-    private init(store: EventStore) throws {
+    private init(store: any LedgerStore) throws {
         self.store = store
         self.configuration = try store.configuration()
         let anchors = try store.trustRoots().map { root throws(VerificationError) in try TrustAnchor(der: Data(root.der)) }
@@ -33,9 +34,10 @@ public final class Ledger {
         self.decoder = MessageDecoder(verifier: try SignedPayloadVerifier(trustAnchors: anchors), configuration: configuration)
     }
 
-    /// Creates a ledger file with its trust configuration.
+    /// Creates a ledger with its trust configuration.
     ///
     /// - Parameters:
+    ///   - path: a SQLite file path or a `postgresql://` URL (see ``StoreLocation``).
     ///   - rootCertificates: root certificates (DER) payload chains must end at.
     public static func create(path: String, configuration: LedgerConfiguration, rootCertificates: [TrustAnchor]) throws -> Ledger {
         guard !rootCertificates.isEmpty else { throw EventStoreError.badConfiguration("at least one root certificate is required") }
@@ -43,13 +45,18 @@ public final class Ledger {
         let roots = rootCertificates.map {
             StoredTrustRoot(fingerprint: $0.sha256Fingerprint, der: [UInt8]($0.der), subject: $0.subject, addedAt: now)
         }
-        let store = try EventStore.create(at: path, configuration: configuration, roots: roots)
+        let store = try StoreLocation(path).create(configuration: configuration, roots: roots)
         return try Ledger(store: store)
     }
 
-    /// Opens an existing ledger.
+    /// Opens an existing ledger: a SQLite file path or a `postgresql://` URL (see ``StoreLocation``).
     public static func open(path: String) throws -> Ledger {
-        try Ledger(store: EventStore.open(at: path))
+        try Ledger(store: StoreLocation(path).open())
+    }
+
+    /// A ledger over an already open store (for example a ``PostgresEventStore`` set up by the embedding server).
+    public static func open(store: any LedgerStore) throws -> Ledger {
+        try Ledger(store: store)
     }
 
     // MARK: Appending
@@ -79,55 +86,52 @@ public final class Ledger {
 
     /// Verifies and appends one batch atomically.
     public func ingestBatch(_ batch: [InboundMessage]) throws -> (IngestSummary, [MessageOutcome]) {
-        try commit(batch, decoded: decoder.decodeBatch(batch))
+        let decoder = self.decoder
+        return try commit(batch, prepared: parallelMap(batch) { decoder.prepare($0) })
     }
 
     /// Ingests batches pulled from `next` until it returns `nil`, verifying batch k+1 on the other
     /// cores while batch k is being committed (the single writer never waits for signatures).
     ///
+    /// `next` and `onBatch` run on the calling thread, `next` before the previous batch commits.
     /// `onBatch` runs after each commit with the batch, its summary and its outcomes.
     public func ingestPipelined(next: () throws -> [InboundMessage]?,
                                 onBatch: (IngestSummary, [InboundMessage], [MessageOutcome]) throws -> Void) throws {
-        let decoder = self.decoder
         guard var current = try next() else { return }
-        var decoded = decoder.decodeBatch(current)
+        let workers = DecodeWorkers(decoder: decoder)
+        defer { workers.close() }
+        var prepared = workers.submit(current).finish(decoder: decoder)
         while true {
             let upcoming = try next()
-            let ahead = DecodedBatchSlot()
-            // A dedicated thread, not a dispatch queue: on Linux the Swift concurrency pool runs on
-            // libdispatch's global queues, and blocking one of those while waiting for another
-            // dispatch work item can starve it. A real thread always makes progress.
-            if let upcoming {
-                let thread = Thread {
-                    ahead.value = decoder.decodeBatch(upcoming)
-                    ahead.done.signal()
-                }
-                thread.start()
-            } else {
-                ahead.done.signal()
-            }
-            defer { ahead.waitOnce() }
-            let (summary, outcomes) = try commit(current, decoded: decoded)
+            let ahead = upcoming.map { workers.submit($0) }
+            let (summary, outcomes) = try commit(current, prepared: prepared)
             try onBatch(summary, current, outcomes)
-            ahead.waitOnce()
-            guard let upcoming, let next = ahead.value else { return }
+            // The writer helps decode whatever of the next batch is left instead of waiting for it.
+            guard let upcoming, let ahead else { return }
+            prepared = ahead.finish(decoder: decoder)
             current = upcoming
-            decoded = next
         }
     }
 
-    /// Appends a batch whose messages were already decoded (same order), in one transaction.
-    func commit(_ batch: [InboundMessage], decoded: [Result<[NewEvent], IngestRejection>]) throws -> (IngestSummary, [MessageOutcome]) {
+    /// Appends a batch of prepared messages (same order as `batch`) in one transaction; the facts
+    /// the workers derived are used for the projections instead of being derived again here.
+    func commit(_ batch: [InboundMessage], prepared: [PreparedMessage]) throws -> (IngestSummary, [MessageOutcome]) {
         var events: [NewEvent] = []
+        events.reserveCapacity(prepared.count)
         var owners: [Int] = []          // message index of each event
+        owners.reserveCapacity(prepared.count)
+        var facts: [String: EventFacts] = [:]
+        facts.reserveCapacity(prepared.count)
         var rejections: [QuarantineItem] = []
         var rejectionOwners: [Int] = []
         var rejectionReasons: [IngestRejection] = []
-        for (index, result) in decoded.enumerated() {
-            switch result {
+        for (index, message) in prepared.enumerated() {
+            switch message.result {
             case .success(let produced):
                 events.append(contentsOf: produced)
-                owners.append(contentsOf: Array(repeating: index, count: produced.count))
+                for _ in produced { owners.append(index) }
+                // Keyed by event id: the store appends each id at most once per batch.
+                for fact in message.facts where facts[fact.eventId] == nil { facts[fact.eventId] = fact }
             case .failure(let rejection):
                 rejections.append(QuarantineItem(source: batch[index].source, errorCode: rejection.code,
                                                  reason: rejection.reason, raw: batch[index].raw))
@@ -137,7 +141,7 @@ public final class Ledger {
         }
         let maintainer = ProjectionMaintainer(store: store)
         let result = try store.commit(events: events, rejections: rejections) { appended in
-            try maintainer.update(after: appended)
+            try maintainer.update(after: appended, provisionalFacts: facts)
         }
         return Self.outcomes(count: batch.count, owners: owners, result: result, rejectionOwners: rejectionOwners,
                              rejections: rejectionReasons)

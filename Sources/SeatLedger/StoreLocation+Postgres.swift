@@ -1,18 +1,15 @@
 import EventStore
 import Foundation
-
-/// PostgreSQL is not wired in yet: a clear error instead of a confusing "file not found".
-struct PostgresNotAvailable: Error, CustomStringConvertible {
-    let location: String
-    var description: String { "PostgreSQL ledgers (\(location)) are not supported by this build yet" }
-}
+import PostgresStore
 
 extension StoreLocation {
+    /// Opens the PostgreSQL ledger at `url` (the database must hold one: `seatledger init --db URL`).
     static func openPostgres(_ url: String) throws -> any LedgerStore {
-        throw PostgresNotAvailable(location: redacted(url))
+        try PostgresEventStore.open(url: url)
     }
 
+    /// Creates a ledger in the PostgreSQL database at `url` (refused if it already holds one).
     static func createPostgres(_ url: String, configuration: LedgerConfiguration, roots: [StoredTrustRoot]) throws -> any LedgerStore {
-        throw PostgresNotAvailable(location: redacted(url))
+        try PostgresEventStore.create(url: url, configuration: configuration, roots: roots)
     }
 }

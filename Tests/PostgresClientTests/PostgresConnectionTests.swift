@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import PostgresTestSupport
 import Testing
 
 /// Connecting, typed round trips and errors against a real throwaway cluster.

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import PostgresTestSupport
 import Testing
 
 /// The bulk path: COPY FROM STDIN in binary and text format.

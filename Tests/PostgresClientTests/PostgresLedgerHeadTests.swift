@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import PostgresTestSupport
 import Testing
 
 /// The gap-free, commit-ordered position prototype (`PostgresLedgerHead`), and the sequence bug it avoids.

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import PostgresTestSupport
 import Testing
 
 /// The server going away under an open connection.

@@ -1,5 +1,6 @@
 import Foundation
 import PostgresClient
+import PostgresTestSupport
 import Testing
 
 /// `transaction { … }`: commit, rollback on throw, isolation options, and the aborted-transaction trap.

@@ -32,6 +32,17 @@ public struct MessageDecoder: Sendable {
     }
 
     private func decodeThrowing(_ message: InboundMessage) throws(IngestRejection) -> [NewEvent] {
+        // The form Apple posts, read in place: no copy of the (often 15 KB) body before the JWS string.
+        let plain = message.raw.withUnsafeBytes { raw -> String? in
+            let all = raw.bindMemory(to: UInt8.self)
+            var start = 0, end = all.count
+            while start < end, isSpace(all[start]) { start += 1 }
+            while end > start, isSpace(all[end - 1]) { end -= 1 }
+            return Self.plainSignedPayload(UnsafeBufferPointer(rebasing: all[start..<end]))
+        }
+        if let jws = plain {
+            return [try decodeNotification(jws: jws, raw: message.raw, source: message.source, origin: message.origin)]
+        }
         let bytes = [UInt8](message.raw)
         var start = 0, end = bytes.count
         while start < end, isSpace(bytes[start]) { start += 1 }
@@ -62,6 +73,22 @@ public struct MessageDecoder: Sendable {
     }
 
     private func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+
+    private static let signedPayloadPrefix = Array(#"{"signedPayload":""#.utf8)
+    private static let signedPayloadSuffix = Array(#""}"#.utf8)
+
+    /// The JWS of a body that is exactly `{"signedPayload":"…"}` with a string free of escapes
+    /// and quotes (the form Apple posts), without a general JSON parse; `nil` for any other text,
+    /// which then takes the general path (and gives the same result for this form).
+    static func plainSignedPayload(_ body: UnsafeBufferPointer<UInt8>) -> String? {
+        let prefix = signedPayloadPrefix, suffix = signedPayloadSuffix
+        guard body.count > prefix.count + suffix.count, body.starts(with: prefix),
+              body[(body.count - suffix.count)...].elementsEqual(suffix) else { return nil }
+        let value = UnsafeBufferPointer(rebasing: body[prefix.count..<(body.count - suffix.count)])
+        // A quote, backslash or control character inside means another shape: parse it in full.
+        guard JSONValue.plainPrefixLength(value) == value.count else { return nil }
+        return String(decoding: value, as: UTF8.self)
+    }
 
     // MARK: Notifications
 

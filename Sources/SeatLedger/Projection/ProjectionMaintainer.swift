@@ -9,7 +9,7 @@ import Projections
 /// Called inside the append transaction, so projections commit with their events or not at all.
 /// A batch re-folds only the groups its events touch.
 struct ProjectionMaintainer {
-    let store: EventStore
+    let store: any LedgerStore
 
     // MARK: Index rows ⇄ memberships
 
@@ -72,31 +72,49 @@ struct ProjectionMaintainer {
     // MARK: Maintaining
 
     /// Stores the new events' facts and re-folds the groups they touch (inside the append transaction).
-    func update(after appended: [LedgerEvent]) throws {
+    ///
+    /// `provisionalFacts` (by event id) are facts the decoding threads already derived, with a
+    /// placeholder position and recorded-at that are filled in here; events without an entry
+    /// have their facts derived from the event.
+    func update(after appended: [LedgerEvent], provisionalFacts: [String: EventFacts] = [:]) throws {
         guard !appended.isEmpty else { return }
+        var known: [Int64: IdentifiedFacts] = [:]   // facts already in memory, by position
+        known.reserveCapacity(appended.count)
         var newIdentifiers = Set<String>()
         for event in appended {
-            let facts = EventFacts(event)
-            try store.storeFacts(position: event.position, facts: FactsCodec.encode(facts))
-            newIdentifiers.formUnion(facts.identifiers)
+            let facts = Self.facts(of: event, provisional: provisionalFacts[event.eventId])
+            let encoded = FactsCodec.encode(facts)
+            try store.storeFacts(position: event.position, facts: encoded)
+            // Fold exactly what a later read of the stored facts gives (as a rebuild would).
+            let entry = IdentifiedFacts(FactsCodec.decode(encoded) ?? facts)
+            newIdentifiers.formUnion(entry.identifiers)
+            known[event.position] = entry
         }
         // Expand to the connected groups (two hops), then re-resolve that neighbourhood.
         var keys = try store.groupKeys(forAny: newIdentifiers)
         var identifiers = newIdentifiers
         identifiers.formUnion(try store.groupIndexRows(groupKeys: keys).map(\.identifier))
         var positions = try store.positions(mentioningAny: identifiers)
-        var facts = try loadFacts(positions)
-        let secondHop = facts.reduce(into: Set<String>()) { $0.formUnion($1.identifiers) }.subtracting(identifiers)
+        var facts = try loadIdentifiedFacts(positions, known: &known)
+        var secondHop = Set<String>()
+        for entry in facts { secondHop.formUnion(entry.identifiers) }
+        secondHop.subtract(identifiers)
         let moreKeys = try store.groupKeys(forAny: secondHop).subtracting(keys)
         if !moreKeys.isEmpty {
             keys.formUnion(moreKeys)
             let more = try store.groupIndexRows(groupKeys: moreKeys).map(\.identifier)
             let extra = try store.positions(mentioningAny: Set(more)).subtracting(positions)
-            facts += try loadFacts(extra)
+            facts += try loadIdentifiedFacts(extra, known: &known)
             positions.formUnion(extra)
         }
-        let resolved = GroupIdentityResolver.resolve(facts)
+        let allFacts = facts.map(\.facts)
+        let resolved = GroupIdentityResolver.resolve(allFacts)
         let existing = try store.groupKeys(forAny: Set(resolved.keys))
+        // Which facts mention each identifier, so each group finds its facts without testing them all.
+        var factsMentioning: [String: [Int]] = [:]
+        for (index, entry) in facts.enumerated() {
+            for identifier in entry.identifiers { factsMentioning[identifier, default: []].append(index) }
+        }
         // Replace the touched groups; never overwrite an existing group outside the neighbourhood
         // with a partial view of it.
         let writable = resolved.filter { keys.contains($0.key) || !existing.contains($0.key) }
@@ -104,10 +122,51 @@ struct ProjectionMaintainer {
         var states: [StoredGroupState] = []
         for (key, membership) in writable {
             rows += Self.rows(for: membership)
-            states.append(Self.snapshot(membership, facts: membership.relevant(facts)))
+            states.append(Self.snapshot(membership, facts: Self.relevant(to: membership, in: allFacts, mentioning: factsMentioning)))
             keys.insert(key)
         }
         try store.replaceGroups(removing: keys, rows: rows, states: states)
+    }
+
+    /// Facts with the identifiers they mention, computed once.
+    struct IdentifiedFacts {
+        let facts: EventFacts
+        let identifiers: Set<String>
+
+        init(_ facts: EventFacts) {
+            self.facts = facts
+            self.identifiers = facts.identifiers
+        }
+    }
+
+    /// The facts of an appended event: the workers' provisional facts with the event's position and
+    /// recorded-at, or derived from the event when there are none (or they describe another event).
+    static func facts(of event: LedgerEvent, provisional: EventFacts?) -> EventFacts {
+        guard var facts = provisional, facts.eventId == event.eventId, facts.kind == event.kind,
+              facts.occurredAt == event.occurredAt, facts.origin == event.origin else { return EventFacts(event) }
+        facts.position = event.position
+        facts.recordedAt = event.recordedAt
+        return facts
+    }
+
+    /// ``loadFacts(_:)`` for the update: facts already in `known` are not read again, and what is
+    /// read is remembered there. Ascending by position.
+    private func loadIdentifiedFacts(_ positions: Set<Int64>, known: inout [Int64: IdentifiedFacts]) throws -> [IdentifiedFacts] {
+        let missing = positions.filter { known[$0] == nil }
+        if !missing.isEmpty {
+            for fact in try loadFacts(missing) { known[fact.position] = IdentifiedFacts(fact) }
+        }
+        return positions.sorted().compactMap { known[$0] }
+    }
+
+    /// `membership.relevant(facts)`, found through the identifier index of `facts`: the facts that
+    /// mention any identifier of the group, in their order in `facts`.
+    static func relevant(to membership: GroupMembership, in facts: [EventFacts], mentioning: [String: [Int]]) -> [EventFacts] {
+        var indices = Set<Int>()
+        for identifier in membership.identifiers.union(membership.aliases) {
+            if let found = mentioning[identifier] { indices.formUnion(found) }
+        }
+        return indices.sorted().map { facts[$0] }
     }
 
     /// A group's snapshot: folded as of its latest event, with everything recorded.
@@ -116,61 +175,5 @@ struct ProjectionMaintainer {
         let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: nil)
         return StoredGroupState(groupKey: membership.groupKey, state: state.json.canonicalString(), asOf: asOf,
                                 lastPosition: facts.map(\.position).max() ?? 0)
-    }
-
-    // MARK: Rebuilding
-
-    /// Recomputes every group from the log: the identity resolver streams the facts, then each
-    /// group is folded from its own events. Memory grows with identifiers, not events.
-    func recompute(progress: ((String) -> Void)? = nil) throws -> [String: (GroupMembership, StoredGroupState)] {
-        var result: [String: (GroupMembership, StoredGroupState)] = [:]
-        try recompute(progress: progress) { membership, snapshot in result[membership.groupKey] = (membership, snapshot) }
-        return result
-    }
-
-    /// Streaming form: `each` receives every group as soon as it is folded (nothing is held).
-    func recompute(progress: ((String) -> Void)? = nil, each: (GroupMembership, StoredGroupState) throws -> Void) throws {
-        var resolver = GroupIdentityResolver()
-        var count = 0
-        try store.forEachFacts { position, blob in
-            guard let fact = try FactsCodec.decode(blob) ?? store.event(at: position).map(EventFacts.init) else { return }
-            resolver.add(fact)
-            count += 1
-            if count % 100_000 == 0 { progress?("resolved identities of \(count) events") }
-        }
-        var done = Set<String>()
-        let groups = resolver.groups()
-        // Route every event to the groups it concerns, then fold group by group from a sorted stream.
-        var groupsOfIdentifier: [String: [String]] = [:]
-        for (key, membership) in groups {
-            for identifier in membership.identifiers.union(membership.aliases) { groupsOfIdentifier[identifier, default: []].append(key) }
-        }
-        var folded = 0
-        try store.forEachGroupsFacts(assign: { position, blob in
-            guard let fact = try FactsCodec.decode(blob) ?? store.event(at: position).map(EventFacts.init) else { return [] }
-            var keys = Set<String>()
-            for identifier in fact.identifiers { keys.formUnion(groupsOfIdentifier[identifier] ?? []) }
-            return Array(keys)
-        }, body: { key, rows in
-            guard let membership = groups[key] else { return }
-            let facts = try rows.compactMap { position, blob in try FactsCodec.decode(blob) ?? store.event(at: position).map(EventFacts.init) }
-            try each(membership, Self.snapshot(membership, facts: facts))
-            done.insert(key)
-            folded += 1
-            if folded % 10_000 == 0 { progress?("folded \(folded) of \(groups.count) groups") }
-        })
-        // A group none of whose events could be routed (cannot happen for resolved groups) still gets a snapshot.
-        for (key, membership) in groups where !done.contains(key) {
-            try each(membership, Self.snapshot(membership, facts: []))
-        }
-    }
-
-    /// Stores facts for events that have none (written before facts existed, or by an older decoder).
-    func backfillMissingFacts() throws {
-        for position in try store.positionsWithoutFacts() {
-            if let event = try store.event(at: position) {
-                try store.storeFacts(position: position, facts: FactsCodec.encode(EventFacts(event)))
-            }
-        }
     }
 }

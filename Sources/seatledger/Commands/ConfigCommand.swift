@@ -60,7 +60,7 @@ enum ConfigCommand: Command {
     static func describe(_ ledger: Ledger) throws -> JSONValue {
         let roots = try ledger.store.trustRoots()
         return [
-            "path": .string(ledger.store.path),
+            "path": .string(ledger.store.location),
             "bundleId": .string(ledger.configuration.bundleId),
             "environment": .string(ledger.configuration.environment.rawValue),
             "appAppleId": .optional(ledger.configuration.appAppleId),

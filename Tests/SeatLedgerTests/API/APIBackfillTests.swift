@@ -25,7 +25,7 @@ struct APIBackfillTests {
         }
     }
 
-    static func events(_ store: EventStore, type: String) throws -> [LedgerEvent] {
+    static func events(_ store: any LedgerStore, type: String) throws -> [LedgerEvent] {
         var found: [LedgerEvent] = []
         try store.forEachEvent { if $0.type == type { found.append($0) } }
         return found

@@ -57,7 +57,7 @@ struct APIReconcileTests {
         ]
     }
 
-    static func types(_ store: EventStore) throws -> [String] {
+    static func types(_ store: any LedgerStore) throws -> [String] {
         var found: [String] = []
         try store.forEachEvent { if $0.kind == .apiResponse, let type = $0.type { found.append(type) } }
         return found

@@ -56,7 +56,7 @@ struct APISeatsTests {
     }
 
     /// Claim Seat events of the developer-hosted group (the fixture's own claim is in another group).
-    static func claimEvents(_ store: EventStore) throws -> [LedgerEvent] {
+    static func claimEvents(_ store: any LedgerStore) throws -> [LedgerEvent] {
         var found: [LedgerEvent] = []
         try store.forEachEvent { event in
             if event.type == "ClaimSeat", event.decoded["apiResponse"]?["path"]?.stringValue?.contains(developer) == true {

@@ -38,7 +38,7 @@ final class TestLedger {
     }
 
     /// The ledger's event store (the long-lived connection of `ledger`).
-    var store: EventStore { ledger.store }
+    var store: any LedgerStore { ledger.store }
 
     /// A new read-only connection to the file. Use it to read what another process (the CLI)
     /// committed, independent of the long-lived connection's state.

@@ -65,7 +65,9 @@ enum ToolProcess {
 }
 
 /// A failure of the test cluster, saying what is missing or what went wrong.
-struct TestClusterError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct TestClusterError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+    /// Creates an error saying `description`.
+    public init(_ description: String) { self.description = description }
 }

@@ -17,22 +17,22 @@ import Glibc
 /// let connection = try cluster.connect()
 /// try cluster.restart()  // connection is now lost; reconnect()
 /// ```
-final class PostgresTestCluster {
+public final class PostgresTestCluster {
     /// The temporary directory holding `data/`, the socket and the logs.
-    let directory: String
+    public let directory: String
     /// The loopback TCP port the server listens on (kept across ``restart()``).
-    let port: Int
+    public let port: Int
     /// The database created for the test.
-    let database: String
+    public let database: String
     /// The superuser role initdb created.
-    let user = "postgres"
+    public let user = "postgres"
 
     private let installation: PostgresInstallation
     private var running = false
     private var removed = false
 
     /// Creates, starts and prepares a cluster with database `database`.
-    init(database: String = "seatledger_test") throws {
+    public init(database: String = "seatledger_test") throws {
         installation = try PostgresInstallation.shared()
         directory = try installation.makeClusterDirectory()
         self.database = database
@@ -66,23 +66,23 @@ final class PostgresTestCluster {
     }
 
     /// `data/` inside ``directory``.
-    var dataDirectory: String { directory + "/data" }
+    public var dataDirectory: String { directory + "/data" }
 
     /// A libpq URL for `database` (the test database by default) over loopback TCP, SSL off.
-    func url(database: String? = nil) -> String {
+    public func url(database: String? = nil) -> String {
         "postgresql://\(user)@127.0.0.1:\(port)/\(database ?? self.database)?sslmode=disable"
     }
 
     /// A new connection to the test database.
-    func connect() throws -> PostgresConnection {
+    public func connect() throws -> PostgresConnection {
         try PostgresConnection(url: url(), connectTimeoutSeconds: 5)
     }
 
     /// Whether the server is running (as far as this object started and stopped it).
-    var isRunning: Bool { running }
+    public var isRunning: Bool { running }
 
     /// Starts the server and waits until it accepts connections.
-    func start() throws {
+    public func start() throws {
         guard !running else { return }
         running = true  // from here on stop() cleans up, even if the wait below fails
         try installation.runTool("pg_ctl", ["start", "-D", dataDirectory, "-l", directory + "/postgres.log", "-w", "-t", "30", "-s"],
@@ -93,7 +93,7 @@ final class PostgresTestCluster {
     ///
     /// Goes by `postmaster.pid`, not only by what this object believes, so a server whose start
     /// timed out after all is stopped too.
-    func stop() {
+    public func stop() {
         running = false
         guard FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid") else { return }
         if (try? installation.runTool("pg_ctl", ["stop", "-D", dataDirectory, "-m", "fast", "-w", "-t", "30", "-s"], log: log("pg_ctl"))) != nil {
@@ -103,13 +103,16 @@ final class PostgresTestCluster {
     }
 
     /// Stops and starts the server on the same port and data (connections made before are lost).
-    func restart() throws {
+    public func restart() throws {
         stop()
         try start()
     }
 
+    /// The directory with the server's tools (`psql`, `pg_ctl`, …).
+    public var binDirectory: String { installation.binDirectory }
+
     /// The server log (for failure messages).
-    func serverLog() -> String { ToolProcess.readFile(directory + "/postgres.log") }
+    public func serverLog() -> String { ToolProcess.readFile(directory + "/postgres.log") }
 
     /// Sends `signal` to the postmaster named in `dataDirectory/postmaster.pid`, if that process is a
     /// live postgres (not a recycled pid), and waits up to 10 s for it to exit.
@@ -142,7 +145,7 @@ final class PostgresTestCluster {
     }
 
     /// A loopback TCP port nobody listens on right now.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestClusterError("socket() failed") }
         defer { close(fd) }

@@ -1,0 +1,88 @@
+import PostgresClient
+
+/// The database role `seatledger_append`: what an ingesting process needs, and no more.
+///
+/// A NOLOGIN role (a group) with SELECT and INSERT on `events` and the other append-only tables,
+/// and exactly the UPDATE/DELETE the caches and operational tables need (projections, facts,
+/// quarantine resolution, claim requests, the head row). It has **no UPDATE, DELETE or TRUNCATE on
+/// `events`**, and as a non-owner it cannot drop the append-only triggers either, so the log stays
+/// append-only even if the triggers were dropped by the owner. A deployment logs in as a member:
+///
+/// ```sql
+/// CREATE ROLE seatledger_ingest LOGIN PASSWORD '…' IN ROLE seatledger_append;
+/// ```
+///
+/// and points `--db` at `postgresql://seatledger_ingest:…@host/db`. The role that ran
+/// ``PostgresEventStore/create(url:configuration:roots:)`` owns the tables; keep it for schema
+/// changes only. See `README.md` in this folder.
+public enum PostgresAppendRole {
+    /// The role's name (roles are cluster-wide: every ledger database of a cluster shares it).
+    public static let name = "seatledger_append"
+
+    /// The privileges the role gets on each table of the ledger.
+    static let privileges: [(table: String, privileges: String)] = [
+        ("ledger_meta", "SELECT"),
+        ("ledger_head", "SELECT, UPDATE"),  // UPDATE: the append moves it (and SELECT … FOR UPDATE locks it)
+        ("config", "SELECT, INSERT, UPDATE"),
+        ("trust_roots", "SELECT, INSERT"),
+        ("events", "SELECT, INSERT"),  // never UPDATE, DELETE or TRUNCATE
+        ("event_decoded", "SELECT, INSERT"),
+        ("event_keys", "SELECT, INSERT"),
+        ("arrivals", "SELECT, INSERT"),
+        ("quarantine", "SELECT, INSERT, UPDATE (state, resolved_at, resolution)"),  // a retry resolves, never rewrites
+        ("event_facts", "SELECT, INSERT, UPDATE"),
+        ("group_index", "SELECT, INSERT, DELETE"),
+        ("group_state", "SELECT, INSERT, UPDATE, DELETE"),
+        ("claim_requests", "SELECT, INSERT, UPDATE"),
+    ]
+
+    /// The statements that grant the role its privileges on a ledger in `schema`, for a DBA to run
+    /// by hand when the role that created the ledger could not create roles.
+    public static func grantStatements(schema: String = "public") -> [String] {
+        let quotedSchema = PostgresConnection.quoteIdentifier(schema)
+        let role = PostgresConnection.quoteIdentifier(name)
+        return ["CREATE ROLE \(role) NOLOGIN", "GRANT USAGE ON SCHEMA \(quotedSchema) TO \(role)"]
+            + privileges.map { "GRANT \($0.privileges) ON \(quotedSchema).\(PostgresConnection.quoteIdentifier($0.table)) TO \(role)" }
+    }
+
+    /// Inside the creating transaction: creates the role when it is missing and the connecting role
+    /// may create roles, then grants it its privileges. Returns whether the role now has them.
+    @discardableResult
+    static func grantIfPossible(on connection: PostgresConnection) throws -> Bool {
+        let role = PostgresConnection.quoteIdentifier(name)
+        let exists = try connection.query("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", [.text(name)])
+        if try !(exists.first?.bool(0) ?? false) {
+            let mayCreate = try connection.query(
+                "SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user")
+            guard try mayCreate.first?.bool(0) ?? false else { return false }
+            // Another ledger's creation may create it at the same moment: that is fine too.
+            try optionally(on: connection, "CREATE ROLE \(role) NOLOGIN", acceptable: ["42710", "23505"])
+        }
+        let usage = try connection.query(
+            "SELECT has_schema_privilege($1, current_schema(), 'USAGE'), current_schema()", [.text(name)])
+        if let row = usage.first, try !row.bool(0) {
+            // Only the schema's owner (or a grantee with GRANT OPTION) may grant; without it the
+            // DBA runs grantStatements(schema:). The tables below are ours, so those grants work.
+            let schema = PostgresConnection.quoteIdentifier(try row.text(1))
+            try optionally(on: connection, "GRANT USAGE ON SCHEMA \(schema) TO \(role)", acceptable: ["42501"])
+        }
+        for entry in privileges {
+            try connection.execute("GRANT \(entry.privileges) ON \(PostgresConnection.quoteIdentifier(entry.table)) TO \(role)")
+        }
+        return true
+    }
+
+    /// Runs `sql` under a savepoint; a failure with one of the `acceptable` SQLSTATEs is rolled back
+    /// to the savepoint and ignored, leaving the surrounding transaction usable.
+    private static func optionally(on connection: PostgresConnection, _ sql: String, acceptable: Set<String>) throws {
+        try connection.execute("SAVEPOINT seatledger_optional")
+        do {
+            try connection.execute(sql)
+        } catch {
+            guard let state = error.sqlState, acceptable.contains(state) else { throw error }
+            try connection.execute("ROLLBACK TO SAVEPOINT seatledger_optional")
+            return
+        }
+        try connection.execute("RELEASE SAVEPOINT seatledger_optional")
+    }
+}

@@ -1,0 +1,69 @@
+import EventStore
+import Foundation
+import JWSVerification
+import PostgresClient
+
+extension PostgresEventStore {
+    /// Rows read per round trip while verifying.
+    static let verifyPageSize: Int64 = 512
+
+    /// Recomputes every event's hash from its stored bytes and reports the first break, exactly as
+    /// ``EventStore`` does; then checks that `ledger_head` (where the next append continues from)
+    /// names the last event and its hash.
+    ///
+    /// Streams the table in keyset pages inside one read snapshot (joining the open transaction,
+    /// if any); `progress` is called every 10,000 events with the count so far.
+    public func verifyChain(progress: ((Int64) -> Void)?) throws -> ChainVerification {
+        transactionState == .none ? try read { try verifyChainInSnapshot(progress: progress) } : try verifyChainInSnapshot(progress: progress)
+    }
+
+    private func verifyChainInSnapshot(progress: ((Int64) -> Void)?) throws -> ChainVerification {
+        var previous = EventChain.genesis
+        var expectedPosition: Int64 = 1
+        var checked: Int64 = 0
+        while true {
+            let result = try connection.run("""
+                SELECT position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source, origin, raw,
+                       prev_hash, hash FROM events WHERE position >= $1 ORDER BY position LIMIT $2
+                """, [.int64(expectedPosition), .int64(Self.verifyPageSize)])
+            for row in result {
+                let position = try row.int64(0)
+                if position != expectedPosition {
+                    return ChainVerification(eventsChecked: checked, firstBadPosition: expectedPosition,
+                                             problem: "position \(expectedPosition) is missing (next stored position is \(position))",
+                                             headHash: nil)
+                }
+                let chainRow = EventChain.Row(position: position, eventId: try row.text(1), kind: try row.text(2),
+                                              type: try row.optionalText(3), subtype: try row.optionalText(4),
+                                              status: try row.optionalInt64(5), occurredAt: try row.int64(6),
+                                              recordedAt: try row.int64(7), source: try row.text(8),
+                                              origin: try row.text(9), raw: try row.bytea(10))
+                let storedPrevious = try row.bytea(11)
+                let storedHash = try row.bytea(12)
+                if storedPrevious != previous {
+                    return ChainVerification(eventsChecked: checked, firstBadPosition: position,
+                                             problem: "previous-hash link does not match the hash of position \(position - 1)",
+                                             headHash: nil)
+                }
+                if EventChain.hash(previous: previous, row: chainRow) != storedHash {
+                    return ChainVerification(eventsChecked: checked, firstBadPosition: position,
+                                             problem: "stored bytes do not match the event's hash (edited after it was appended)",
+                                             headHash: nil)
+                }
+                previous = storedHash
+                checked += 1
+                expectedPosition += 1
+                if checked % 10_000 == 0 { progress?(checked) }
+            }
+            if Int64(result.rowCount) < Self.verifyPageSize { break }
+        }
+        let head = try head()
+        if head.position != checked || head.hash != previous {
+            return ChainVerification(eventsChecked: checked, firstBadPosition: min(head.position, checked) + 1,
+                                     problem: "ledger_head names position \(head.position), but the log ends at \(checked)\(head.position == checked ? " with another hash" : "")",
+                                     headHash: nil)
+        }
+        return ChainVerification(eventsChecked: checked, firstBadPosition: nil, problem: nil,
+                                 headHash: checked == 0 ? nil : SHA256Digest.lowercaseHex(previous))
+    }
+}

@@ -1,0 +1,81 @@
+import EventStore
+import Foundation
+import PostgresClient
+
+extension PostgresEventStore {
+    // MARK: Group index and snapshots
+
+    /// Group keys any of `identifiers` belongs to, in one query.
+    public func groupKeys(forAny identifiers: Set<String>) throws -> Set<String> {
+        guard !identifiers.isEmpty else { return [] }
+        let result = try connection.run(
+            "SELECT DISTINCT group_key FROM group_index WHERE identifier = ANY($1::text[])",
+            [PostgresArrayLiteral.texts(identifiers)])
+        return Set(try result.map { try $0.text(0) })
+    }
+
+    /// Index rows of the given groups, by group key, then identifier and role (SQLite's order).
+    public func groupIndexRows(groupKeys: Set<String>) throws -> [GroupIndexRow] {
+        guard !groupKeys.isEmpty else { return [] }
+        let result = try connection.run("""
+            SELECT identifier, group_key, role FROM group_index WHERE group_key = ANY($1::text[])
+            ORDER BY group_key, identifier, role
+            """, [PostgresArrayLiteral.texts(groupKeys)])
+        return try result.map { GroupIndexRow(identifier: try $0.text(0), groupKey: try $0.text(1), role: try $0.text(2)) }
+    }
+
+    /// Replaces the projection rows of `removing` groups with new rows and snapshots, atomically
+    /// (in the open transaction, or one of its own): three statements whatever the sizes.
+    public func replaceGroups(removing: Set<String>, rows: [GroupIndexRow], states: [StoredGroupState]) throws {
+        try atomically {
+            if !removing.isEmpty {
+                let keys = PostgresArrayLiteral.texts(removing)
+                try connection.run("DELETE FROM group_index WHERE group_key = ANY($1::text[])", [keys])
+                try connection.run("DELETE FROM group_state WHERE group_key = ANY($1::text[])", [keys])
+            }
+            if !rows.isEmpty {
+                try connection.run("""
+                    INSERT INTO group_index (identifier, group_key, role)
+                    SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING
+                    """, [PostgresArrayLiteral.texts(rows.map(\.identifier)), PostgresArrayLiteral.texts(rows.map(\.groupKey)),
+                          PostgresArrayLiteral.texts(rows.map(\.role))])
+            }
+            if !states.isEmpty {
+                // INSERT OR REPLACE semantics: the last snapshot of a key wins (one row per key per statement).
+                var latest: [String: StoredGroupState] = [:]
+                var order: [String] = []
+                for state in states where latest.updateValue(state, forKey: state.groupKey) == nil { order.append(state.groupKey) }
+                let unique = order.compactMap { latest[$0] }
+                try connection.run("""
+                    INSERT INTO group_state (group_key, state, as_of, last_position)
+                    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+                    ON CONFLICT (group_key) DO UPDATE
+                    SET state = EXCLUDED.state, as_of = EXCLUDED.as_of, last_position = EXCLUDED.last_position
+                    """, [PostgresArrayLiteral.texts(unique.map(\.groupKey)), PostgresArrayLiteral.texts(unique.map(\.state)),
+                          PostgresArrayLiteral.integers(unique.map(\.asOf)), PostgresArrayLiteral.integers(unique.map(\.lastPosition))])
+            }
+        }
+    }
+
+    /// Every stored group snapshot, by key.
+    public func groupStates() throws -> [StoredGroupState] {
+        let result = try connection.run(
+            "SELECT group_key, state, as_of, last_position FROM group_state ORDER BY group_key")
+        return try result.map {
+            StoredGroupState(groupKey: try $0.text(0), state: try $0.text(1), asOf: try $0.int64(2), lastPosition: try $0.int64(3))
+        }
+    }
+
+    /// Every group key, ascending.
+    public func allGroupKeys() throws -> [String] {
+        try connection.run("SELECT group_key FROM group_state ORDER BY group_key").map { try $0.text(0) }
+    }
+
+    /// Deletes every projection row (group index and snapshots) before a rebuild; events are untouched.
+    public func clearProjections() throws {
+        try atomically {
+            try connection.run("DELETE FROM group_index")
+            _ = try connection.run("DELETE FROM group_state")
+        }
+    }
+}

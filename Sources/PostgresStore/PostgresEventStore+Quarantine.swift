@@ -1,0 +1,75 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import LedgerEvents
+import PostgresClient
+
+extension PostgresEventStore {
+    private static let quarantineColumns = "id, recorded_at, source, error_code, reason, raw, state, resolved_at, resolution"
+
+    /// Quarantined inputs, oldest first; `state` filters (`open`, `released`, `duplicate`).
+    public func quarantine(state: String?, limit: Int) throws -> [QuarantineRecord] {
+        // As SQLite's LIMIT: a negative limit means no limit.
+        let limit = PostgresValue.int64(limit < 0 ? Int64.max : Int64(clamping: limit))
+        let result: PostgresResult
+        if let state {
+            result = try connection.run(
+                "SELECT \(Self.quarantineColumns) FROM quarantine WHERE state = $1 ORDER BY id LIMIT $2",
+                [.text(state), limit])
+        } else {
+            result = try connection.run(
+                "SELECT \(Self.quarantineColumns) FROM quarantine ORDER BY id LIMIT $1", [limit])
+        }
+        return try result.map(readQuarantine)
+    }
+
+    /// One quarantined input.
+    public func quarantineRecord(id: Int64) throws -> QuarantineRecord? {
+        let result = try connection.run(
+            "SELECT \(Self.quarantineColumns) FROM quarantine WHERE id = $1", [.int64(id)])
+        return try result.first.map(readQuarantine)
+    }
+
+    private func readQuarantine(_ row: PostgresRow) throws -> QuarantineRecord {
+        QuarantineRecord(id: try row.int64(0), recordedAt: try row.int64(1), source: try row.text(2),
+                         errorCode: try row.text(3), reason: try row.text(4), raw: try row.bytea(5),
+                         state: try row.text(6), resolvedAt: try row.optionalInt64(7), resolution: try row.optionalText(8))
+    }
+
+    /// Commits a retry: the events appended, and each quarantine id's resolution, atomically.
+    ///
+    /// A retried item that is rejected again stays `open` (its row is not duplicated). When several
+    /// events come from one quarantined input, its row ends with the last resolution, as in SQLite.
+    public func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
+        try write {
+            let result = try appendInTransaction(events: events.map(\.event), rejections: [], afterAppend: afterAppend)
+            let now = clock()
+            var order: [Int64] = []
+            var resolutions: [Int64: (state: String, resolution: String)] = [:]
+            for (item, outcome) in zip(events, result.outcomes) {
+                let resolution: (String, String)
+                switch outcome {
+                case .appended(let position):
+                    resolution = ("released", "appended at position \(position)")
+                case .duplicate(let position):
+                    guard item.isPrimary else { continue }
+                    resolution = ("duplicate", "already in the ledger at position \(position)")
+                }
+                if resolutions.updateValue(resolution, forKey: item.quarantineId) == nil { order.append(item.quarantineId) }
+            }
+            if !order.isEmpty {
+                try connection.run("""
+                    UPDATE quarantine q SET state = u.state, resolved_at = $4, resolution = u.resolution
+                    FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(id, state, resolution)
+                    WHERE q.id = u.id
+                    """, [
+                        PostgresArrayLiteral.integers(order),
+                        PostgresArrayLiteral.texts(order.map { resolutions[$0]?.state ?? "" }),
+                        PostgresArrayLiteral.texts(order.map { resolutions[$0]?.resolution ?? "" }),
+                        .int64(now),
+                    ])
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import LedgerEvents
+import PostgresClient
+
+extension PostgresEventStore {
+    static let eventColumns = """
+        e.position, e.event_id, e.kind, e.type, e.subtype, e.status, e.occurred_at, e.recorded_at, e.source, e.origin,
+        e.raw, e.hash, d.decoded, d.verification
+        """
+
+    /// Events fetched per round trip when streaming (a few MB of raw bytes).
+    static let eventPageSize: Int64 = 256
+
+    /// An event from a row of ``eventColumns``, exactly as SQLite's store reads it.
+    func readEvent(_ row: PostgresRow) throws -> LedgerEvent {
+        let decodedText = try row.optionalText(12) ?? "null"
+        let kind = EventKind(rawValue: try row.text(2))
+        let raw = try row.bytea(10)
+        // The stored form leaves out what `raw` holds (nested JWS strings); put it back.
+        let decoded = StoredDecoded.restore((try? JSONValue.parse(decodedText)) ?? .null, kind: kind, raw: raw)
+        let verificationJSON = (try? JSONValue.parse(try row.optionalText(13) ?? "[]")) ?? .array([])
+        return LedgerEvent(
+            position: try row.int64(0), eventId: try row.text(1), kind: kind,
+            type: try row.optionalText(3), subtype: try row.optionalText(4), status: try row.optionalInt64(5),
+            occurredAt: try row.int64(6), recordedAt: try row.int64(7), source: try row.text(8),
+            origin: EventOrigin(rawValue: try row.text(9)), raw: raw, decoded: decoded,
+            verification: verificationJSON.arrayValue?.compactMap(VerificationRecord.init(json:)) ?? [],
+            hash: try row.bytea(11))
+    }
+
+    /// The number of events.
+    public func eventCount() throws -> Int64 {
+        try connection.run("SELECT count(*) FROM events").first?.int64(0) ?? 0
+    }
+
+    /// The latest Apple time (`occurredAt`) of any event, if there are events.
+    public func lastOccurredAt() throws -> EpochMillis? {
+        try connection.run("SELECT max(occurred_at) FROM events").first?.optionalInt64(0)
+    }
+
+    /// The event at `position`, if any.
+    public func event(at position: Int64) throws -> LedgerEvent? {
+        let result = try connection.run(
+            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position = $1",
+            [.int64(position)])
+        return try result.first.map(readEvent)
+    }
+
+    /// The event with `eventId`, if any.
+    public func event(id eventId: String) throws -> LedgerEvent? {
+        let result = try connection.run(
+            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.event_id = $1",
+            [.text(eventId)])
+        return try result.first.map(readEvent)
+    }
+
+    /// Events at the given positions, ascending, each once (missing ones skipped), in one query.
+    public func events(at positions: [Int64]) throws -> [LedgerEvent] {
+        guard !positions.isEmpty else { return [] }
+        let result = try connection.run("""
+            SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position
+            WHERE e.position = ANY($1::bigint[]) ORDER BY e.position
+            """, [PostgresArrayLiteral.integers(Set(positions))])
+        return try result.map(readEvent)
+    }
+
+    /// Calls `body` for every event from `position` on, ascending: keyset pages of
+    /// ``eventPageSize`` events, so memory stays bounded and `body` may use the store meanwhile.
+    ///
+    /// Outside a transaction each page is its own snapshot; as positions become visible in commit
+    /// order (every snapshot sees a prefix `1…k`), the pages still never skip an event, and a
+    /// tailing reader calling this again from its last position + 1 sees every event once.
+    public func forEachEvent(from position: Int64, _ body: (LedgerEvent) throws -> Void) throws {
+        var next = position
+        while true {
+            let result = try connection.run("""
+                SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position
+                WHERE e.position >= $1 ORDER BY e.position LIMIT $2
+                """, [.int64(next), .int64(Self.eventPageSize)])
+            for row in result {
+                let event = try readEvent(row)
+                try body(event)
+                next = event.position + 1
+            }
+            if Int64(result.rowCount) < Self.eventPageSize { return }
+        }
+    }
+
+    /// Positions of events that mention `value` (of any identifier kind, or only `kind`), ascending.
+    public func positions(mentioning value: String, kind: IdentifierKind?) throws -> [Int64] {
+        let result: PostgresResult
+        if let kind {
+            result = try connection.run(
+                "SELECT position FROM event_keys WHERE key_value = $1 AND key_kind = $2 ORDER BY position",
+                [.text(value), .text(kind.rawValue)])
+        } else {
+            result = try connection.run(
+                "SELECT DISTINCT position FROM event_keys WHERE key_value = $1 ORDER BY position", [.text(value)],
+                )
+        }
+        return try result.map { try $0.int64(0) }
+    }
+
+    /// Positions of events that mention any of `identifiers`, in one query.
+    public func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64> {
+        guard !identifiers.isEmpty else { return [] }
+        let result = try connection.run(
+            "SELECT DISTINCT position FROM event_keys WHERE key_value = ANY($1::text[])",
+            [PostgresArrayLiteral.texts(identifiers)])
+        return Set(try result.map { try $0.int64(0) })
+    }
+
+    /// The identifiers indexed for the event at `position`, by kind then value.
+    public func identifiers(at position: Int64) throws -> [EventIdentifier] {
+        let result = try connection.run(
+            "SELECT key_kind, key_value FROM event_keys WHERE position = $1 ORDER BY key_kind, key_value",
+            [.int64(position)])
+        return try result.map { EventIdentifier(IdentifierKind(rawValue: try $0.text(0)), try $0.text(1)) }
+    }
+
+    /// How often each event id arrived as a duplicate (0 for ids that never did, or never arrived).
+    public func duplicateCounts(for eventIds: [String]) throws -> [String: Int] {
+        let ids = Set(eventIds)
+        guard !ids.isEmpty else { return [:] }
+        var counts = Dictionary(uniqueKeysWithValues: ids.map { ($0, 0) })
+        let result = try connection.run(
+            "SELECT event_id, count(*) FROM arrivals WHERE event_id = ANY($1::text[]) AND duplicate = 1 GROUP BY event_id",
+            [PostgresArrayLiteral.texts(ids)])
+        for row in result { counts[try row.text(0)] = Int(try row.int64(1)) }
+        return counts
+    }
+
+    /// The leaf certificate fingerprint of each event's own signed payload (first verification record), by event id.
+    public func leafFingerprints(at positions: Set<Int64>) throws -> [String: String] {
+        guard !positions.isEmpty else { return [:] }
+        let result = try connection.run("""
+            SELECT e.event_id, d.verification FROM events e JOIN event_decoded d ON d.position = e.position
+            WHERE e.position = ANY($1::bigint[])
+            """, [PostgresArrayLiteral.integers(positions)])
+        var fingerprints: [String: String] = [:]
+        for row in result {
+            guard let records = try? JSONValue.parse(try row.text(1)),
+                  let leaf = records.arrayValue?.first?["leaf"]?.stringValue else { continue }
+            fingerprints[try row.text(0)] = leaf
+        }
+        return fingerprints
+    }
+}

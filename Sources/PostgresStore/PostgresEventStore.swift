@@ -1,0 +1,198 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import LedgerEvents
+import PostgresClient
+
+/// The ledger on PostgreSQL: the same append-only, gap-free, hash-chained log as the SQLite
+/// ``EventStore``, behind the same ``LedgerStore`` protocol, with identical results for the same
+/// inputs (positions, chain bytes, outcomes, quarantine ids, ordering of every list).
+///
+/// One `PostgresEventStore` owns one connection and is used from one thread at a time; any number
+/// of processes may append to the same database: appends serialise on the `ledger_head` row (see
+/// `README.md` in this folder), so positions are handed out and become visible in commit order.
+///
+/// ```swift
+/// let store = try PostgresEventStore.create(url: "postgresql://ledger_owner@db/seatledger",
+///                                           configuration: config, roots: roots)
+/// let result = try store.commit(events: events)
+/// ```
+public final class PostgresEventStore: LedgerStore {
+    /// The connection every statement of this store goes through.
+    let connection: PostgresConnection
+    /// The URL as given (with its password), to open readers on the same database.
+    private let url: String
+    /// Whether this store was opened by ``openReader()`` (its session refuses writes).
+    let isReader: Bool
+    /// Which transaction, if any, the store's connection is in (see ``write(_:)``).
+    var transactionState: TransactionState = .none
+    /// Facts stored during the open write transaction, written in one statement before anything
+    /// reads `event_facts` and before COMMIT (the projection maintainer stores one row per event).
+    var pendingFacts: [Int64: Data] = [:]
+    /// Positions appended by the open write transaction: no facts row can exist for them yet, so
+    /// their facts are bulk-loaded with COPY instead of an upsert.
+    var appendedInTransaction: ClosedRange<Int64>?
+    /// Positions whose facts this transaction already copied (storing them again needs the upsert).
+    var factsCopiedInTransaction = Set<Int64>()
+
+    /// Where the store lives: the URL without its password.
+    public let location: String
+    /// The clock for `recorded_at` (epoch ms): now, or `$SEATLEDGER_NOW` when set; injectable for tests.
+    public var clock: @Sendable () -> EpochMillis
+
+    /// The transaction the store's connection is in.
+    enum TransactionState {
+        case none
+        case write
+        case read
+    }
+
+    private init(connection: PostgresConnection, url: String, isReader: Bool) {
+        self.connection = connection
+        self.url = url
+        self.isReader = isReader
+        self.location = PostgresURLRedaction.redact(url)
+        // `$SEATLEDGER_NOW` (ISO 8601 or epoch ms) pins the recording clock for reproducible runs (golden tests).
+        if let pinned = ProcessInfo.processInfo.environment["SEATLEDGER_NOW"].flatMap(Timestamp.parse) {
+            self.clock = { pinned }
+        } else {
+            self.clock = { Timestamp.millis(Date()) }
+        }
+    }
+
+    // MARK: Creating and opening
+
+    /// Creates a new ledger in the database `url` names (in its current schema): the tables, the
+    /// append-only triggers, the head row, the configuration and the trust roots, in one transaction.
+    ///
+    /// Also creates the NOLOGIN role `seatledger_append` (when the connecting role may create roles,
+    /// or the role exists already) and grants it exactly what appending needs: no UPDATE, DELETE
+    /// or TRUNCATE on `events` (see `README.md`). Refuses a database that already holds a ledger.
+    public static func create(url: String, configuration: LedgerConfiguration,
+                              roots: [StoredTrustRoot]) throws -> PostgresEventStore {
+        let store = PostgresEventStore(connection: try PostgresConnection(url: url), url: url, isReader: false)
+        try store.connection.transaction {
+            if try store.schemaExists() { throw EventStoreError.alreadyExists(path: store.location) }
+            try store.connection.execute(PostgresLedgerSchema.version1)
+            try store.connection.query(
+                "INSERT INTO ledger_meta (singleton, application_id, schema_version) VALUES (true, $1, $2)",
+                [.int64(PostgresLedgerSchema.applicationID), .int64(PostgresLedgerSchema.currentVersion)])
+            try store.connection.query(
+                "INSERT INTO ledger_head (singleton, position, hash, last_arrival_id, last_quarantine_id) VALUES (true, 0, $1, 0, 0)",
+                [.bytea(EventChain.genesis)])
+            try store.writeConfiguration(configuration, createdAt: store.clock())
+            for root in roots { try store.insertRoot(root) }
+            try PostgresAppendRole.grantIfPossible(on: store.connection)
+        }
+        return store
+    }
+
+    /// Opens the ledger in the database `url` names, refusing a database without one
+    /// (``EventStoreError/missing(path:)``), with a foreign `ledger_meta`
+    /// (``EventStoreError/notALedger(path:)``) or with a newer schema (``EventStoreError/newerSchema(path:found:supported:)``).
+    public static func open(url: String) throws -> PostgresEventStore {
+        try open(url: url, reader: false)
+    }
+
+    private static func open(url: String, reader: Bool) throws -> PostgresEventStore {
+        let store = PostgresEventStore(connection: try PostgresConnection(url: url), url: url, isReader: reader)
+        guard try store.schemaExists() else { throw EventStoreError.missing(path: store.location) }
+        let meta = try store.connection.query("SELECT application_id, schema_version FROM ledger_meta")
+        guard let row = meta.first, try row.int64(0) == PostgresLedgerSchema.applicationID else {
+            throw EventStoreError.notALedger(path: store.location)
+        }
+        let version = try row.int64(1)
+        if version > PostgresLedgerSchema.currentVersion {
+            throw EventStoreError.newerSchema(path: store.location, found: version, supported: PostgresLedgerSchema.currentVersion)
+        }
+        try store.configureSession()
+        return store
+    }
+
+    /// `url` without its password (in the user info, as a `password=` query parameter, or in a
+    /// `key=value` connection string): what ``location`` shows.
+    public static func redactedLocation(_ url: String) -> String {
+        PostgresURLRedaction.redact(url)
+    }
+
+    /// Whether the current schema holds a ledger (its `ledger_meta` table).
+    private func schemaExists() throws -> Bool {
+        let result = try connection.query("SELECT to_regclass('ledger_meta') IS NOT NULL")
+        return try result.first?.bool(0) ?? false
+    }
+
+    /// Session settings: a reader's session refuses writes (like SQLite's read-only connection).
+    private func configureSession() throws {
+        if isReader { try connection.execute("SET default_transaction_read_only = on") }
+    }
+
+    /// Reconnects after a lost server (for example a restart); an open transaction is gone with it.
+    ///
+    /// A `.connection` ``PostgresError`` from COMMIT leaves that batch's outcome unknown: appending
+    /// it again is safe (duplicates are recognised by event id).
+    public func reconnect() throws {
+        transactionState = .none
+        pendingFacts.removeAll()
+        appendedInTransaction = nil
+        factsCopiedInTransaction.removeAll()
+        try connection.reconnect()
+        try configureSession()
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in one READ COMMITTED write transaction (all or nothing).
+    ///
+    /// Transactions do not nest, as with SQLite: calling `write` or ``read(_:)`` inside one throws
+    /// a `.usage` ``PostgresError``. Appends inside it serialise on the `ledger_head` row lock,
+    /// which must run under READ COMMITTED (a waiter then continues from the committed head).
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        guard transactionState == .none else {
+            throw PostgresError(kind: .usage, message: "cannot start a write transaction within a transaction; transactions do not nest")
+        }
+        transactionState = .write
+        defer {
+            transactionState = .none
+            pendingFacts.removeAll()
+            appendedInTransaction = nil
+            factsCopiedInTransaction.removeAll()
+        }
+        do {
+            return try connection.transaction(isolation: .readCommitted) {
+                let value = try body()
+                try flushPendingFacts()
+                return value
+            }
+        } catch {
+            throw connection.sessionAware(error)
+        }
+    }
+
+    /// Runs `body` in one read-only snapshot (REPEATABLE READ READ ONLY). Does not nest.
+    public func read<T>(_ body: () throws -> T) throws -> T {
+        guard transactionState == .none else {
+            throw PostgresError(kind: .usage, message: "cannot start a read transaction within a transaction; transactions do not nest")
+        }
+        transactionState = .read
+        defer { transactionState = .none }
+        do {
+            return try connection.transaction(isolation: .repeatableRead, readOnly: true, body)
+        } catch {
+            throw connection.sessionAware(error)
+        }
+    }
+
+    /// Runs `body` in the open transaction, or in a write transaction of its own when there is none:
+    /// for store methods of several statements that must apply together.
+    func atomically<T>(_ body: () throws -> T) throws -> T {
+        transactionState == .none ? try write(body) : try body()
+    }
+
+    /// A second store on a new connection to the same database, whose session refuses writes.
+    /// It sees committed data only; each ``read(_:)`` is one snapshot.
+    public func openReader() throws -> (any LedgerStore)? {
+        let reader = try PostgresEventStore.open(url: url, reader: true)
+        reader.clock = clock
+        return reader
+    }
+}

@@ -1,0 +1,148 @@
+/// The PostgreSQL schema of a ledger, mirroring the SQLite `LedgerSchema` table for table.
+///
+/// Differences from SQLite, all in the engine's dialect rather than in meaning:
+/// - integers are `bigint`, blobs `bytea`; decoded JSON stays `text`, byte for byte what SQLite
+///   stores, so every output built from it is identical;
+/// - every text column is `COLLATE "C"`, so `ORDER BY` sorts by bytes as SQLite's BINARY does,
+///   whatever the database's default collation;
+/// - `ledger_meta` plays `PRAGMA application_id` / `user_version`;
+/// - `ledger_head` is the single row every append locks (the gap-free, commit-ordered position,
+///   see `PostgresLedgerHead` in PostgresClient): the last position and its chain hash, and the
+///   last arrival and quarantine ids, which are assigned under the same lock so they too are
+///   exactly SQLite's (`max + 1`, never a hole from a rolled-back transaction);
+/// - triggers refuse UPDATE, DELETE **and TRUNCATE** on `events` (SQLite has no TRUNCATE), and the
+///   role `seatledger_append` (``PostgresAppendRole``) has no privilege to do any of them.
+enum PostgresLedgerSchema {
+    /// `ledger_meta.application_id`: ASCII "SEAT", as SQLite's `PRAGMA application_id`.
+    static let applicationID: Int64 = 0x5345_4154
+    /// `ledger_meta.schema_version` written by this build. A newer database is refused.
+    static let currentVersion: Int64 = 1
+
+    /// Every table a ledger has, in the current schema (the role grants go over this list).
+    static let tables = [
+        "ledger_meta", "ledger_head", "config", "trust_roots", "events", "event_decoded", "event_keys", "arrivals",
+        "quarantine", "event_facts", "group_index", "group_state", "claim_requests",
+    ]
+
+    static let version1 = #"""
+    CREATE TABLE ledger_meta (
+        singleton      boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        application_id bigint NOT NULL,
+        schema_version bigint NOT NULL
+    );
+    CREATE TABLE ledger_head (
+        singleton          boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+        position           bigint NOT NULL CHECK (position >= 0),
+        hash               bytea  NOT NULL,
+        last_arrival_id    bigint NOT NULL CHECK (last_arrival_id >= 0),
+        last_quarantine_id bigint NOT NULL CHECK (last_quarantine_id >= 0)
+    ) WITH (fillfactor = 10);
+    CREATE TABLE config (
+        key   text COLLATE "C" PRIMARY KEY,
+        value text COLLATE "C" NOT NULL
+    );
+    CREATE TABLE trust_roots (
+        fingerprint text COLLATE "C" PRIMARY KEY,
+        der         bytea NOT NULL,
+        subject     text COLLATE "C" NOT NULL,
+        added_at    bigint NOT NULL
+    );
+    CREATE TABLE events (
+        position    bigint PRIMARY KEY CHECK (position > 0),
+        event_id    text COLLATE "C" NOT NULL UNIQUE,
+        kind        text COLLATE "C" NOT NULL,
+        type        text COLLATE "C",
+        subtype     text COLLATE "C",
+        status      bigint,
+        occurred_at bigint NOT NULL,
+        recorded_at bigint NOT NULL,
+        source      text COLLATE "C" NOT NULL,
+        origin      text COLLATE "C" NOT NULL,
+        raw         bytea NOT NULL,
+        prev_hash   bytea NOT NULL,
+        hash        bytea NOT NULL
+    );
+    CREATE INDEX events_occurred ON events (occurred_at);
+    CREATE INDEX events_recorded ON events (recorded_at);
+    CREATE FUNCTION seatledger_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION 'events are append-only: % refused', TG_OP USING ERRCODE = 'restrict_violation';
+    END;
+    $$;
+    CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+        FOR EACH ROW EXECUTE FUNCTION seatledger_events_append_only();
+    CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
+        FOR EACH ROW EXECUTE FUNCTION seatledger_events_append_only();
+    CREATE TRIGGER events_append_only_truncate BEFORE TRUNCATE ON events
+        FOR EACH STATEMENT EXECUTE FUNCTION seatledger_events_append_only();
+
+    CREATE TABLE event_decoded (
+        position        bigint PRIMARY KEY,
+        decoded         text COLLATE "C" NOT NULL,
+        verification    text COLLATE "C" NOT NULL,
+        decoder_version bigint NOT NULL
+    );
+    CREATE TABLE event_keys (
+        key_value text COLLATE "C" NOT NULL,
+        key_kind  text COLLATE "C" NOT NULL,
+        position  bigint NOT NULL,
+        PRIMARY KEY (key_value, key_kind, position)
+    );
+    CREATE INDEX event_keys_position ON event_keys (position);
+
+    CREATE TABLE arrivals (
+        id          bigint PRIMARY KEY,
+        event_id    text COLLATE "C" NOT NULL,
+        recorded_at bigint NOT NULL,
+        source      text COLLATE "C" NOT NULL,
+        duplicate   bigint NOT NULL CHECK (duplicate IN (0, 1))
+    );
+    CREATE INDEX arrivals_event ON arrivals (event_id);
+
+    CREATE TABLE quarantine (
+        id          bigint PRIMARY KEY,
+        recorded_at bigint NOT NULL,
+        source      text COLLATE "C" NOT NULL,
+        error_code  text COLLATE "C" NOT NULL,
+        reason      text COLLATE "C" NOT NULL,
+        raw         bytea NOT NULL,
+        raw_sha256  text COLLATE "C" NOT NULL,
+        state       text COLLATE "C" NOT NULL DEFAULT 'open',
+        resolved_at bigint,
+        resolution  text COLLATE "C"
+    );
+    CREATE INDEX quarantine_state ON quarantine (state);
+    CREATE INDEX quarantine_raw ON quarantine (raw_sha256, state);
+
+    CREATE TABLE event_facts (
+        position bigint PRIMARY KEY,
+        facts    bytea NOT NULL
+    );
+    CREATE TABLE group_index (
+        identifier text COLLATE "C" NOT NULL,
+        group_key  text COLLATE "C" NOT NULL,
+        role       text COLLATE "C" NOT NULL,
+        PRIMARY KEY (identifier, group_key, role)
+    );
+    CREATE INDEX group_index_key ON group_index (group_key);
+    CREATE TABLE group_state (
+        group_key     text COLLATE "C" PRIMARY KEY,
+        state         text COLLATE "C" NOT NULL,
+        as_of         bigint NOT NULL,
+        last_position bigint NOT NULL
+    );
+    CREATE TABLE claim_requests (
+        request_identifier      text COLLATE "C" PRIMARY KEY,
+        original_transaction_id text COLLATE "C" NOT NULL,
+        member_ref              text COLLATE "C",
+        app_transaction_id      text COLLATE "C",
+        state                   text COLLATE "C" NOT NULL,
+        created_at              bigint NOT NULL,
+        updated_at              bigint NOT NULL,
+        attempts                bigint NOT NULL DEFAULT 0,
+        seat_claim_id           text COLLATE "C",
+        last_status             bigint,
+        last_error              text COLLATE "C"
+    );
+    """#
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Removes the password from a libpq connection string, for messages and ``PostgresEventStore/location``.
+///
+/// Handles both forms libpq accepts: a URL (`postgresql://user:secret@host/db?password=…`, the
+/// password in the user-info part or as a query parameter) and a `key=value` string
+/// (`host=db password='…' dbname=x`).
+enum PostgresURLRedaction {
+    /// `connection` without any password.
+    static func redact(_ connection: String) -> String {
+        if connection.hasPrefix("postgresql://") || connection.hasPrefix("postgres://") {
+            return redactURL(connection)
+        }
+        return redactKeywordValue(connection)
+    }
+
+    private static func redactURL(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let scheme = url[..<schemeEnd.upperBound]
+        var rest = url[schemeEnd.upperBound...]
+        // The authority ends at the first '/', '?' or '#'; its user info at the last '@' inside it.
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") {
+            let userInfo = authority[..<at]
+            let user = userInfo.firstIndex(of: ":").map { userInfo[..<$0] } ?? userInfo
+            authority = Substring(String(user) + String(authority[at...]))
+        }
+        rest = rest[authorityEnd...]
+        var result = String(scheme) + String(authority)
+        if let queryStart = rest.firstIndex(of: "?") {
+            result += String(rest[..<queryStart])
+            let afterQuery = rest[rest.index(after: queryStart)...]
+            let fragmentStart = afterQuery.firstIndex(of: "#") ?? afterQuery.endIndex
+            let kept = afterQuery[..<fragmentStart].split(separator: "&", omittingEmptySubsequences: false)
+                .filter { !$0.lowercased().hasPrefix("password=") }
+            if !kept.isEmpty { result += "?" + kept.joined(separator: "&") }
+            result += String(afterQuery[fragmentStart...])
+        } else {
+            result += String(rest)
+        }
+        return result
+    }
+
+    /// `key=value` pairs separated by spaces; values may be single-quoted with `\'` and `\\` escapes.
+    private static func redactKeywordValue(_ text: String) -> String {
+        var kept: [String] = []
+        var index = text.startIndex
+        while index < text.endIndex {
+            while index < text.endIndex, text[index].isWhitespace { index = text.index(after: index) }
+            guard index < text.endIndex else { break }
+            let start = index
+            var inQuotes = false
+            while index < text.endIndex {
+                let character = text[index]
+                if character == "\\", inQuotes {
+                    index = text.index(after: index)
+                    if index < text.endIndex { index = text.index(after: index) }
+                    continue
+                }
+                if character == "'" { inQuotes.toggle() }
+                if character.isWhitespace, !inQuotes { break }
+                index = text.index(after: index)
+            }
+            let pair = String(text[start..<index])
+            let key = pair.split(separator: "=", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            if key.lowercased() != "password" { kept.append(pair) }
+        }
+        return kept.joined(separator: " ")
+    }
+}

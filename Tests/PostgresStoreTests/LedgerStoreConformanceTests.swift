@@ -1,0 +1,458 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import JWSVerification
+import LedgerEvents
+import PostgresClient
+import PostgresStore
+import Projections
+import Testing
+
+/// The ``LedgerStore`` contract, run against both engines: the SQLite ``EventStore`` on a file in
+/// a temporary directory and ``PostgresEventStore`` on a throwaway cluster. Every expectation is
+/// the same for both; where SQLite's behaviour is the reference, the expected values are written
+/// out here, so the PostgreSQL store is held to them.
+@Suite("LedgerStore conformance (SQLite and PostgreSQL)")
+struct LedgerStoreConformanceTests {
+    struct Refused: Error {}
+
+    @Test("append: positions 1…N, head, the chain as EventChain computes it, verifyChain", arguments: Backend.allCases)
+    func appendHeadAndChain(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        #expect(try store.head().position == 0)
+        #expect(try store.head().hash == EventChain.genesis)
+        #expect(try store.verifyChain() == ChainVerification(eventsChecked: 0, firstBadPosition: nil, problem: nil, headHash: nil))
+        #expect(try store.eventCount() == 0)
+        #expect(try store.lastOccurredAt() == nil)
+
+        let events = [TestData.apiEvent(1), TestData.notification(2), TestData.apiEvent(3)]
+        let first = try store.commit(events: events)
+        #expect(first.outcomes == [.appended(position: 1), .appended(position: 2), .appended(position: 3)])
+        #expect(first.quarantineIds.isEmpty)
+        #expect(first.appended.map(\.position) == [1, 2, 3])
+        #expect(first.appended.allSatisfy { $0.recordedAt == StoreFixture.pinnedNow })
+
+        // The chain is exactly EventChain over the rows.
+        var previous = EventChain.genesis
+        for (index, event) in events.enumerated() {
+            let row = EventChain.Row(position: Int64(index + 1), eventId: event.eventId, kind: event.kind.rawValue,
+                                     type: event.type, subtype: event.subtype, status: event.status,
+                                     occurredAt: event.occurredAt, recordedAt: StoreFixture.pinnedNow, source: event.source,
+                                     origin: event.origin.rawValue, raw: event.raw)
+            previous = EventChain.hash(previous: previous, row: row)
+            #expect(first.appended[index].hash == previous)
+        }
+        #expect(try store.head().position == 3)
+        #expect(try store.head().hash == previous)
+
+        let second = try store.commit(events: [TestData.apiEvent(4), TestData.apiEvent(5)])
+        #expect(second.outcomes == [.appended(position: 4), .appended(position: 5)])
+        let verification = try store.verifyChain()
+        #expect(verification.isIntact)
+        #expect(verification.eventsChecked == 5)
+        #expect(verification.headHash == SHA256Digest.lowercaseHex(try store.head().hash))
+        #expect(try store.eventCount() == 5)
+        #expect(try store.lastOccurredAt() == TestData.apiEvent(5).occurredAt)
+    }
+
+    @Test("idempotency: the same event twice in a batch and across batches appends once; every arrival is counted",
+          arguments: Backend.allCases)
+    func idempotency(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        let first = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(1, source: "retry.ndjson:1"),
+                                              TestData.apiEvent(2)])
+        #expect(first.outcomes == [.appended(position: 1), .duplicate(existingPosition: 1), .appended(position: 2)])
+        #expect(first.appended.map(\.eventId) == ["api-1", "api-2"])
+
+        let second = try store.commit(events: [TestData.apiEvent(2), TestData.apiEvent(3), TestData.apiEvent(1)])
+        #expect(second.outcomes == [.duplicate(existingPosition: 2), .appended(position: 3), .duplicate(existingPosition: 1)])
+        let head = try store.head()
+
+        let third = try store.commit(events: [TestData.apiEvent(3)])
+        #expect(third.outcomes == [.duplicate(existingPosition: 3)])
+        #expect(third.appended.isEmpty)
+        #expect(try store.head().position == head.position)
+        #expect(try store.head().hash == head.hash, "an all-duplicate batch leaves the head alone")
+
+        #expect(try store.duplicateCounts(for: ["api-1", "api-2", "api-3", "never-seen", "api-1"])
+                == ["api-1": 2, "api-2": 1, "api-3": 1, "never-seen": 0])
+        #expect(try store.duplicateCounts(for: []) == [:])
+        #expect(try store.eventCount() == 3)
+        #expect(try store.verifyChain().isIntact)
+    }
+
+    @Test("quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release",
+          arguments: Backend.allCases)
+    func quarantine(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        let first = try store.commit(events: [], rejections: [
+            TestData.rejection("a"), TestData.rejection("b"), TestData.rejection("a"), TestData.rejection("a", code: "bad_form"),
+        ])
+        #expect(first.quarantineIds == [1, 2, 1, 3], "the same bytes for the same reason are kept once")
+        #expect(first.outcomes.isEmpty)
+
+        let second = try store.commit(events: [TestData.apiEvent(1)], rejections: [TestData.rejection("b"), TestData.rejection("c")])
+        #expect(second.outcomes == [.appended(position: 1)])
+        #expect(second.quarantineIds == [2, 4])
+
+        let all = try store.quarantine()
+        #expect(all.map(\.id) == [1, 2, 3, 4])
+        #expect(all.map(\.state) == ["open", "open", "open", "open"])
+        #expect(all.map(\.raw) == [Data("a".utf8), Data("b".utf8), Data("a".utf8), Data("c".utf8)])
+        #expect(all.map(\.errorCode) == ["bad_signature", "bad_signature", "bad_form", "bad_signature"])
+        #expect(all.allSatisfy { $0.recordedAt == StoreFixture.pinnedNow && $0.resolvedAt == nil && $0.resolution == nil })
+        #expect(all[0].reason == "bad_signature: a")
+        #expect(all[0].source == "test.ndjson:99")
+        #expect(try store.quarantine(state: "open", limit: 2).map(\.id) == [1, 2])
+        #expect(try store.quarantine(state: nil, limit: -1).count == 4, "a negative limit is no limit (SQLite's LIMIT)")
+        #expect(try store.quarantine(state: nil, limit: 0).isEmpty)
+        #expect(try store.quarantine(state: "released").isEmpty)
+        #expect(try store.quarantineRecord(id: 3)?.errorCode == "bad_form")
+        #expect(try store.quarantineRecord(id: 99) == nil)
+
+        let retry = try store.commitRetry(events: [
+            NewEventForRetry(quarantineId: 1, event: TestData.apiEvent(5), isPrimary: true),
+            NewEventForRetry(quarantineId: 2, event: TestData.apiEvent(1), isPrimary: true),
+            NewEventForRetry(quarantineId: 4, event: TestData.apiEvent(1), isPrimary: false),
+        ])
+        #expect(retry.outcomes == [.appended(position: 2), .duplicate(existingPosition: 1), .duplicate(existingPosition: 1)])
+        let released = try #require(try store.quarantineRecord(id: 1))
+        #expect(released.state == "released")
+        #expect(released.resolution == "appended at position 2")
+        #expect(released.resolvedAt == StoreFixture.pinnedNow)
+        #expect(try store.quarantineRecord(id: 2)?.state == "duplicate")
+        #expect(try store.quarantineRecord(id: 2)?.resolution == "already in the ledger at position 1")
+        #expect(try store.quarantineRecord(id: 4)?.state == "open", "a non-primary duplicate leaves its input open")
+        #expect(try store.quarantine(state: "open").map(\.id) == [3, 4])
+
+        // The same bytes again: "a" was released, so it is quarantined anew; "c" is still open.
+        let again = try store.commit(events: [], rejections: [TestData.rejection("a"), TestData.rejection("c")])
+        #expect(again.quarantineIds == [5, 4])
+        #expect(try store.quarantine().count == 5)
+        #expect(try store.duplicateCounts(for: ["api-1"]) == ["api-1": 2])
+    }
+
+    @Test("reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints",
+          arguments: Backend.allCases)
+    func reads(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        let notification = TestData.notification(2)
+        let result = try store.commit(events: [TestData.apiEvent(1), notification, TestData.apiEvent(3, originalTransactionId: "2000")])
+
+        let stored = try #require(try store.event(at: 2))
+        #expect(stored.comparable == result.appended[1].comparable)
+        #expect(stored.decoded == notification.decoded, "the nested JWS left out of the stored form comes back from raw")
+        #expect(try store.event(at: 99) == nil)
+        #expect(try store.event(at: 0) == nil)
+        #expect(try store.event(id: notification.eventId)?.position == 2)
+        #expect(try store.event(id: "nope") == nil)
+        #expect(try store.events(at: [3, 1, 3, 99]).map(\.position) == [1, 3])
+        #expect(try store.events(at: []).isEmpty)
+
+        #expect(try store.positions(mentioning: "1000") == [1, 2])
+        #expect(try store.positions(mentioning: "1000", kind: .transactionId) == [])
+        #expect(try store.positions(mentioning: "t1", kind: .transactionId) == [1])
+        #expect(try store.positions(mentioning: "absent") == [])
+        #expect(try store.positions(mentioningAny: ["t1", "2000", "zzz"]) == [1, 3])
+        #expect(try store.positions(mentioningAny: []) == [])
+        #expect(try store.identifiers(at: 1) == [EventIdentifier(.originalTransactionId, "1000"), EventIdentifier(.transactionId, "t1")])
+        #expect(try store.identifiers(at: 2) == [EventIdentifier(.notificationUUID, notification.eventId),
+                                                 EventIdentifier(.originalTransactionId, "1000"), EventIdentifier(.transactionId, "n2")])
+        #expect(try store.leafFingerprints(at: [1, 2, 99]) == ["api-1": String(format: "%064x", 1), notification.eventId: String(format: "%064x", 2)])
+
+        var fromTwo: [Int64] = []
+        try store.forEachEvent(from: 2) { fromTwo.append($0.position) }
+        #expect(fromTwo == [2, 3])
+        var none = 0
+        try store.forEachEvent(from: 4) { _ in none += 1 }
+        #expect(none == 0)
+
+        // A batch larger than any page size: streaming crosses pages without a gap or a repeat.
+        _ = try store.commit(events: (4...700).map { TestData.apiEvent($0) })
+        var positions: [Int64] = []
+        var comparable: [String] = []
+        try store.forEachEvent { event in
+            positions.append(event.position)
+            if event.position % 97 == 0 { comparable.append(event.comparable) }
+        }
+        #expect(positions == Array(1...700))
+        #expect(comparable == (try store.events(at: positions.filter { $0 % 97 == 0 }).map(\.comparable)))
+    }
+
+    @Test("facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch, volume, in and out of transactions",
+          arguments: Backend.allCases)
+    func facts(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        let notification = TestData.notification(2)
+        _ = try store.commit(events: [TestData.apiEvent(1), notification, TestData.apiEvent(3)])
+        #expect(try store.positionsWithoutFacts() == [1, 2, 3])
+        #expect(try store.factsVolume().rows == 0)
+        #expect(try store.factsVolume().bytes == 0)
+
+        try store.storeFacts(position: 2, facts: Data([1, 2, 3]))
+        try store.storeFacts(position: 1, facts: Data([4]))
+        #expect(try store.positionsWithoutFacts() == [3])
+        #expect(try store.facts(at: [1, 2, 3, 99]) == [1: Data([4]), 2: Data([1, 2, 3])])
+        try store.storeFacts(position: 2, facts: Data([9, 9]))
+        #expect(try store.facts(at: [2]) == [2: Data([9, 9])], "storing again replaces")
+        #expect(try store.factsVolume().rows == 2)
+        #expect(try store.factsVolume().bytes == 3)
+
+        var batches: [[Int64]] = []
+        try store.forEachFactsBatch(batchSize: 1) { batches.append($0.positions) }
+        #expect(batches == [[1], [2]])
+        batches.removeAll()
+        try store.forEachFactsBatch(batchSize: 0) { batches.append($0.positions) }
+        #expect(batches == [[1, 2]], "a batch size below 1 is one batch of everything (as SQLite's store does)")
+        var bytes: [[UInt8]] = []
+        try store.forEachFactsBatch { batch in
+            for index in 0..<batch.count { bytes.append(batch.withRow(index) { Array($0) }) }
+        }
+        #expect(bytes == [[4], [9, 9]])
+
+        let forFacts = try store.eventsForFacts([1, 2, 3][...])
+        #expect(forFacts.map(\.metadata.position) == [1, 2, 3])
+        #expect(forFacts[1].decodedText == notification.decodedText, "the stored decoded text, byte for byte")
+        #expect(forFacts[1].metadata.raw.isEmpty)
+        #expect(forFacts[1].metadata.recordedAt == StoreFixture.pinnedNow)
+        #expect(try store.eventsForFacts([1, 3][...]).map(\.metadata.position) == [1, 3])
+        #expect(try store.eventsForFacts([][...]).isEmpty)
+
+        // Facts stored by afterAppend are visible to reads in the same transaction and commit with it.
+        let result = try store.commit(events: [TestData.apiEvent(4), TestData.apiEvent(5)]) { appended in
+            for event in appended { try store.storeFacts(position: event.position, facts: FactsCodec.encode(EventFacts(event))) }
+            let seen = try store.facts(at: Set(appended.map(\.position)))
+            #expect(seen.count == 2)
+            #expect(try store.positionsWithoutFacts() == [3])
+            // Stored again after they were read (written) in this transaction: replaced, not refused.
+            try store.storeFacts(position: 4, facts: Data([4, 4]))
+            try store.storeFacts(position: 4, facts: Data([4, 4, 4]))
+        }
+        #expect(try store.facts(at: [4]) == [4: Data([4, 4, 4])])
+        let blob = try #require(try store.facts(at: [5])[5])
+        let decoded = try #require(FactsCodec.decode(blob))
+        #expect(decoded.position == 5)
+        #expect(decoded.eventId == result.appended[1].eventId)
+
+        // A failed transaction stores nothing.
+        #expect(throws: Refused.self) {
+            try store.write {
+                try store.storeFacts(position: 3, facts: Data([7]))
+                throw Refused()
+            }
+        }
+        #expect(try store.positionsWithoutFacts() == [3])
+        #expect(try store.factsVolume().rows == 4)
+    }
+
+    @Test("group index and snapshots: replace, look up, order, last snapshot wins, clear", arguments: Backend.allCases)
+    func groupProjections(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        let rows = [
+            GroupIndexRow(identifier: "t1", groupKey: "g1", role: "member"),
+            GroupIndexRow(identifier: "1000", groupKey: "g1", role: "purchaser"),
+            GroupIndexRow(identifier: "g1", groupKey: "g1", role: "key"),
+            GroupIndexRow(identifier: "1000", groupKey: "g1", role: "alias"),
+            GroupIndexRow(identifier: "2000", groupKey: "g2", role: "purchaser"),
+            GroupIndexRow(identifier: "g2", groupKey: "g2", role: "key"),
+            GroupIndexRow(identifier: "g2", groupKey: "g2", role: "key"),  // a repeat is ignored
+        ]
+        try store.replaceGroups(removing: [], rows: rows, states: [
+            StoredGroupState(groupKey: "g2", state: #"{"seats":2}"#, asOf: 20, lastPosition: 2),
+            StoredGroupState(groupKey: "g1", state: #"{"seats":1,"note":"é \" \\"}"#, asOf: 10, lastPosition: 1),
+        ])
+        #expect(try store.groupKeys(forAny: ["1000", "2000", "zzz"]) == ["g1", "g2"])
+        #expect(try store.groupKeys(forAny: []) == [])
+        #expect(try store.groupIndexRows(groupKeys: ["g1"]) == [
+            GroupIndexRow(identifier: "1000", groupKey: "g1", role: "alias"),
+            GroupIndexRow(identifier: "1000", groupKey: "g1", role: "purchaser"),
+            GroupIndexRow(identifier: "g1", groupKey: "g1", role: "key"),
+            GroupIndexRow(identifier: "t1", groupKey: "g1", role: "member"),
+        ])
+        #expect(try store.groupIndexRows(groupKeys: ["g2", "g1"]).map(\.groupKey) == ["g1", "g1", "g1", "g1", "g2", "g2"])
+        #expect(try store.allGroupKeys() == ["g1", "g2"])
+        #expect(try store.groupStates().map(\.state) == [#"{"seats":1,"note":"é \" \\"}"#, #"{"seats":2}"#])
+
+        try store.write {
+            try store.replaceGroups(removing: ["g1"], rows: [GroupIndexRow(identifier: "1000", groupKey: "g1", role: "purchaser")],
+                                    states: [StoredGroupState(groupKey: "g1", state: "v2", asOf: 11, lastPosition: 3),
+                                             StoredGroupState(groupKey: "g1", state: "v3", asOf: 12, lastPosition: 4)])
+        }
+        #expect(try store.groupIndexRows(groupKeys: ["g1"]) == [GroupIndexRow(identifier: "1000", groupKey: "g1", role: "purchaser")])
+        let g1 = try #require(try store.groupStates().first)
+        #expect(g1.groupKey == "g1")
+        #expect(g1.state == "v3")
+        #expect(g1.asOf == 12)
+        #expect(g1.lastPosition == 4)
+        #expect(try store.groupKeys(forAny: ["t1"]) == [])
+
+        try store.clearProjections()
+        #expect(try store.allGroupKeys().isEmpty)
+        #expect(try store.groupStates().isEmpty)
+        #expect(try store.groupKeys(forAny: ["1000", "2000"]).isEmpty)
+    }
+
+    @Test("claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing",
+          arguments: Backend.allCases)
+    func claimRequests(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        let first = try store.beginClaimRequest(originalTransactionId: "1000", memberRef: "m1", appTransactionId: nil,
+                                                newIdentifier: "req-1", explicitIdentifier: nil, now: 10)
+        #expect(!first.resumed)
+        #expect(first.record == ClaimRequestRecord(requestIdentifier: "req-1", originalTransactionId: "1000", memberRef: "m1",
+                                                   appTransactionId: nil, state: "pending", createdAt: 10, updatedAt: 10,
+                                                   attempts: 0, seatClaimId: nil, lastStatus: nil, lastError: nil))
+        let resumed = try store.beginClaimRequest(originalTransactionId: "1000", memberRef: "m1", appTransactionId: "ignored",
+                                                  newIdentifier: "req-2", explicitIdentifier: nil, now: 20)
+        #expect(resumed.resumed)
+        #expect(resumed.record.requestIdentifier == "req-1")
+        let byApp = try store.beginClaimRequest(originalTransactionId: "1000", memberRef: nil, appTransactionId: "app-9",
+                                                newIdentifier: "req-3", explicitIdentifier: nil, now: 30)
+        #expect(!byApp.resumed)
+        #expect(try store.beginClaimRequest(originalTransactionId: "1000", memberRef: nil, appTransactionId: "app-9",
+                                            newIdentifier: "other", explicitIdentifier: nil, now: 31).record.requestIdentifier == "req-3")
+        let anonymous = try store.beginClaimRequest(originalTransactionId: "2000", memberRef: nil, appTransactionId: nil,
+                                                    newIdentifier: "req-4", explicitIdentifier: nil, now: 40)
+        #expect(!anonymous.resumed)
+        #expect(try store.beginClaimRequest(originalTransactionId: "1000", memberRef: "m2", appTransactionId: nil, newIdentifier: "zzz",
+                                            explicitIdentifier: "req-3", now: 50).resumed)
+        let explicit = try store.beginClaimRequest(originalTransactionId: "1000", memberRef: "m2", appTransactionId: nil,
+                                                   newIdentifier: "zzz", explicitIdentifier: "req-x", now: 60)
+        #expect(!explicit.resumed)
+        #expect(explicit.record.requestIdentifier == "req-x")
+
+        try store.noteClaimAttempts("req-1", count: 2, now: 70)
+        try store.updateClaimRequest("req-1", state: ClaimRequestRecord.claimed, seatClaimId: "seat-1", lastStatus: 200,
+                                     lastError: nil, now: 80)
+        try store.updateClaimRequest("req-1", state: ClaimRequestRecord.claimed, seatClaimId: nil, lastStatus: 201,
+                                     lastError: "late", now: 90)
+        #expect(try store.claimRequest("req-1") == ClaimRequestRecord(
+            requestIdentifier: "req-1", originalTransactionId: "1000", memberRef: "m1", appTransactionId: nil, state: "claimed",
+            createdAt: 10, updatedAt: 90, attempts: 2, seatClaimId: "seat-1", lastStatus: 201, lastError: "late"))
+        #expect(try store.claimRequest("absent") == nil)
+        // The member's claim is finished: a new one gets the new identifier.
+        #expect(try store.beginClaimRequest(originalTransactionId: "1000", memberRef: "m1", appTransactionId: nil,
+                                            newIdentifier: "req-5", explicitIdentifier: nil, now: 100).record.requestIdentifier == "req-5")
+
+        #expect(try store.claimRequests().map(\.requestIdentifier) == ["req-1", "req-3", "req-4", "req-x", "req-5"])
+        #expect(try store.claimRequests(originalTransactionId: "1000").map(\.requestIdentifier) == ["req-1", "req-3", "req-x", "req-5"])
+        #expect(try store.claimRequests(originalTransactionId: nil, state: "pending").map(\.requestIdentifier)
+                == ["req-3", "req-4", "req-x", "req-5"])
+        #expect(try store.claimRequests(originalTransactionId: "1000", state: "claimed").map(\.requestIdentifier) == ["req-1"])
+    }
+
+    @Test("configuration and trust roots", arguments: Backend.allCases)
+    func configurationAndRoots(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        #expect(try store.configuration() == TestData.configuration())
+        let values = try store.configValues()
+        #expect(Set(values.keys) == ["bundle_id", "environment", "created_at"])
+        #expect(values["environment"] == "Sandbox")
+        #expect(values["created_at"].flatMap { Int64($0) } != nil)
+
+        try store.setConfigValue("api_credentials_file", "/etc/a")
+        try store.setConfigValue("api_credentials_file", "/etc/b")
+        #expect(try store.configValues()["api_credentials_file"] == "/etc/b")
+
+        #expect(try store.trustRoots() == [TestData.root])
+        let older = StoredTrustRoot(fingerprint: String(repeating: "ff", count: 32), der: [1], subject: "CN=Older", addedAt: 500)
+        let sameTime = StoredTrustRoot(fingerprint: String(repeating: "00", count: 32), der: [2, 0, 2], subject: "CN=Same", addedAt: 1_000)
+        #expect(try store.addRoots([TestData.root, older, older, sameTime]) == 2)
+        #expect(try store.trustRoots() == [older, sameTime, TestData.root])
+        #expect(try store.addRoots([]) == 0)
+
+        let production = try LedgerConfiguration(bundleId: "com.example.prod", environment: .production, appAppleId: 123_456_789)
+        let other = try StoreFixture.make(backend, configuration: production, roots: [])
+        #expect(try other.store.configuration() == production)
+        #expect(try other.store.configValues()["app_apple_id"] == "123456789")
+        #expect(try other.store.trustRoots().isEmpty)
+    }
+
+    @Test("transactions: all or nothing, afterAppend failure appends nothing, transactions do not nest", arguments: Backend.allCases)
+    func transactions(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        #expect(throws: Refused.self) {
+            _ = try store.commit(events: [TestData.apiEvent(1)], rejections: [TestData.rejection("a")]) { _ in throw Refused() }
+        }
+        #expect(try store.head().position == 0)
+        #expect(try store.quarantine().isEmpty)
+        #expect(try store.duplicateCounts(for: ["api-1"]) == ["api-1": 0])
+        let retried = try store.commit(events: [TestData.apiEvent(1)], rejections: [TestData.rejection("a")])
+        #expect(retried.outcomes == [.appended(position: 1)], "a rolled-back batch consumes no position")
+        #expect(retried.quarantineIds == [1], "nor a quarantine id")
+
+        // Nested transactions are refused, and the refusal leaves the outer one usable.
+        var nestedWriteFailed = false
+        var nestedReadFailed = false
+        try store.write {
+            try store.storeFacts(position: 1, facts: Data([1]))
+            do { try store.write { } } catch { nestedWriteFailed = true }
+            do { try store.read { } } catch { nestedReadFailed = true }
+            do { _ = try store.commit(events: [TestData.apiEvent(2)]) } catch { }
+        }
+        #expect(nestedWriteFailed)
+        #expect(nestedReadFailed)
+        #expect(try store.facts(at: [1]) == [1: Data([1])], "the outer transaction committed")
+        #expect(try store.eventCount() == 1, "the nested commit appended nothing")
+        var nestedInRead = false
+        let positionInRead = try store.read { () throws -> Int64 in
+            do { try store.write { } } catch { nestedInRead = true }
+            return try store.head().position
+        }
+        #expect(positionInRead == 1)
+        #expect(nestedInRead)
+        #expect(try store.commit(events: [TestData.apiEvent(2)]).outcomes == [.appended(position: 2)])
+    }
+
+    @Test("openReader: committed data only, one snapshot per read, refuses writes", arguments: Backend.allCases)
+    func reader(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        _ = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(2)])
+        let reader = try #require(try store.openReader())
+        #expect(try reader.head().position == 2)
+        #expect(reader.location == store.location)
+        let counts = try reader.read {
+            let before = try reader.eventCount()
+            _ = try store.commit(events: [TestData.apiEvent(3)])
+            return (before, try reader.eventCount())
+        }
+        #expect(counts.0 == 2)
+        #expect(counts.1 == 2, "a read is one snapshot")
+        #expect(try reader.eventCount() == 3)
+        #expect(throws: (any Error).self) { try reader.setConfigValue("k", "v") }
+        #expect(throws: (any Error).self) { _ = try reader.commit(events: [TestData.apiEvent(4)]) }
+        #expect(try store.eventCount() == 3)
+    }
+
+    @Test("create refuses an existing ledger; open finds it again", arguments: Backend.allCases)
+    func createAndOpen(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        _ = try fixture.store.commit(events: [TestData.apiEvent(1)])
+        do {
+            switch backend {
+            case .sqlite: _ = try EventStore.create(at: fixture.store.location, configuration: TestData.configuration(), roots: [])
+            case .postgres:
+                let url = try #require(fixture.cluster).url()
+                _ = try PostgresEventStore.create(url: url, configuration: TestData.configuration(), roots: [])
+            }
+            Issue.record("created a second ledger over the first")
+        } catch let error as EventStoreError {
+            guard case .alreadyExists = error else { Issue.record("unexpected \(error)"); return }
+        }
+        let reopened = try fixture.reopen()
+        #expect(try reopened.head().position == 1)
+        #expect(try reopened.head().hash == fixture.store.head().hash)
+        #expect(try reopened.commit(events: [TestData.apiEvent(2)]).outcomes == [.appended(position: 2)])
+        #expect(try fixture.store.verifyChain().eventsChecked == 2)
+    }
+}

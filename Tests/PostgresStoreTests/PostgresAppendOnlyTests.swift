@@ -1,0 +1,105 @@
+import EventStore
+import Foundation
+import PostgresClient
+import PostgresStore
+import PostgresTestSupport
+import Testing
+
+/// `events` is append-only in the database: triggers refuse UPDATE, DELETE and TRUNCATE, and the
+/// role `seatledger_append` has no privilege to do them even when the triggers are gone.
+@Suite("PostgreSQL append-only: triggers and the seatledger_append role")
+struct PostgresAppendOnlyTests {
+    @Test("the triggers refuse UPDATE, DELETE and TRUNCATE of events, even for the owner")
+    func triggersRefuseChanges() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        _ = try fixture.store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(2)])
+        let owner = try #require(fixture.cluster).connect()
+        for sql in ["UPDATE events SET source = 'edited' WHERE position = 1", "DELETE FROM events WHERE position = 2",
+                    "TRUNCATE events CASCADE"] {
+            let error = #expect(throws: PostgresError.self, "\(sql)") { try owner.execute(sql) }
+            #expect(error?.sqlState == "23001", "\(String(describing: error))")
+            #expect(error?.message.hasPrefix("events are append-only:") == true, "\(String(describing: error))")
+        }
+        #expect(try fixture.store.eventCount() == 2)
+        #expect(try fixture.store.verifyChain().isIntact)
+    }
+
+    @Test("as seatledger_append: INSERT works, UPDATE, DELETE, TRUNCATE and dropping the triggers are denied (42501), triggers or not")
+    func roleCannotRewrite() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        let cluster = try #require(fixture.cluster)
+        _ = try fixture.store.commit(events: [TestData.apiEvent(1)])
+        let owner = try cluster.connect()
+        let session = try cluster.connect()
+        try session.execute("SET ROLE \(PostgresAppendRole.name)")
+        #expect(throws: PostgresError.self) { try session.execute("DROP TRIGGER events_append_only_update ON events") }
+
+        // Take the triggers away: only the role's privileges are left between the session and the log.
+        try owner.execute("""
+            DROP TRIGGER events_append_only_update ON events; DROP TRIGGER events_append_only_delete ON events;
+            DROP TRIGGER events_append_only_truncate ON events
+            """)
+        for sql in ["UPDATE events SET source = 'edited'", "DELETE FROM events", "TRUNCATE events",
+                    "UPDATE quarantine SET raw = '\\x00'", "DELETE FROM arrivals", "UPDATE event_decoded SET decoded = 'null'",
+                    "UPDATE ledger_meta SET schema_version = 9"] {
+            let error = #expect(throws: PostgresError.self, "\(sql)") { try session.execute(sql) }
+            #expect(error?.sqlState == "42501", "\(sql): \(String(describing: error))")
+        }
+        // What appending needs still works under the role.
+        try session.execute("RESET ROLE")
+        try session.execute("SET ROLE \(PostgresAppendRole.name)")
+        #expect(try session.scalarInt64("SELECT count(*) FROM events") == 1)
+        #expect(try fixture.store.verifyChain().isIntact)
+    }
+
+    @Test("a login role that is a member of seatledger_append runs the whole store, and cannot rewrite events")
+    func deploymentLogin() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        let cluster = try #require(fixture.cluster)
+        let owner = try cluster.connect()
+        try owner.execute("CREATE ROLE seatledger_ingest LOGIN IN ROLE \(PostgresAppendRole.name)")
+        let url = "postgresql://seatledger_ingest@127.0.0.1:\(cluster.port)/\(cluster.database)?sslmode=disable"
+        let store = try PostgresEventStore.open(url: url)
+        store.clock = { StoreFixture.pinnedNow }
+
+        // Everything the pipeline does: append with projections, quarantine and retry, claims, config, rebuild.
+        let result = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(1), TestData.notification(2)],
+                                      rejections: [TestData.rejection("x")]) { appended in
+            for event in appended { try store.storeFacts(position: event.position, facts: Data([1])) }
+            try store.replaceGroups(removing: ["g"], rows: [GroupIndexRow(identifier: "1000", groupKey: "g", role: "purchaser")],
+                                    states: [StoredGroupState(groupKey: "g", state: "{}", asOf: 1, lastPosition: 2)])
+        }
+        #expect(result.outcomes == [.appended(position: 1), .duplicate(existingPosition: 1), .appended(position: 2)])
+        _ = try store.commitRetry(events: [NewEventForRetry(quarantineId: 1, event: TestData.apiEvent(3), isPrimary: true)])
+        #expect(try store.quarantineRecord(id: 1)?.state == "released")
+        try store.write { try store.storeFacts(position: 1, facts: Data([2])) }
+        _ = try store.beginClaimRequest(originalTransactionId: "1000", memberRef: "m", appTransactionId: nil, newIdentifier: "r",
+                                        explicitIdentifier: nil, now: 1)
+        try store.updateClaimRequest("r", state: "claimed", seatClaimId: "s", lastStatus: 200, lastError: nil, now: 2)
+        try store.setConfigValue("k", "v")
+        #expect(try store.addRoots([StoredTrustRoot(fingerprint: "ee", der: [1], subject: "CN=x", addedAt: 2)]) == 1)
+        try store.clearProjections()
+        #expect(try store.verifyChain().isIntact)
+
+        let login = try PostgresConnection(url: url)
+        let error = #expect(throws: PostgresError.self) { try login.execute("UPDATE events SET source = 'x'") }
+        #expect(error?.sqlState == "23001" || error?.sqlState == "42501", "\(String(describing: error))")
+        try owner.execute("DROP TRIGGER events_append_only_update ON events")
+        let denied = #expect(throws: PostgresError.self) { try login.execute("UPDATE events SET source = 'x'") }
+        #expect(denied?.sqlState == "42501", "\(String(describing: denied))")
+    }
+
+    @Test("the grant statements for a DBA cover every table of the schema")
+    func grantStatements() throws {
+        let statements = PostgresAppendRole.grantStatements(schema: "ledger")
+        #expect(statements.first == "CREATE ROLE \"seatledger_append\" NOLOGIN")
+        #expect(statements.contains("GRANT SELECT, INSERT ON \"ledger\".\"events\" TO \"seatledger_append\""))
+        #expect(!statements.contains { $0.contains("\"events\"") && ($0.contains("UPDATE") || $0.contains("DELETE")) })
+        let fixture = try StoreFixture.make(.postgres)
+        let owner = try #require(fixture.cluster).connect()
+        let tables = try owner.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1").map { try $0.text(0) }
+        for table in tables {
+            #expect(statements.contains { $0.hasSuffix("ON \"ledger\".\"\(table)\" TO \"seatledger_append\"") }, "no grant for \(table)")
+        }
+    }
+}

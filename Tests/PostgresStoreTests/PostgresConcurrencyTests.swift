@@ -1,0 +1,154 @@
+import EventStore
+import Foundation
+import LedgerEvents
+import PostgresClient
+import PostgresStore
+import PostgresTestSupport
+import Testing
+
+/// Several appenders on one PostgreSQL ledger, each with its own store and connection (as separate
+/// processes would be), and a reader tailing the log meanwhile.
+@Suite("PostgreSQL concurrent appenders and a tailing reader")
+struct PostgresConcurrencyTests {
+    struct Rollback: Error {}
+
+    /// What the threads report.
+    struct Run {
+        var appended: [String: Int64] = [:]       // event id → position, from the writers' outcomes
+        var duplicates: [String: [Int64]] = [:]   // event id → positions a duplicate outcome named
+        var quarantineIds: [Int64] = []
+        var committedBatches = 0
+        var rolledBack = 0
+        var readerProblems: [String] = []
+        var readerSeen: [Int64] = []
+        var writerErrors: [String] = []
+        var writersDone = 0
+    }
+
+    @Test("4 writers × 60 batches (shared ids, rejections, rollbacks) while a reader tails forEachEvent: never a gap, exactly 1…N")
+    func concurrentWritersAndTailingReader() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        let cluster = try #require(fixture.cluster)
+        let url = cluster.url()
+        let writers = 4
+        let batchesPerWriter = 60
+        let state = Guarded(Run())
+        let group = DispatchGroup()
+        let started = Date()
+
+        for writer in 0..<writers {
+            group.enter()
+            let thread = Thread {
+                defer {
+                    state.withValue { $0.writersDone += 1 }
+                    group.leave()
+                }
+                do {
+                    let store = try PostgresEventStore.open(url: url)
+                    var random = TestRandom(seed: UInt64(writer + 1))
+                    for batch in 0..<batchesPerWriter {
+                        let size = Int(random.next() % 40) + 1
+                        var events = (0..<size).map { TestData.apiEvent(writer * 100_000 + batch * 100 + $0, source: "w\(writer)") }
+                        // Ids every writer sends too: whoever commits first appends, the others see duplicates.
+                        events.append(TestData.apiEvent(9_000_000 + batch, source: "w\(writer)"))
+                        let rejections = random.next() % 4 == 0 ? [TestData.rejection("w\(writer)-b\(batch)")] : []
+                        if random.next() % 8 == 0 {
+                            // Everything written, then rolled back: must consume no position and no id.
+                            do {
+                                _ = try store.commit(events: events, rejections: rejections) { _ in throw Rollback() }
+                            } catch is Rollback {
+                                state.withValue { $0.rolledBack += 1 }
+                            }
+                            continue
+                        }
+                        let result = try store.commit(events: events, rejections: rejections)
+                        state.withValue { run in
+                            run.committedBatches += 1
+                            run.quarantineIds += result.quarantineIds
+                            for (event, outcome) in zip(events, result.outcomes) {
+                                switch outcome {
+                                case .appended(let position):
+                                    if let earlier = run.appended.updateValue(position, forKey: event.eventId) {
+                                        run.writerErrors.append("\(event.eventId) appended twice: \(earlier) and \(position)")
+                                    }
+                                case .duplicate(let position):
+                                    run.duplicates[event.eventId, default: []].append(position)
+                                }
+                            }
+                        }
+                    }
+                } catch {
+                    state.withValue { $0.writerErrors.append("writer \(writer): \(error)") }
+                }
+            }
+            thread.name = "writer-\(writer)"
+            thread.start()
+        }
+
+        group.enter()
+        let readerThread = Thread {
+            defer { group.leave() }
+            do {
+                let reader = try PostgresEventStore.open(url: url)
+                var last: Int64 = 0
+                var previousHash = EventChain.genesis
+                while true {
+                    let done = state.withValue { $0.writersDone == writers }
+                    try reader.forEachEvent(from: last + 1) { event in
+                        if event.position != last + 1 {
+                            state.withValue { $0.readerProblems.append("after \(last) the reader saw \(event.position)") }
+                        }
+                        if event.position <= last {
+                            state.withValue { $0.readerProblems.append("\(event.position) appeared at or below \(last)") }
+                        }
+                        let row = EventChain.Row(position: event.position, eventId: event.eventId, kind: event.kind.rawValue,
+                                                 type: event.type, subtype: event.subtype, status: event.status,
+                                                 occurredAt: event.occurredAt, recordedAt: event.recordedAt, source: event.source,
+                                                 origin: event.origin.rawValue, raw: event.raw)
+                        if EventChain.hash(previous: previousHash, row: row) != event.hash {
+                            state.withValue { $0.readerProblems.append("the chain breaks at \(event.position)") }
+                        }
+                        previousHash = event.hash
+                        last = max(last, event.position)
+                        state.withValue { $0.readerSeen.append(event.position) }
+                    }
+                    // One more pass after the writers finished picks up the last commits.
+                    if done { break }
+                    usleep(1_000)
+                }
+            } catch {
+                state.withValue { $0.readerProblems.append("reader: \(error)") }
+            }
+        }
+        readerThread.name = "reader"
+        readerThread.start()
+        group.wait()
+        let seconds = Date().timeIntervalSince(started)
+
+        let run = state.withValue { $0 }
+        #expect(run.writerErrors.isEmpty, "\(run.writerErrors.prefix(5))")
+        #expect(run.readerProblems.isEmpty, "\(run.readerProblems.prefix(5))")
+        let store = fixture.store
+        let head = try store.head()
+        let total = Int64(run.appended.count)
+        #expect(head.position == total, "every appended outcome is one position")
+        let expected = (0..<total).map { $0 + 1 }
+        #expect(run.readerSeen == expected, "the reader saw 1…N once each, in order")
+        #expect(run.appended.values.sorted() == expected, "the writers were told positions 1…N, each once")
+        for (eventId, positions) in run.duplicates {
+            #expect(positions.allSatisfy { $0 == run.appended[eventId] }, "a duplicate names where \(eventId) is")
+        }
+        let quarantined = try store.quarantine().map(\.id)
+        #expect(quarantined == (0..<Int64(quarantined.count)).map { $0 + 1 }, "quarantine ids are gap-free")
+        #expect(Set(run.quarantineIds) == Set(quarantined))
+        let verification = try store.verifyChain()
+        #expect(verification.isIntact, "\(verification)")
+        #expect(verification.eventsChecked == total)
+        var positions: [Int64] = []
+        try store.forEachEvent { positions.append($0.position) }
+        #expect(positions == expected)
+        #expect(run.rolledBack > 0)
+        print("4 writers: \(run.committedBatches) batches committed, \(run.rolledBack) rolled back, \(total) events, "
+              + "\(run.quarantineIds.count) quarantine outcomes in \(String(format: "%.2f", seconds)) s; the reader saw every position once")
+    }
+}
