@@ -90,8 +90,10 @@ struct ProjectionMaintainer {
             newIdentifiers.formUnion(entry.identifiers)
             known[event.position] = entry
         }
-        // Expand to the connected groups (two hops), then re-resolve that neighbourhood.
-        var keys = try store.groupKeys(forAny: newIdentifiers)
+        // Expand to the connected groups (two hops), then re-resolve that neighbourhood. An assigned
+        // seat holder nothing links lives in `unlinked:<product>`, a group its own identifiers do
+        // not name: reach it through that group's product row.
+        var keys = try store.groupKeys(forAny: newIdentifiers.union(Self.unlinkedProductKeys(known.values)))
         var identifiers = newIdentifiers
         identifiers.formUnion(try store.groupIndexRows(groupKeys: keys).map(\.identifier))
         var positions = try store.positions(mentioningAny: identifiers)
@@ -99,6 +101,7 @@ struct ProjectionMaintainer {
         var secondHop = Set<String>()
         for entry in facts { secondHop.formUnion(entry.identifiers) }
         secondHop.subtract(identifiers)
+        secondHop.formUnion(Self.unlinkedProductKeys(facts))
         let moreKeys = try store.groupKeys(forAny: secondHop).subtracting(keys)
         if !moreKeys.isEmpty {
             keys.formUnion(moreKeys)
@@ -126,6 +129,16 @@ struct ProjectionMaintainer {
             keys.insert(key)
         }
         try store.replaceGroups(removing: keys, rows: rows, states: states)
+    }
+
+    /// The index identifiers (`product:<productId>`) of the unlinked groups the assigned seat
+    /// holders in `entries` may belong to.
+    static func unlinkedProductKeys<S: Sequence>(_ entries: S) -> Set<String> where S.Element == IdentifiedFacts {
+        var keys = Set<String>()
+        for entry in entries {
+            for tx in entry.facts.transactions where tx.isAssigned { keys.insert("product:" + (tx.productId ?? "unknown")) }
+        }
+        return keys
     }
 
     /// Facts with the identifiers they mention, computed once.
