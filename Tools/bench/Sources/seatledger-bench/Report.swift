@@ -25,6 +25,8 @@ enum Report {
         Target(key: "rebuild_events_per_s", label: "rebuild ≥ 300,000 events/s", op: ">=", bound: 300_000),
         Target(key: "rebuild_peak_rss_mb", label: "rebuild peak RSS < 256 MB", op: "<", bound: 256),
         Target(key: "group_show_median_ms", label: "group show < 10 ms median", op: "<", bound: 10),
+        Target(key: "pg_ingest_2_vs_1_ratio", label: "PostgreSQL: 2 ingest workers ≥ 1.5× one", op: ">=", bound: 1.5),
+        Target(key: "pg_rebuild_vs_sqlite_time_ratio", label: "PostgreSQL rebuild within 2× of SQLite", op: "<", bound: 2),
     ]
 
     static func run(_ arguments: [String]) throws {
@@ -62,6 +64,13 @@ enum Report {
         }
         if let events = number("rebuild_events"), let s = number("rebuild_warm_seconds"), s > 0 {
             r["rebuild_warm_events_per_s"] = round(events / s, 0)
+        }
+        if let events = number("pg_rebuild_events"), let s = number("pg_rebuild_seconds"), s > 0 {
+            r["pg_rebuild_events_per_s"] = round(events / s, 0)
+            if let sqlite = number("sqlite_rebuild_same_seconds"), sqlite > 0 {
+                r["sqlite_rebuild_same_events_per_s"] = round(events / sqlite, 0)
+                r["pg_rebuild_vs_sqlite_time_ratio"] = round(s / sqlite, 3)
+            }
         }
         if let m = number("group_show_inprocess_median_ms") { r["group_show_median_ms"] = m }
         if let p = number("group_show_inprocess_p99_ms") { r["group_show_p99_ms"] = p }
@@ -126,6 +135,9 @@ enum Report {
         rows.append(("", "events/s again, facts cached (warm)", v("rebuild_warm_events_per_s"), "RSS \(v("rebuild_warm_peak_rss_mb")) MB"))
         rows.append(("5 read", "group show in-process median / p99 ms (\(v("group_show_inprocess_samples")) groups)", "\(v("group_show_inprocess_median_ms")) / \(v("group_show_inprocess_p99_ms"))", mark("group_show_median_ms")))
         rows.append(("", "group show CLI median / p99 ms (\(v("group_show_cli_samples")) runs)", "\(v("group_show_cli_median_ms")) / \(v("group_show_cli_p99_ms"))", "process start \(v("cli_startup_median_ms")) ms"))
+        rows.append(("6 postgres", "ingest notifications/s, 1 worker", v("pg_ingest_1_worker_notifications_per_s"), text("pg_status") == "ok" ? "" : text("pg_status")))
+        rows.append(("", "ingest notifications/s, 2 workers (ratio to 1)", "\(v("pg_ingest_2_workers_notifications_per_s")) (\(v("pg_ingest_2_vs_1_ratio"))×)", mark("pg_ingest_2_vs_1_ratio")))
+        rows.append(("", "rebuild events/s, PostgreSQL / SQLite, same ledger", "\(v("pg_rebuild_events_per_s")) / \(v("sqlite_rebuild_same_events_per_s"))", "time ratio \(v("pg_rebuild_vs_sqlite_time_ratio"))  \(mark("pg_rebuild_vs_sqlite_time_ratio"))"))
         // Rows with an empty value column are notes: they do not widen the columns.
         let measured = rows.filter { !$0.2.isEmpty }
         let widths = (0..<3).map { column in measured.map { [$0.0, $0.1, $0.2][column].count }.max() ?? 0 }
