@@ -29,6 +29,11 @@ public protocol LedgerStore: AnyObject {
     /// A second, read-only store on the same data for a scan on another thread, or `nil` when the
     /// engine cannot open one (an in-memory database). It sees committed data only.
     func openReader() throws -> (any LedgerStore)?
+    /// Whether `error` means the connection to the database server is gone (a restart): the
+    /// transaction in flight did not commit, and after ``reconnect()`` the work can be retried.
+    func isConnectionLoss(_ error: any Error) -> Bool
+    /// Re-establishes a lost connection to the database server.
+    func reconnect() throws
 
     // MARK: Configuration
 
@@ -157,6 +162,12 @@ extension LedgerStore {
 extension EventStore: LedgerStore {
     /// The file path.
     public var location: String { path }
+
+    /// An embedded file has no server connection to lose.
+    public func isConnectionLoss(_ error: any Error) -> Bool { false }
+
+    /// Nothing to do: an embedded file has no server connection.
+    public func reconnect() throws {}
 
     /// A read-only connection to the same file, or `nil` for an in-memory database.
     public func openReader() throws -> (any LedgerStore)? {

@@ -126,6 +126,13 @@ public final class PostgresEventStore: LedgerStore {
         if isReader { try connection.execute("SET default_transaction_read_only = on") }
     }
 
+    /// Whether `error` ended the session: a dropped connection, class 08, or the server terminating
+    /// it (57P0x: restart, shutdown, `pg_terminate_backend`).
+    public func isConnectionLoss(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError else { return false }
+        return connection.sessionAware(error).isConnectionFailure
+    }
+
     /// Reconnects after a lost server (for example a restart); an open transaction is gone with it.
     ///
     /// A `.connection` ``PostgresError`` from COMMIT leaves that batch's outcome unknown: appending
