@@ -61,19 +61,23 @@ extension EventStore {
         }
     }
 
+    /// Inserts one `events` row (every column, hashes included).
+    static let insertEventSQL = """
+        INSERT INTO events(position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source,
+                           origin, raw, prev_hash, hash)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    /// Inserts one `event_decoded` row.
+    static let insertDecodedSQL = "INSERT INTO event_decoded(position, decoded, verification, decoder_version) VALUES (?, ?, ?, ?)"
+
     func commitInTransaction(events: [NewEvent], rejections: [QuarantineItem],
                              afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
         let now = clock()
         var (position, previousHash) = try head()
         let findExisting = try connection.prepare("SELECT position FROM events WHERE event_id = ?")
         defer { findExisting.reset() }
-        let insertEvent = try connection.prepare("""
-            INSERT INTO events(position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source,
-                               origin, raw, prev_hash, hash)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
-        let insertDecoded = try connection.prepare(
-            "INSERT INTO event_decoded(position, decoded, verification, decoder_version) VALUES (?, ?, ?, ?)")
+        let insertEvent = try connection.prepare(Self.insertEventSQL)
+        let insertDecoded = try connection.prepare(Self.insertDecodedSQL)
         let insertArrival = try connection.prepare(
             "INSERT INTO arrivals(event_id, recorded_at, source, duplicate) VALUES (?, ?, ?, ?)")
 

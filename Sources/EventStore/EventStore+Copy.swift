@@ -58,13 +58,8 @@ extension EventStore {
         guard !records.isEmpty else { return }
         try write {
             var (position, hash) = try head()
-            let insertEvent = try connection.prepare("""
-                INSERT INTO events(position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source,
-                                   origin, raw, prev_hash, hash)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
-            let insertDecoded = try connection.prepare(
-                "INSERT INTO event_decoded(position, decoded, verification, decoder_version) VALUES (?, ?, ?, ?)")
+            let insertEvent = try connection.prepare(Self.insertEventSQL)
+            let insertDecoded = try connection.prepare(Self.insertDecodedSQL)
             let insertKey = try connection.prepare("INSERT OR IGNORE INTO event_keys(key_value, key_kind, position) VALUES (?, ?, ?)")
             let insertArrival = try connection.prepare(
                 "INSERT INTO arrivals(event_id, recorded_at, source, duplicate) VALUES (?, ?, ?, 0)")
