@@ -127,6 +127,8 @@ struct FactIndex {
     var transactions: [String: VersionedTransaction] = [:]
     /// Latest renewal info per original transaction id (with its event id).
     var renewals: [String: (fact: RenewalFact, key: (EpochMillis, EpochMillis, String))] = [:]
+    /// Transaction ids by original transaction id (so a member's lookup does not scan every transaction).
+    private var transactionIdsByOriginal: [String: [String]] = [:]
 
     init(_ facts: [EventFacts]) {
         self.facts = facts
@@ -156,11 +158,12 @@ struct FactIndex {
                 renewals[renewal.originalTransactionId] = (renewal, key)
             }
         }
+        for (id, versioned) in transactions { transactionIdsByOriginal[versioned.fact.originalTransactionId, default: []].append(id) }
     }
 
     /// Latest versions of the transactions of `otid` (optionally only purchaser or assigned ones).
     func transactions(of otid: String, assigned: Bool) -> [VersionedTransaction] {
-        transactions.values.filter { $0.fact.originalTransactionId == otid && $0.fact.isAssigned == assigned }
+        (transactionIdsByOriginal[otid] ?? []).compactMap { transactions[$0] }.filter { $0.fact.isAssigned == assigned }
             .sorted { ($0.fact.purchaseDate ?? 0, $0.fact.transactionId) < ($1.fact.purchaseDate ?? 0, $1.fact.transactionId) }
     }
 
