@@ -12,11 +12,14 @@ enum InitCommand: Command {
     static let flags: Set<String> = ["json"]
     static let help = """
     Usage: seatledger init --bundle-id ID --environment ENV --root-cert FILE [--root-cert FILE …]
-                           [--app-apple-id N] [--db PATH] [--json]
+                           [--app-apple-id N] [--db PATH|URL] [--json]
 
-    Creates a ledger file and records the trust configuration in it, so later commands need no
-    flags: the bundle id and environment every payload must name, the app Apple id (required for
-    Production), and the root certificates (DER or PEM) signed payloads must chain to.
+    Creates a ledger (a SQLite file, or the schema in an existing, empty PostgreSQL database
+    named by a postgresql:// URL) and records the trust configuration in it, so later commands
+    need no flags: the bundle id and environment every payload must name, the app Apple id
+    (required for Production), and the root certificates (DER or PEM) signed payloads must chain
+    to. On PostgreSQL it also creates the role seatledger_append (SELECT and INSERT on the log, no
+    UPDATE or DELETE) when it has the privilege; give ingest nodes a login that is a member of it.
 
     Options:
     \(HelpText.db)
@@ -59,7 +62,7 @@ enum InitCommand: Command {
         if arguments.flag("json") {
             Terminal.json(try ConfigCommand.describe(ledger))
         } else {
-            Terminal.out("Created ledger \(arguments.databasePath)")
+            Terminal.out("Created ledger \(StoreLocation(arguments.databasePath))")
             Terminal.out(try ConfigCommand.text(ledger))
         }
         return .success
