@@ -25,6 +25,8 @@ public final class Ledger {
     public let configuration: LedgerConfiguration
     /// Verifies and decodes messages against the configuration.
     public let decoder: MessageDecoder
+    /// Facts and identifier positions the appends of this ledger remember between batches.
+    let projectionCache = ProjectionCache()
 
     private init(store: any LedgerStore) throws {
         self.store = store
@@ -139,10 +141,20 @@ public final class Ledger {
                 rejectionReasons.append(rejection)
             }
         }
-        let maintainer = ProjectionMaintainer(store: store)
-        let result = try store.commit(events: events, rejections: rejections) { appended in
-            try maintainer.update(after: appended, provisionalFacts: facts)
+        var eventKeys: [String: [String]] = [:]
+        eventKeys.reserveCapacity(events.count)
+        for event in events where eventKeys[event.eventId] == nil { eventKeys[event.eventId] = event.identifiers.map(\.value) }
+        let maintainer = ProjectionMaintainer(store: store, cache: projectionCache)
+        let result: BatchResult
+        do {
+            result = try store.commit(events: events, rejections: rejections) { appended in
+                try maintainer.update(after: appended, provisionalFacts: facts, eventKeys: eventKeys)
+            }
+        } catch {
+            projectionCache.abandon()
+            throw error
         }
+        projectionCache.commit()
         return Self.outcomes(count: batch.count, owners: owners, result: result, rejectionOwners: rejectionOwners,
                              rejections: rejectionReasons)
     }

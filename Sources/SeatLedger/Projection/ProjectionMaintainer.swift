@@ -10,6 +10,8 @@ import Projections
 /// A batch re-folds only the groups its events touch.
 struct ProjectionMaintainer {
     let store: any LedgerStore
+    /// Facts and identifier positions kept across the appends of one writer (see ``ProjectionCache``).
+    var cache: ProjectionCache?
 
     // MARK: Index rows ⇄ memberships
 
@@ -76,8 +78,14 @@ struct ProjectionMaintainer {
     /// `provisionalFacts` (by event id) are facts the decoding threads already derived, with a
     /// placeholder position and recorded-at that are filled in here; events without an entry
     /// have their facts derived from the event.
-    func update(after appended: [LedgerEvent], provisionalFacts: [String: EventFacts] = [:]) throws {
-        guard !appended.isEmpty else { return }
+    ///
+    /// With a ``cache``, `eventKeys` (by event id: the identifier values the event is indexed
+    /// under in `event_keys`) keeps the cached identifier positions complete; facts and positions
+    /// read from the store are remembered for the next batches.
+    func update(after appended: [LedgerEvent], provisionalFacts: [String: EventFacts] = [:],
+                eventKeys: [String: [String]] = [:]) throws {
+        guard let first = appended.first else { return }
+        cache?.begin(appendingAt: first.position)
         var known: [Int64: IdentifiedFacts] = [:]   // facts already in memory, by position
         known.reserveCapacity(appended.count)
         var newIdentifiers = Set<String>()
@@ -89,14 +97,16 @@ struct ProjectionMaintainer {
             let entry = IdentifiedFacts(FactsCodec.decode(encoded) ?? facts)
             newIdentifiers.formUnion(entry.identifiers)
             known[event.position] = entry
+            cache?.appended(entry, at: event.position, keys: eventKeys[event.eventId])
         }
         // Expand to the connected groups (two hops), then re-resolve that neighbourhood. An assigned
         // seat holder nothing links lives in `unlinked:<product>`, a group its own identifiers do
         // not name: reach it through that group's product row.
         var keys = try store.groupKeys(forAny: newIdentifiers.union(Self.unlinkedProductKeys(known.values)))
         var identifiers = newIdentifiers
-        identifiers.formUnion(try store.groupIndexRows(groupKeys: keys).map(\.identifier))
-        var positions = try store.positions(mentioningAny: identifiers)
+        var storedRows = try store.groupIndexRows(groupKeys: keys)   // every index row of the touched groups
+        identifiers.formUnion(storedRows.map(\.identifier))
+        var positions = try positions(mentioningAny: identifiers)
         var facts = try loadIdentifiedFacts(positions, known: &known)
         var secondHop = Set<String>()
         for entry in facts { secondHop.formUnion(entry.identifiers) }
@@ -105,8 +115,9 @@ struct ProjectionMaintainer {
         let moreKeys = try store.groupKeys(forAny: secondHop).subtracting(keys)
         if !moreKeys.isEmpty {
             keys.formUnion(moreKeys)
-            let more = try store.groupIndexRows(groupKeys: moreKeys).map(\.identifier)
-            let extra = try store.positions(mentioningAny: Set(more)).subtracting(positions)
+            let moreRows = try store.groupIndexRows(groupKeys: moreKeys)
+            storedRows += moreRows
+            let extra = try self.positions(mentioningAny: Set(moreRows.map(\.identifier))).subtracting(positions)
             facts += try loadIdentifiedFacts(extra, known: &known)
             positions.formUnion(extra)
         }
@@ -121,14 +132,26 @@ struct ProjectionMaintainer {
         // Replace the touched groups; never overwrite an existing group outside the neighbourhood
         // with a partial view of it.
         let writable = resolved.filter { keys.contains($0.key) || !existing.contains($0.key) }
+        var storedRowsByKey: [String: Set<GroupIndexRow>] = [:]
+        for row in storedRows { storedRowsByKey[row.groupKey, default: []].insert(row) }
         var rows: [GroupIndexRow] = []
         var states: [StoredGroupState] = []
+        var removing = keys
         for (key, membership) in writable {
-            rows += Self.rows(for: membership)
+            let groupRows = Self.rows(for: membership)
+            if let stored = storedRowsByKey[key], keys.contains(key), stored.isSubset(of: groupRows) {
+                // The group only gained rows (a group growing batch after batch): keep its stored rows
+                // and add the new ones instead of deleting and re-inserting them all. Its snapshot
+                // replaces the stored one by key.
+                removing.remove(key)
+                rows += groupRows.filter { !stored.contains($0) }
+            } else {
+                rows += groupRows
+                removing.insert(key)
+            }
             states.append(Self.snapshot(membership, facts: Self.relevant(to: membership, in: allFacts, mentioning: factsMentioning)))
-            keys.insert(key)
         }
-        try store.replaceGroups(removing: keys, rows: rows, states: states)
+        try store.replaceGroups(removing: removing, rows: rows, states: states)
     }
 
     /// The index identifiers (`product:<productId>`) of the unlinked groups the assigned seat
@@ -162,14 +185,38 @@ struct ProjectionMaintainer {
         return facts
     }
 
-    /// ``loadFacts(_:)`` for the update: facts already in `known` are not read again, and what is
-    /// read is remembered there. Ascending by position.
+    /// ``loadFacts(_:)`` for the update: facts already in `known` or in the cache are not read
+    /// again, and what is read is remembered in both. Ascending by position.
     private func loadIdentifiedFacts(_ positions: Set<Int64>, known: inout [Int64: IdentifiedFacts]) throws -> [IdentifiedFacts] {
-        let missing = positions.filter { known[$0] == nil }
+        var missing = Set<Int64>()
+        for position in positions where known[position] == nil {
+            if let cached = cache?.facts(at: position) { known[position] = cached } else { missing.insert(position) }
+        }
         if !missing.isEmpty {
-            for fact in try loadFacts(missing) { known[fact.position] = IdentifiedFacts(fact) }
+            for fact in try loadFacts(missing) {
+                let entry = IdentifiedFacts(fact)
+                known[fact.position] = entry
+                cache?.remember(entry, at: fact.position)
+            }
         }
         return positions.sorted().compactMap { known[$0] }
+    }
+
+    /// `store.positions(mentioningAny:)`, answered from the cache for identifiers it holds.
+    private func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64> {
+        guard let cache else { return try store.positions(mentioningAny: identifiers) }
+        var result = Set<Int64>()
+        for identifier in identifiers {
+            if let cached = cache.positions(mentioning: identifier) {
+                result.formUnion(cached)
+            } else {
+                // Read inside the append transaction, so it includes this batch's own rows.
+                let found = try store.positions(mentioningAny: [identifier])
+                cache.remember(found, mentioning: identifier)
+                result.formUnion(found)
+            }
+        }
+        return result
     }
 
     /// `membership.relevant(facts)`, found through the identifier index of `facts`: the facts that
@@ -188,5 +235,81 @@ struct ProjectionMaintainer {
         let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: nil)
         return StoredGroupState(groupKey: membership.groupKey, state: state.json.canonicalString(), asOf: asOf,
                                 lastPosition: facts.map(\.position).max() ?? 0)
+    }
+}
+
+/// What one writer remembers between its appends so that re-folding a large group (for example an
+/// `unlinked:<product>` group holding every assigned seat holder nothing links) does not re-read
+/// and re-decode all of its events from the store on every batch.
+///
+/// It holds facts by position and the positions of identifiers (`event_keys`), both of which
+/// never change once written. It is only trusted while this writer is the only one appending:
+/// an append that does not start right after the last position it saw committed (another process
+/// appended in between) empties it, and so does any batch that does not commit (``abandon()``).
+/// Bounded: past ``maximumFacts`` facts or ``maximumIdentifiers`` identifiers it starts over.
+///
+/// Used by the single writer thread only (not `Sendable`).
+final class ProjectionCache {
+    private var facts: [Int64: ProjectionMaintainer.IdentifiedFacts] = [:]
+    private var positionsByIdentifier: [String: Set<Int64>] = [:]
+    /// The last position of the last committed batch the cache reflects.
+    private var committedThrough: Int64?
+    /// The last position appended by the batch in progress.
+    private var pendingThrough: Int64?
+    static let maximumFacts = 50_000
+    static let maximumIdentifiers = 200_000
+
+    /// Starts a batch whose first event is at `position` (inside its transaction).
+    func begin(appendingAt position: Int64) {
+        if let committedThrough, position != committedThrough + 1 { clear() }
+        pendingThrough = position - 1
+    }
+
+    /// Records an event of the batch in progress: its facts, and its position under each of its
+    /// identifier values whose positions are cached (others are read when first needed).
+    func appended(_ entry: ProjectionMaintainer.IdentifiedFacts, at position: Int64, keys: [String]?) {
+        facts[position] = entry
+        pendingThrough = max(pendingThrough ?? position, position)
+        guard let keys else {
+            // Without the event's keys the cached positions could miss it: start over.
+            positionsByIdentifier.removeAll(keepingCapacity: true)
+            return
+        }
+        for key in keys where positionsByIdentifier[key] != nil { positionsByIdentifier[key]?.insert(position) }
+    }
+
+    /// Cached facts at `position`.
+    func facts(at position: Int64) -> ProjectionMaintainer.IdentifiedFacts? { facts[position] }
+
+    /// Remembers facts read from the store.
+    func remember(_ entry: ProjectionMaintainer.IdentifiedFacts, at position: Int64) { facts[position] = entry }
+
+    /// Every position mentioning `identifier`, if cached.
+    func positions(mentioning identifier: String) -> Set<Int64>? { positionsByIdentifier[identifier] }
+
+    /// Remembers the positions read from the store for `identifier` (complete at this point).
+    func remember(_ positions: Set<Int64>, mentioning identifier: String) { positionsByIdentifier[identifier] = positions }
+
+    /// The batch in progress committed: the cache now reflects the log through its last position.
+    func commit() {
+        if let pendingThrough { committedThrough = pendingThrough }
+        pendingThrough = nil
+        if facts.count > Self.maximumFacts || positionsByIdentifier.count > Self.maximumIdentifiers {
+            let through = committedThrough
+            clear()
+            committedThrough = through
+        }
+    }
+
+    /// The batch in progress did not commit: nothing it added can be trusted.
+    func abandon() {
+        clear()
+    }
+
+    private func clear() {
+        facts.removeAll()
+        positionsByIdentifier.removeAll()
+        committedThrough = nil
+        pendingThrough = nil
     }
 }

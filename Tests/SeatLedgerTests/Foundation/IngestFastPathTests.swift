@@ -50,6 +50,63 @@ struct IngestFastPathTests {
         #expect(plain("a.b.c") == nil)
     }
 
+    // MARK: Projection cache
+
+    @Test("appends remembered between batches stay right when another writer appends in between")
+    func projectionCacheAcrossWriters() throws {
+        let test = try TestLedger()
+        let other = try Ledger.open(path: test.path)
+        let factory = try PayloadFactory()
+        let purchaser = "2000000000000777"
+        func assigned(_ member: String, at offset: Int64, revoked: Bool = false) throws -> String {
+            let signed = PayloadFactory.defaultSignedDate + offset
+            return try factory.notification(
+                type: revoked ? "REVOKE" : "SUBSCRIBED", uuid: "member-\(member)-\(offset)", signedDate: signed,
+                transaction: factory.transaction(originalTransactionId: member, transactionId: member,
+                                                 appTransactionId: "70" + member, inAppOwnershipType: "ASSIGNED",
+                                                 revocationDate: revoked ? signed : nil, revocationReason: revoked ? 0 : nil,
+                                                 signedDate: signed))
+        }
+        try test.append(line: factory.notification(
+            uuid: "purchase", transaction: factory.transaction(originalTransactionId: purchaser, transactionId: purchaser)))
+        try test.append(line: assigned("2000000000001001", at: 1_000))
+        // Another writer appends to the same unlinked group, about a member this ledger has already
+        // read (its remembered positions for that member are stale now) and about a new one.
+        _ = try other.ingestBatch([InboundMessage(raw: Data(try assigned("2000000000001001", at: 1_500, revoked: true).utf8), source: "other"),
+                                   InboundMessage(raw: Data(try assigned("2000000000001002", at: 2_000).utf8), source: "other")])
+        try test.append(line: assigned("2000000000001003", at: 3_000))
+        _ = try test.ledger.ingestBatch([InboundMessage(raw: Data(try assigned("2000000000001004", at: 5_000).utf8), source: "a"),
+                                         InboundMessage(raw: Data(try assigned("2000000000001005", at: 6_000).utf8), source: "b")])
+        #expect(try test.ledger.staleProjections().isEmpty, "materialized projections equal a rebuild")
+        #expect(try other.staleProjections().isEmpty)
+        let unlinked = try #require(try test.ledger.groupKeys(for: "2000000000001002").first)
+        let members = try test.ledger.groupState(unlinked, asOf: PayloadFactory.defaultSignedDate + 10_000).members
+        #expect(Set(members.compactMap(\.originalTransactionId)).count == 5, "\(members)")
+        #expect(members.first { $0.originalTransactionId == "2000000000001001" }?.revocation != nil, "the other writer's revocation counts")
+    }
+
+    @Test("a batch that does not commit leaves nothing remembered behind")
+    func projectionCacheAfterRollback() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        func assigned(_ member: String, at offset: Int64) throws -> String {
+            try factory.notification(
+                uuid: "member-\(member)-\(offset)", signedDate: PayloadFactory.defaultSignedDate + offset,
+                transaction: factory.transaction(originalTransactionId: member, transactionId: member,
+                                                 appTransactionId: "70" + member, inAppOwnershipType: "ASSIGNED"))
+        }
+        try test.append(line: assigned("2000000000002001", at: 1_000))
+        let sql = try RawSQLite(path: test.path)
+        try sql.execute("CREATE TRIGGER refuse_states BEFORE INSERT ON group_state BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        #expect(throws: (any Error).self) { try test.append(line: assigned("2000000000002002", at: 2_000)) }
+        try sql.execute("DROP TRIGGER refuse_states")
+        sql.close()
+        try test.append(line: assigned("2000000000002002", at: 2_000))
+        try test.append(line: assigned("2000000000002001", at: 3_000))
+        #expect(try test.eventCount() == 3)
+        #expect(try test.ledger.staleProjections().isEmpty, "materialized projections equal a rebuild")
+    }
+
     // MARK: Stored decoded JSON
 
     @Test("the stored decoded JSON leaves out the nested JWS strings and reading the event puts them back")
@@ -132,7 +189,8 @@ struct IngestFastPathTests {
 
     @Test("object keys sort as String's < orders them, ASCII or not")
     func keyOrder() throws {
-        let keys = ["b", "a", "ab", "aB", "a\u{0}", "Z", "zz", "é", "e\u{301}x", "ß", "\u{1F600}", "abcdefgh", "abcdefghi", "abcdefgH"]
+        let keys = ["b", "a", "ab", "aB", "a\u{0}", "Z", "zz", "é", "e\u{301}x", "ß", "\u{1F600}", "abcdefgh", "abcdefghi", "abcdefgH",
+                    "originalTransactionId", "originalTransactionIdX", "originalTransactionIc", "originalPurchaseDate", "0123456789abcdef", "0123456789abcdef\u{0}"]
         let object = JSONValue.object(Dictionary(uniqueKeysWithValues: keys.map { ($0, JSONValue.null) }))
         let ascii = JSONValue.object(Dictionary(uniqueKeysWithValues: keys.filter { $0.utf8.allSatisfy { $0 < 0x80 } }.map { ($0, JSONValue.null) }))
         for value in [object, ascii] {
