@@ -33,40 +33,17 @@ extension EventStore {
             SELECT position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source, origin, raw,
                    prev_hash, hash FROM events ORDER BY position
             """)
-        var previous = EventChain.genesis
-        var expectedPosition: Int64 = 1
-        var checked: Int64 = 0
+        defer { statement.reset() }
+        var verifier = ChainVerifier()
         while try statement.step() {
-            let position = statement.int64(0)
-            if position != expectedPosition {
-                return ChainVerification(eventsChecked: checked, firstBadPosition: expectedPosition,
-                                         problem: "position \(expectedPosition) is missing (next stored position is \(position))",
-                                         headHash: nil)
-            }
-            let row = EventChain.Row(position: position, eventId: statement.text(1), kind: statement.text(2),
+            let row = EventChain.Row(position: statement.int64(0), eventId: statement.text(1), kind: statement.text(2),
                                      type: statement.optionalText(3), subtype: statement.optionalText(4),
                                      status: statement.optionalInt64(5), occurredAt: statement.int64(6),
                                      recordedAt: statement.int64(7), source: statement.text(8),
                                      origin: statement.text(9), raw: statement.blob(10))
-            let storedPrevious = statement.blob(11)
-            let storedHash = statement.blob(12)
-            if storedPrevious != previous {
-                return ChainVerification(eventsChecked: checked, firstBadPosition: position,
-                                         problem: "previous-hash link does not match the hash of position \(position - 1)",
-                                         headHash: nil)
-            }
-            let computed = EventChain.hash(previous: previous, row: row)
-            if computed != storedHash {
-                return ChainVerification(eventsChecked: checked, firstBadPosition: position,
-                                         problem: "stored bytes do not match the event's hash (edited after it was appended)",
-                                         headHash: nil)
-            }
-            previous = storedHash
-            checked += 1
-            expectedPosition += 1
-            if checked % 10_000 == 0 { progress?(checked) }
+            if let broken = verifier.check(row, previousHash: statement.blob(11), hash: statement.blob(12)) { return broken }
+            if verifier.checked % 10_000 == 0 { progress?(verifier.checked) }
         }
-        return ChainVerification(eventsChecked: checked, firstBadPosition: nil, problem: nil,
-                                 headHash: checked == 0 ? nil : SHA256Digest.lowercaseHex(previous))
+        return verifier.intact()
     }
 }

@@ -18,52 +18,30 @@ extension PostgresEventStore {
     }
 
     private func verifyChainInSnapshot(progress: ((Int64) -> Void)?) throws -> ChainVerification {
-        var previous = EventChain.genesis
-        var expectedPosition: Int64 = 1
-        var checked: Int64 = 0
+        var verifier = ChainVerifier()
         while true {
             let result = try connection.run("""
                 SELECT position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source, origin, raw,
                        prev_hash, hash FROM events WHERE position >= $1 ORDER BY position LIMIT $2
-                """, [.int64(expectedPosition), .int64(Self.verifyPageSize)])
+                """, [.int64(verifier.expectedPosition), .int64(Self.verifyPageSize)])
             for row in result {
-                let position = try row.int64(0)
-                if position != expectedPosition {
-                    return ChainVerification(eventsChecked: checked, firstBadPosition: expectedPosition,
-                                             problem: "position \(expectedPosition) is missing (next stored position is \(position))",
-                                             headHash: nil)
-                }
-                let chainRow = EventChain.Row(position: position, eventId: try row.text(1), kind: try row.text(2),
+                let chainRow = EventChain.Row(position: try row.int64(0), eventId: try row.text(1), kind: try row.text(2),
                                               type: try row.optionalText(3), subtype: try row.optionalText(4),
                                               status: try row.optionalInt64(5), occurredAt: try row.int64(6),
                                               recordedAt: try row.int64(7), source: try row.text(8),
                                               origin: try row.text(9), raw: try row.bytea(10))
-                let storedPrevious = try row.bytea(11)
-                let storedHash = try row.bytea(12)
-                if storedPrevious != previous {
-                    return ChainVerification(eventsChecked: checked, firstBadPosition: position,
-                                             problem: "previous-hash link does not match the hash of position \(position - 1)",
-                                             headHash: nil)
-                }
-                if EventChain.hash(previous: previous, row: chainRow) != storedHash {
-                    return ChainVerification(eventsChecked: checked, firstBadPosition: position,
-                                             problem: "stored bytes do not match the event's hash (edited after it was appended)",
-                                             headHash: nil)
-                }
-                previous = storedHash
-                checked += 1
-                expectedPosition += 1
-                if checked % 10_000 == 0 { progress?(checked) }
+                if let broken = verifier.check(chainRow, previousHash: try row.bytea(11), hash: try row.bytea(12)) { return broken }
+                if verifier.checked % 10_000 == 0 { progress?(verifier.checked) }
             }
             if Int64(result.rowCount) < Self.verifyPageSize { break }
         }
         let head = try head()
-        if head.position != checked || head.hash != previous {
-            return ChainVerification(eventsChecked: checked, firstBadPosition: min(head.position, checked) + 1,
-                                     problem: "ledger_head names position \(head.position), but the log ends at \(checked)\(head.position == checked ? " with another hash" : "")",
-                                     headHash: nil)
+        let checked = verifier.checked
+        if head.position != checked || head.hash != verifier.previous {
+            return verifier.broken(
+                at: min(head.position, checked) + 1,
+                "ledger_head names position \(head.position), but the log ends at \(checked)\(head.position == checked ? " with another hash" : "")")
         }
-        return ChainVerification(eventsChecked: checked, firstBadPosition: nil, problem: nil,
-                                 headHash: checked == 0 ? nil : SHA256Digest.lowercaseHex(previous))
+        return verifier.intact()
     }
 }
