@@ -30,7 +30,6 @@ struct ProjectionRebuilder {
     /// What a rebuild did.
     struct Statistics: Sendable {
         var events = 0
-        var factsDerived = 0
         var groups = 0
         var foldPasses = 0
     }
@@ -104,7 +103,7 @@ struct ProjectionRebuilder {
         var written = [Bool](repeating: false, count: identity.memberships.count)
         var fold = FoldState()
         // First pass: every group; if open groups outgrow the budget, partition what is left.
-        var outcome = try foldPass(identity, partition: nil, fold: &fold, written: &written, progress: progress, each: each)
+        let outcome = try foldPass(identity, partition: nil, fold: &fold, written: &written, progress: progress, each: each)
         statistics.foldPasses = 1
         if case .overBudget = outcome {
             let volume = try store.factsVolume()
@@ -115,8 +114,9 @@ struct ProjectionRebuilder {
             progress?("open groups outgrew the memory budget; folding the rest in \(partitions) partitions")
             for index in 0..<partitions {
                 fold = FoldState()
-                outcome = try foldPass(identity, partition: (index, partitions), fold: &fold, written: &written,
-                                       progress: progress, each: each)
+                // A partitioned pass never gives up: it folds every group of its partition.
+                _ = try foldPass(identity, partition: (index, partitions), fold: &fold, written: &written,
+                                 progress: progress, each: each)
                 statistics.foldPasses += 1
             }
         }
