@@ -343,7 +343,7 @@ struct TruthEvaluator {
                 key = g
                 groupIdsByKey[key, default: []].formUnion(memberGroups)
             } else {
-                key = "unlinked:" + txs[0].productId
+                key = "unlinked:" + otid
             }
             productByKey[key] = productByKey[key] ?? txs[0].productId
             if let model = txs.max(by: { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) })?.invitationManagement {

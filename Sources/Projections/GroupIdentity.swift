@@ -13,7 +13,7 @@ public struct GroupMembership: Sendable, Hashable {
     public var seatClaimIds: Set<String> = []
     /// `originalTransactionId`s of `ASSIGNED` seat holders.
     public var memberOriginalTransactionIds: Set<String> = []
-    /// The product, for `unlinked:<productId>` groups.
+    /// The product, for `unlinked:` groups (which have no purchaser to take it from).
     public var productId: String?
     /// Other identifiers that name this group or its members (transaction ids, `appTransactionId`s),
     /// for resolving a user's REF.
@@ -35,7 +35,7 @@ public struct GroupMembership: Sendable, Hashable {
 /// Rules (`Events/projection-rules.md`): a purchaser's `originalTransactionId` is a group key;
 /// seat endpoint paths and Claim Seat / Get Seat Info responses tie claim ids to it; Get Customer
 /// Groups and Get Group Members tie `groupId`s to a purchaser or to assigned seat holders; an
-/// assigned seat holder nothing links is placed in `unlinked:<productId>`. Placeholders are ignored.
+/// assigned seat holder nothing links is a group of its own, `unlinked:<originalTransactionId>`. Placeholders are ignored.
 /// The result does not depend on the order facts are added.
 ///
 /// Streaming: ``add(_:)`` keeps only link evidence (memory grows with identifiers, not events),
@@ -43,6 +43,9 @@ public struct GroupMembership: Sendable, Hashable {
 public struct GroupIdentityResolver: Sendable {
     /// The prefix of keys of groups made of assigned seat holders with no linking evidence.
     public static let unlinkedPrefix = "unlinked:"
+
+    /// The key of the group of an assigned seat holder nothing links: `unlinked:<originalTransactionId>`.
+    public static func unlinkedKey(for originalTransactionId: String) -> String { unlinkedPrefix + originalTransactionId }
 
     private var purchasers = Set<String>()
     private var nonAssignedTransactionIds: [String: String] = [:]    // transactionId → otid
@@ -167,15 +170,13 @@ public struct GroupIdentityResolver: Sendable {
                 linkedMembers.insert(m)
             }
         }
+        // Each holder nothing links is a group of its own: nothing says two of them share a group,
+        // and a catch-all group would make every append re-fold all of them.
         for (otid, entry) in memberTransactions where !linkedMembers.contains(otid) {
-            let product = entry.tx.productId ?? "unknown"
-            let key = Self.unlinkedPrefix + product
-            if groups[key] == nil {
-                var membership = GroupMembership(groupKey: key)
-                membership.productId = product
-                groups[key] = membership
-            }
-            groups[key]?.memberOriginalTransactionIds.insert(otid)
+            var membership = GroupMembership(groupKey: Self.unlinkedKey(for: otid))
+            membership.productId = entry.tx.productId ?? "unknown"
+            membership.memberOriginalTransactionIds = [otid]
+            groups[membership.groupKey] = membership
         }
 
         // Aliases: other identifiers of the purchaser, members and claims.

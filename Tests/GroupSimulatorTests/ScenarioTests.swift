@@ -135,7 +135,7 @@ struct ScenarioTests {
         let placeholder = try state("sandbox-placeholder")
         #expect(placeholder.count == 2)
         #expect(placeholder[0]["groupIds"] == [])
-        #expect(placeholder[1]["groupKey"] == "unlinked:com.example.reps.team.monthly")
+        #expect(placeholder[1]["groupKey"] == "unlinked:2000022000000002")
         let org = try #require(try state("organization-seats").first)
         #expect(org["status"] == "UNKNOWN" && org["purchaserOriginalTransactionId"] == .null)
         #expect(org["groupIds"] == .array([org["groupKey"]!]))

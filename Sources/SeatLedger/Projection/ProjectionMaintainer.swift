@@ -99,10 +99,8 @@ struct ProjectionMaintainer {
             known[event.position] = entry
             cache?.appended(entry, at: event.position, keys: eventKeys[event.eventId])
         }
-        // Expand to the connected groups (two hops), then re-resolve that neighbourhood. An assigned
-        // seat holder nothing links lives in `unlinked:<product>`, a group its own identifiers do
-        // not name: reach it through that group's product row.
-        var keys = try store.groupKeys(forAny: newIdentifiers.union(Self.unlinkedProductKeys(known.values)))
+        // Expand to the connected groups (two hops), then re-resolve that neighbourhood.
+        var keys = try store.groupKeys(forAny: newIdentifiers)
         var identifiers = newIdentifiers
         var storedRows = try store.groupIndexRows(groupKeys: keys)   // every index row of the touched groups
         identifiers.formUnion(storedRows.map(\.identifier))
@@ -111,7 +109,6 @@ struct ProjectionMaintainer {
         var secondHop = Set<String>()
         for entry in facts { secondHop.formUnion(entry.identifiers) }
         secondHop.subtract(identifiers)
-        secondHop.formUnion(Self.unlinkedProductKeys(facts))
         let moreKeys = try store.groupKeys(forAny: secondHop).subtracting(keys)
         if !moreKeys.isEmpty {
             keys.formUnion(moreKeys)
@@ -152,16 +149,6 @@ struct ProjectionMaintainer {
             states.append(Self.snapshot(membership, facts: Self.relevant(to: membership, in: allFacts, mentioning: factsMentioning)))
         }
         try store.replaceGroups(removing: removing, rows: rows, states: states)
-    }
-
-    /// The index identifiers (`product:<productId>`) of the unlinked groups the assigned seat
-    /// holders in `entries` may belong to.
-    static func unlinkedProductKeys<S: Sequence>(_ entries: S) -> Set<String> where S.Element == IdentifiedFacts {
-        var keys = Set<String>()
-        for entry in entries {
-            for tx in entry.facts.transactions where tx.isAssigned { keys.insert("product:" + (tx.productId ?? "unknown")) }
-        }
-        return keys
     }
 
     /// Facts with the identifiers they mention, computed once.
@@ -238,9 +225,9 @@ struct ProjectionMaintainer {
     }
 }
 
-/// What one writer remembers between its appends so that re-folding a large group (for example an
-/// `unlinked:<product>` group holding every assigned seat holder nothing links) does not re-read
-/// and re-decode all of its events from the store on every batch.
+/// What one writer remembers between its appends so that re-folding a large group (a purchaser
+/// with many members and claims, touched batch after batch) does not re-read and re-decode all of
+/// its events from the store on every batch.
 ///
 /// It holds facts by position and the positions of identifiers (`event_keys`), both of which
 /// never change once written. It is only trusted while this writer is the only one appending:

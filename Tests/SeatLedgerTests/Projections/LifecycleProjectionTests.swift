@@ -259,13 +259,14 @@ struct LifecycleProjectionTests {
         #expect(revoked.member(otid: seat)?.revocation == Revocation(reason: .assignmentRevoke, at: B.days(5), eventId: revoke))
     }
 
-    @Test("an assigned seat with no linking evidence is listed under unlinked:<product>")
+    @Test("an assigned seat with no linking evidence is a group of its own, unlinked:<originalTransactionId>")
     func unlinkedAssignedSeat() throws {
         var b = B()
         b.notification("SUBSCRIBED", "INITIAL_BUY", at: start,
                        transaction: B.transaction(id: "2000000000000601", original: "2000000000000601", ownership: "ASSIGNED",
                                                   purchase: start, expires: end, model: nil))
-        let state = try #require(b.state("unlinked:\(B.product)", asOf: B.days(1)))
+        let state = try #require(b.state("unlinked:2000000000000601", asOf: B.days(1)))
+        #expect(state.productId == B.product)
         #expect(state.member(otid: "2000000000000601")?.hasAccess == true)
         #expect(state.seats.assigned == 0, "unlinked members hold no seat of a known group")
     }
@@ -293,7 +294,7 @@ struct LifecycleProjectionTests {
         b.notification("REVOKE", at: B.days(2), transaction: B.transaction(
             id: "2000000000000802", original: "2000000000000802", ownership: "ASSIGNED", purchase: start, expires: end,
             signed: B.days(2), model: nil, revocationDate: B.days(2), revocationType: "SOMETHING_NEW"))
-        let state = try #require(b.state("unlinked:\(B.product)", asOf: B.days(3)))
+        let state = try #require(b.state("unlinked:2000000000000802", asOf: B.days(3)))
         let member = try #require(state.member(otid: "2000000000000802"))
         #expect(member.revocation?.reason.rawValue == "SOMETHING_NEW")
         #expect(member.revocation?.reason.isKnown == false)
