@@ -59,6 +59,22 @@ extension EventStore {
         return positions
     }
 
+    /// Positions of events that mention each of `identifiers` (every identifier is a key).
+    public func positions(byIdentifier identifiers: Set<String>) throws(SQLiteError) -> [String: Set<Int64>] {
+        let statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?")
+        defer { statement.reset() }
+        var result: [String: Set<Int64>] = [:]
+        result.reserveCapacity(identifiers.count)
+        for identifier in identifiers {
+            statement.reset()
+            try statement.bind(.text(identifier))
+            var positions = Set<Int64>()
+            while try statement.step() { positions.insert(statement.int64(0)) }
+            result[identifier] = positions
+        }
+        return result
+    }
+
     /// The stored facts of the given positions (encoded), by position.
     public func facts(at positions: Set<Int64>) throws(SQLiteError) -> [Int64: Data] {
         let statement = try connection.prepare("SELECT facts FROM event_facts WHERE position = ?")

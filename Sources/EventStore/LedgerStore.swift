@@ -78,6 +78,9 @@ public protocol LedgerStore: AnyObject {
     func positions(mentioning value: String, kind: IdentifierKind?) throws -> [Int64]
     /// Positions of events that mention any of `identifiers`.
     func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64>
+    /// Positions of events that mention each of `identifiers`, in one round trip: every identifier
+    /// is a key of the result (with an empty set when no event mentions it).
+    func positions(byIdentifier identifiers: Set<String>) throws -> [String: Set<Int64>]
     /// The identifiers stored for the event at `position`.
     func identifiers(at position: Int64) throws -> [EventIdentifier]
     /// How many duplicate arrivals each event had.

@@ -2,8 +2,10 @@ import Foundation
 import PostgresClient
 
 /// PostgreSQL array literals (`{…}`) sent as one text parameter and cast in SQL
-/// (`= ANY($1::text[])`, `unnest($1::bigint[], $2::bytea[])`), so one prepared statement serves
-/// a set of any size: a lookup of a thousand ids is one round trip, not a thousand.
+/// (`JOIN unnest($1::text[]) AS q(v) ON … = q.v`, `unnest($1::bigint[], $2::bytea[])`), so one
+/// prepared statement serves a set of any size: a lookup of a thousand ids is one round trip, not
+/// a thousand. Lookups join the unnested array instead of `= ANY($1)`: with thousands of values
+/// the planner may otherwise scan the table and test every row against the whole array.
 enum PostgresArrayLiteral {
     /// `{"a","b\"c"}`: every element double-quoted, `\` and `"` escaped.
     static func texts<S: Sequence>(_ values: S) -> PostgresValue where S.Element == String {

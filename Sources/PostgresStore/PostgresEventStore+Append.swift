@@ -125,7 +125,7 @@ extension PostgresEventStore {
     private func storedPositions(of events: [NewEvent]) throws -> [String: Int64] {
         guard !events.isEmpty else { return [:] }
         let result = try connection.run(
-            "SELECT event_id, position FROM events WHERE event_id = ANY($1::text[])",
+            "SELECT e.event_id, e.position FROM unnest($1::text[]) AS q(v) JOIN events e ON e.event_id = q.v",
             [PostgresArrayLiteral.texts(Set(events.map(\.eventId)))])
         var positions: [String: Int64] = [:]
         for row in result { positions[try row.text(0)] = try row.int64(1) }

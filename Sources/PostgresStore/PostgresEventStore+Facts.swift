@@ -58,7 +58,7 @@ extension PostgresEventStore {
         guard !positions.isEmpty else { return [:] }
         try flushPendingFacts()
         let result = try connection.run(
-            "SELECT position, facts FROM event_facts WHERE position = ANY($1::bigint[])",
+            "SELECT f.position, f.facts FROM unnest($1::bigint[]) AS q(v) JOIN event_facts f ON f.position = q.v",
             [PostgresArrayLiteral.integers(positions)])
         var facts: [Int64: Data] = [:]
         for row in result { facts[try row.int64(0)] = try row.bytea(1) }

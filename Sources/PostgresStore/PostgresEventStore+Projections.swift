@@ -9,7 +9,7 @@ extension PostgresEventStore {
     public func groupKeys(forAny identifiers: Set<String>) throws -> Set<String> {
         guard !identifiers.isEmpty else { return [] }
         let result = try connection.run(
-            "SELECT DISTINCT group_key FROM group_index WHERE identifier = ANY($1::text[])",
+            "SELECT DISTINCT g.group_key FROM unnest($1::text[]) AS q(v) JOIN group_index g ON g.identifier = q.v",
             [PostgresArrayLiteral.texts(identifiers)])
         return Set(try result.map { try $0.text(0) })
     }
@@ -18,8 +18,8 @@ extension PostgresEventStore {
     public func groupIndexRows(groupKeys: Set<String>) throws -> [GroupIndexRow] {
         guard !groupKeys.isEmpty else { return [] }
         let result = try connection.run("""
-            SELECT identifier, group_key, role FROM group_index WHERE group_key = ANY($1::text[])
-            ORDER BY group_key, identifier, role
+            SELECT g.identifier, g.group_key, g.role FROM unnest($1::text[]) AS q(v) JOIN group_index g ON g.group_key = q.v
+            ORDER BY g.group_key, g.identifier, g.role
             """, [PostgresArrayLiteral.texts(groupKeys)])
         return try result.map { GroupIndexRow(identifier: try $0.text(0), groupKey: try $0.text(1), role: try $0.text(2)) }
     }
@@ -30,8 +30,8 @@ extension PostgresEventStore {
         try atomically {
             if !removing.isEmpty {
                 let keys = PostgresArrayLiteral.texts(removing)
-                try connection.run("DELETE FROM group_index WHERE group_key = ANY($1::text[])", [keys])
-                try connection.run("DELETE FROM group_state WHERE group_key = ANY($1::text[])", [keys])
+                try connection.run("DELETE FROM group_index g USING unnest($1::text[]) AS q(v) WHERE g.group_key = q.v", [keys])
+                try connection.run("DELETE FROM group_state s USING unnest($1::text[]) AS q(v) WHERE s.group_key = q.v", [keys])
             }
             if !rows.isEmpty {
                 try connection.run("""

@@ -107,9 +107,20 @@ extension PostgresEventStore {
     public func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64> {
         guard !identifiers.isEmpty else { return [] }
         let result = try connection.run(
-            "SELECT DISTINCT position FROM event_keys WHERE key_value = ANY($1::text[])",
+            "SELECT DISTINCT k.position FROM unnest($1::text[]) AS q(v) JOIN event_keys k ON k.key_value = q.v",
             [PostgresArrayLiteral.texts(identifiers)])
         return Set(try result.map { try $0.int64(0) })
+    }
+
+    /// Positions of events that mention each of `identifiers`, in one query (every identifier is a key).
+    public func positions(byIdentifier identifiers: Set<String>) throws -> [String: Set<Int64>] {
+        var positions = Dictionary(uniqueKeysWithValues: identifiers.map { ($0, Set<Int64>()) })
+        guard !identifiers.isEmpty else { return positions }
+        let result = try connection.run(
+            "SELECT k.key_value, k.position FROM unnest($1::text[]) AS q(v) JOIN event_keys k ON k.key_value = q.v",
+            [PostgresArrayLiteral.texts(identifiers)])
+        for row in result { positions[try row.text(0), default: []].insert(try row.int64(1)) }
+        return positions
     }
 
     /// The identifiers indexed for the event at `position`, by kind then value.

@@ -159,6 +159,9 @@ struct LedgerStoreConformanceTests {
         #expect(try store.positions(mentioning: "absent") == [])
         #expect(try store.positions(mentioningAny: ["t1", "2000", "zzz"]) == [1, 3])
         #expect(try store.positions(mentioningAny: []) == [])
+        #expect(try store.positions(byIdentifier: ["t1", "1000", "zzz"]) == ["t1": [1], "1000": [1, 2], "zzz": []],
+                "every identifier asked for is a key, with an empty set when nothing mentions it")
+        #expect(try store.positions(byIdentifier: []).isEmpty)
         #expect(try store.identifiers(at: 1) == [EventIdentifier(.originalTransactionId, "1000"), EventIdentifier(.transactionId, "t1")])
         #expect(try store.identifiers(at: 2) == [EventIdentifier(.notificationUUID, notification.eventId),
                                                  EventIdentifier(.originalTransactionId, "1000"), EventIdentifier(.transactionId, "n2")])

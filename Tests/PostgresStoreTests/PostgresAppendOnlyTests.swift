@@ -102,4 +102,17 @@ struct PostgresAppendOnlyTests {
             #expect(statements.contains { $0.hasSuffix("ON \"ledger\".\"\(table)\" TO \"seatledger_append\"") }, "no grant for \(table)")
         }
     }
+
+    @Test("raw events are stored out of line without compression; the bytes read back are the bytes appended")
+    func rawStorage() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        let owner = try #require(fixture.cluster).connect()
+        let storage = try owner.query("""
+            SELECT attstorage::text FROM pg_attribute WHERE attrelid = 'events'::regclass AND attname = 'raw'
+            """).map { try $0.text(0) }
+        #expect(storage == ["e"], "EXTERNAL: no pglz compression of raw JWS")
+        let event = TestData.notification(1)
+        _ = try fixture.store.commit(events: [event])
+        #expect(try fixture.store.event(at: 1)?.raw == event.raw)
+    }
 }

@@ -193,15 +193,16 @@ struct ProjectionMaintainer {
     private func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64> {
         guard let cache else { return try store.positions(mentioningAny: identifiers) }
         var result = Set<Int64>()
+        var missing = Set<String>()
         for identifier in identifiers {
-            if let cached = cache.positions(mentioning: identifier) {
-                result.formUnion(cached)
-            } else {
-                // Read inside the append transaction, so it includes this batch's own rows.
-                let found = try store.positions(mentioningAny: [identifier])
-                cache.remember(found, mentioning: identifier)
-                result.formUnion(found)
-            }
+            if let cached = cache.positions(mentioning: identifier) { result.formUnion(cached) } else { missing.insert(identifier) }
+        }
+        guard !missing.isEmpty else { return result }
+        // Read inside the append transaction, so it includes this batch's own rows; one round trip
+        // for all of them (a PostgreSQL ledger would otherwise pay one per identifier).
+        for (identifier, found) in try store.positions(byIdentifier: missing) {
+            cache.remember(found, mentioning: identifier)
+            result.formUnion(found)
         }
         return result
     }
