@@ -34,6 +34,9 @@ struct ProjectionRebuilder {
         var foldPasses = 0
     }
 
+    /// Groups written per `replaceGroups` call by ``rebuildAll(progress:)``.
+    var groupsPerWrite = 512
+
     /// Decoded facts are held at roughly this many times their encoded size.
     private static let decodedInflation = 4
 
@@ -70,11 +73,23 @@ struct ProjectionRebuilder {
         return try store.write {
             try store.clearProjections()
             var count = 0
-            // Each group is written as soon as it is folded; memory stays bounded by the groups still open.
-            _ = try recompute(progress: progress) { membership, snapshot in
-                try store.replaceGroups(removing: [], rows: ProjectionMaintainer.rows(for: membership), states: [snapshot])
-                count += 1
+            // Groups are written soon after they are folded, a few hundred per statement (one round
+            // trip each on PostgreSQL); memory stays bounded by the groups still open.
+            var rows: [GroupIndexRow] = []
+            var states: [StoredGroupState] = []
+            func flush() throws {
+                guard !states.isEmpty else { return }
+                try store.replaceGroups(removing: [], rows: rows, states: states)
+                rows.removeAll(keepingCapacity: true)
+                states.removeAll(keepingCapacity: true)
             }
+            _ = try recompute(progress: progress) { membership, snapshot in
+                rows += ProjectionMaintainer.rows(for: membership)
+                states.append(snapshot)
+                count += 1
+                if states.count >= groupsPerWrite { try flush() }
+            }
+            try flush()
             return count
         }
     }
