@@ -34,6 +34,10 @@ public protocol LedgerStore: AnyObject {
     func isConnectionLoss(_ error: any Error) -> Bool
     /// Re-establishes a lost connection to the database server.
     func reconnect() throws
+    /// Runs `body` with this connection's page cache limited to `mebibytes`, then restores it (a
+    /// long write transaction otherwise keeps the whole default cache full of dirty pages). An
+    /// engine whose server owns the cache just runs `body`.
+    func withPageCache<T>(mebibytes: Int, _ body: () throws -> T) throws -> T
 
     // MARK: Configuration
 
@@ -171,6 +175,14 @@ extension EventStore: LedgerStore {
 
     /// Nothing to do: an embedded file has no server connection.
     public func reconnect() throws {}
+
+    /// Runs `body` with `PRAGMA cache_size` set to `mebibytes`, then restores the previous size.
+    public func withPageCache<T>(mebibytes: Int, _ body: () throws -> T) throws -> T {
+        let previous = try connection.scalarInt("PRAGMA cache_size") ?? -65_536
+        try setPageCache(mebibytes: mebibytes)
+        defer { try? connection.execute("PRAGMA cache_size = \(previous)") }  // a cache size only: nothing is lost if it fails
+        return try body()
+    }
 
     /// A read-only connection to the same file, or `nil` for an in-memory database.
     public func openReader() throws -> (any LedgerStore)? {

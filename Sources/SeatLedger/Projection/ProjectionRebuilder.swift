@@ -8,8 +8,10 @@ import Projections
 ///
 /// 1. **Facts.** Events without stored facts (written before facts existed, or by an older
 ///    decoder) get them derived from their decoded JSON, on all cores.
-/// 2. **Identity.** One scan of the facts feeds the streaming ``GroupIdentityResolver`` (decoding
-///    runs on all cores, the resolver on one) and notes the last position that mentions each identifier.
+/// 2. **Identity.** One scan of the facts feeds the resolver's rules (``IdentityEvidence``) over
+///    interned identifiers (``IdentifierTable``: each identifier stored once, maps of 4-byte ids)
+///    and notes the last position that mentions each identifier. Decoding runs on all cores, the
+///    resolver on one.
 /// 3. **Fold.** A second scan routes each event to the groups it concerns and buffers it; a group is
 ///    folded (on all cores) and handed to `each` as soon as the scan passes its last event.
 ///    Memory stays bounded by the groups still open: if their facts outgrow ``memoryBudget`` (a log
@@ -33,6 +35,9 @@ struct ProjectionRebuilder {
         var groups = 0
         var foldPasses = 0
     }
+
+    /// The write connection's page cache during ``rebuildAll(progress:)``.
+    static let writeCacheMebibytes = 16
 
     /// Groups written per `replaceGroups` call by ``rebuildAll(progress:)``.
     var groupsPerWrite = 512
@@ -67,30 +72,35 @@ struct ProjectionRebuilder {
     /// Derives missing facts, then replaces every stored projection with a recomputation, in one
     /// write transaction. Returns the number of groups.
     func rebuildAll(progress: ((String) -> Void)?) throws -> Int {
-        // Facts are a cache of the events: derive missing ones in a transaction of their own, so
-        // the reader connection of the fold sees them.
-        _ = try store.write { try deriveMissingFacts(progress: progress) }
-        return try store.write {
-            try store.clearProjections()
-            var count = 0
-            // Groups are written soon after they are folded, a few hundred per statement (one round
-            // trip each on PostgreSQL); memory stays bounded by the groups still open.
-            var rows: [GroupIndexRow] = []
-            var states: [StoredGroupState] = []
-            func flush() throws {
-                guard !states.isEmpty else { return }
-                try store.replaceGroups(removing: [], rows: rows, states: states)
-                rows.removeAll(keepingCapacity: true)
-                states.removeAll(keepingCapacity: true)
+        // Both steps are long write transactions: with the default page cache each would keep
+        // 64 MiB of dirty pages (a third of the peak at a million events); past a small cache
+        // SQLite spills them to the log instead.
+        try store.withPageCache(mebibytes: Self.writeCacheMebibytes) {
+            // Facts are a cache of the events: derive missing ones in a transaction of their own, so
+            // the reader connection of the fold sees them.
+            _ = try store.write { try deriveMissingFacts(progress: progress) }
+            return try store.write {
+                try store.clearProjections()
+                var count = 0
+                // Groups are written soon after they are folded, a few hundred per statement (one round
+                // trip each on PostgreSQL); memory stays bounded by the groups still open.
+                var rows: [GroupIndexRow] = []
+                var states: [StoredGroupState] = []
+                func flush() throws {
+                    guard !states.isEmpty else { return }
+                    try store.replaceGroups(removing: [], rows: rows, states: states)
+                    rows.removeAll(keepingCapacity: true)
+                    states.removeAll(keepingCapacity: true)
+                }
+                _ = try recompute(progress: progress) { membership, snapshot in
+                    rows += ProjectionMaintainer.rows(for: membership)
+                    states.append(snapshot)
+                    count += 1
+                    if states.count >= groupsPerWrite { try flush() }
+                }
+                try flush()
+                return count
             }
-            _ = try recompute(progress: progress) { membership, snapshot in
-                rows += ProjectionMaintainer.rows(for: membership)
-                states.append(snapshot)
-                count += 1
-                if states.count >= groupsPerWrite { try flush() }
-            }
-            try flush()
-            return count
         }
     }
 
@@ -115,7 +125,7 @@ struct ProjectionRebuilder {
     func recompute(progress: ((String) -> Void)?, each: (GroupMembership, StoredGroupState) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
         let identity = try resolveIdentity(progress: progress, statistics: &statistics)
-        var written = [Bool](repeating: false, count: identity.memberships.count)
+        var written = [Bool](repeating: false, count: identity.groups.count)
         var fold = FoldState()
         // First pass: every group; if open groups outgrow the budget, partition what is left.
         let outcome = try foldPass(identity, partition: nil, fold: &fold, written: &written, progress: progress, each: each)
@@ -137,65 +147,86 @@ struct ProjectionRebuilder {
         }
         // Groups none of whose events could be routed (cannot happen for resolved groups) still get a snapshot.
         for ordinal in written.indices where !written[ordinal] {
-            let membership = identity.memberships[ordinal]
+            let membership = identity.membership(ordinal)
             try each(membership, ProjectionMaintainer.snapshot(membership, facts: []))
         }
-        statistics.groups = identity.memberships.count
+        statistics.groups = identity.groups.count
         return statistics
     }
 
     // MARK: Pass 1: identity
 
     /// The resolved groups and what the fold pass needs to route events to them.
+    ///
+    /// Identifiers are interned (``IdentifierTable``): the maps of a million-event ledger hold
+    /// 4-byte ids, and a group's strings are only made when it is folded (``membership(_:)``).
     struct Identity: Sendable {
+        /// Every identifier seen (and every group key).
+        var table: IdentifierTable
         /// Every group, by ordinal (sorted by key).
-        var memberships: [GroupMembership]
-        /// The group ordinal of each identifier (`>= 0`), or `-(i + 1)` for `shared[i]` when several groups share it.
-        var route: [String: Int32]
+        var groups: [IdentityEvidence<UInt32>.Group]
+        /// The group ordinal of each identifier id (`>= 0`), `-(i + 1)` for `shared[i]` when several
+        /// groups share it, or `Int32.min` when it names no group.
+        var route: [Int32]
         /// Ordinal lists of identifiers that belong to several groups.
         var shared: [[Int32]]
-        /// The last position that mentions one of each group's identifiers (upper bound).
+        /// The last position that mentions one of each group's identifiers.
         var lastPosition: [Int64]
+
+        /// The group at `ordinal` with its identifiers as strings.
+        func membership(_ ordinal: Int) -> GroupMembership {
+            GroupMembership(groups[ordinal]) { table.string($0) }
+        }
     }
 
     private func resolveIdentity(progress: ((String) -> Void)?, statistics: inout Statistics) throws -> Identity {
-        var resolver = GroupIdentityResolver()
-        // Last position mentioning each identifier, keyed by the identifier's hash: a collision can
-        // only raise a group's last position (it then folds later), never lower it.
-        var lastByHash: [Int: Int64] = [:]
+        var table = IdentifierTable(minimumCapacity: 1 << 16)
+        var evidence = IdentityEvidence<UInt32>()
+        // The last position that mentions each identifier, by id (the scan is in position order).
+        var lastById: [Int64] = []
         var count = 0
         try scanFacts { batch in
             let decoded = decodeBatch(batch)
             for index in 0..<batch.count {
                 guard let facts = try decoded[index] ?? deriveFacts(at: batch.positions[index]) else { continue }
-                resolver.add(facts)
-                facts.forEachIdentifier { lastByHash[$0.hashValue] = facts.position }
+                evidence.add(facts) { table.intern($0) }
+                facts.forEachIdentifier { identifier in
+                    let id = Int(table.intern(identifier))
+                    if id >= lastById.count { lastById.append(contentsOf: repeatElement(0, count: id - lastById.count + 1)) }
+                    lastById[id] = facts.position
+                }
             }
             count += batch.count
             if count % 100_000 < batch.count { progress?("resolved identities of \(count) events") }
         }
         statistics.events = count
-        let groups = resolver.groups()
-        let memberships = groups.keys.sorted().compactMap { groups[$0] }
-        var route: [String: Int32] = [:]
-        route.reserveCapacity(lastByHash.count)
+        let resolved = evidence.groups(
+            placeholderGroupId: table.lookup(SandboxPlaceholder.groupId),
+            placeholderMember: table.lookup(SandboxPlaceholder.memberAppTransactionId),
+            unlinkedKey: { table.intern(GroupIdentityResolver.unlinkedKey(for: table.string($0))) })
+        evidence = IdentityEvidence()  // the evidence is not needed any more: free it before the routes are built
+        let groups = resolved.values.map { (table.string($0.key), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+        var route = [Int32](repeating: .min, count: table.count)
         var shared: [[Int32]] = []
-        var lastPosition = [Int64](repeating: 0, count: memberships.count)
-        for (ordinal, membership) in memberships.enumerated() {
+        var lastPosition = [Int64](repeating: 0, count: groups.count)
+        for (ordinal, group) in groups.enumerated() {
             let ordinal32 = Int32(ordinal)
-            for identifier in membership.identifiers.union(membership.aliases) {
-                lastPosition[ordinal] = max(lastPosition[ordinal], lastByHash[identifier.hashValue] ?? 0)
-                switch route[identifier] {
-                case nil: route[identifier] = ordinal32
-                case let existing? where existing >= 0:
+            group.forEachIdentifier { id in
+                let index = Int(id)
+                if index < lastById.count { lastPosition[ordinal] = max(lastPosition[ordinal], lastById[index]) }
+                let existing = route[index]
+                if existing == .min {
+                    route[index] = ordinal32
+                } else if existing >= 0 {
+                    guard existing != ordinal32 else { return }
                     shared.append([existing, ordinal32])
-                    route[identifier] = -Int32(shared.count)
-                case let existing?:
+                    route[index] = -Int32(shared.count)
+                } else if !shared[Int(-existing) - 1].contains(ordinal32) {
                     shared[Int(-existing) - 1].append(ordinal32)
                 }
             }
         }
-        return Identity(memberships: memberships, route: route, shared: shared, lastPosition: lastPosition)
+        return Identity(table: table, groups: groups, route: route, shared: shared, lastPosition: lastPosition)
     }
 
     // MARK: Pass 2: fold
@@ -216,6 +247,7 @@ struct ProjectionRebuilder {
         var folded = written.lazy.filter { $0 }.count
         let total = written.count
         let writtenNow = written
+        let table = identity.table
         let route = identity.route
         let shared = identity.shared
         var outcome = PassOutcome.complete
@@ -225,7 +257,7 @@ struct ProjectionRebuilder {
             let routed: [(EventFacts?, [Int32])] = parallelChunks(batch.count) { range in
                 range.map { index -> (EventFacts?, [Int32]) in
                     guard let facts = batch.withRow(index, { FactsCodec.decode(bytes: $0) }) else { return (nil, []) }
-                    return (facts, Self.groups(of: facts, route: route, shared: shared, partition: partition, written: writtenNow))
+                    return (facts, Self.groups(of: facts, table: table, route: route, shared: shared, partition: partition, written: writtenNow))
                 }
             }
             var ready: [Int32] = []
@@ -236,7 +268,7 @@ struct ProjectionRebuilder {
                     // Undecodable cached facts: derive them from the event (rare: a damaged or foreign cache row).
                     guard let derived = try deriveFacts(at: batch.positions[index]) else { continue }
                     facts = derived
-                    ordinals = Self.groups(of: derived, route: route, shared: shared, partition: partition, written: writtenNow)
+                    ordinals = Self.groups(of: derived, table: table, route: route, shared: shared, partition: partition, written: writtenNow)
                 }
                 guard let facts else { continue }
                 let bytes = batch.withRow(index) { $0.count } * Self.decodedInflation
@@ -260,11 +292,13 @@ struct ProjectionRebuilder {
     }
 
     /// The groups (ordinals) an event concerns, within `partition` and not yet written.
-    private static func groups(of facts: EventFacts, route: [String: Int32], shared: [[Int32]],
+    private static func groups(of facts: EventFacts, table: IdentifierTable, route: [Int32], shared: [[Int32]],
                                partition: (index: Int, count: Int)?, written: [Bool]) -> [Int32] {
         var result: [Int32] = []
         facts.forEachIdentifier { identifier in
-            guard let entry = route[identifier] else { return }
+            guard let id = table.lookup(identifier) else { return }
+            let entry = route[Int(id)]
+            guard entry != .min else { return }
             if entry >= 0 {
                 if !result.contains(entry) { result.append(entry) }
             } else {
@@ -280,16 +314,20 @@ struct ProjectionRebuilder {
     private func flush(_ ready: [Int32], identity: Identity, fold: inout FoldState, written: inout [Bool],
                        each: (GroupMembership, StoredGroupState) throws -> Void) throws {
         guard !ready.isEmpty else { return }
-        let work: [(GroupMembership, [EventFacts])] = ready.map { ordinal in
+        let work: [(Int, [EventFacts])] = ready.map { ordinal in
             let entry = fold.open.removeValue(forKey: ordinal) ?? ([], 0)
             fold.openBytes -= entry.bytes
-            return (identity.memberships[Int(ordinal)], entry.facts)
+            return (Int(ordinal), entry.facts)
         }
-        let snapshots = parallelChunks(work.count, minimumPerChunk: 8) { range in
-            range.map { ProjectionMaintainer.snapshot(work[$0].0, facts: work[$0].1) }
+        // The group's strings are made here, on all cores, and only for the groups being folded.
+        let folded = parallelChunks(work.count, minimumPerChunk: 8) { range in
+            range.map { index -> (GroupMembership, StoredGroupState) in
+                let membership = identity.membership(work[index].0)
+                return (membership, ProjectionMaintainer.snapshot(membership, facts: work[index].1))
+            }
         }
         for (index, ordinal) in ready.enumerated() {
-            try each(work[index].0, snapshots[index])
+            try each(folded[index].0, folded[index].1)
             written[Int(ordinal)] = true
         }
     }

@@ -1,0 +1,207 @@
+import AppStoreModels
+import LedgerEvents
+
+/// The link evidence of a set of events and the groups it describes: the rules of
+/// ``GroupIdentityResolver``, over any representation of identifiers.
+///
+/// `ID` is `String` for the resolver used on one group's events; a rebuild of a whole ledger runs
+/// it over small integers from an interning table (each distinct identifier stored once), so its
+/// maps hold integers instead of strings. The rules do not depend on the representation:
+/// ``add(_:id:)`` receives the identifier strings of an event and keeps them as `id(string)`.
+///
+/// ```swift
+/// var evidence = IdentityEvidence<String>()
+/// for fact in facts { evidence.add(fact) { $0 } }
+/// let groups = evidence.groups(placeholderGroupId: SandboxPlaceholder.groupId,
+///                              placeholderMember: SandboxPlaceholder.memberAppTransactionId,
+///                              unlinkedKey: GroupIdentityResolver.unlinkedKey(for:))
+/// ```
+public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
+    /// One group the evidence describes, its identifiers as `ID`s.
+    public struct Group: Sendable {
+        /// The group's key (see ``GroupIdentityResolver``).
+        public var key: ID
+        /// The purchaser's `originalTransactionId`, when known.
+        public var purchaser: ID?
+        /// Linked `groupId`s.
+        public var groupIds: Set<ID> = []
+        /// Developer-hosted seat claims.
+        public var seatClaimIds: Set<ID> = []
+        /// `originalTransactionId`s of `ASSIGNED` seat holders.
+        public var members: Set<ID> = []
+        /// The product, for `unlinked:` groups.
+        public var productId: String?
+        /// Other identifiers that name the group or its members.
+        public var aliases: Set<ID> = []
+
+        init(key: ID) { self.key = key }
+
+        /// Every identifier of the group, aliases included (what routes an event to it; an
+        /// identifier can come more than once).
+        public func forEachIdentifier(_ body: (ID) throws -> Void) rethrows {
+            if let purchaser { try body(purchaser) }
+            for id in groupIds { try body(id) }
+            for id in seatClaimIds { try body(id) }
+            for id in members { try body(id) }
+            for id in aliases { try body(id) }
+        }
+    }
+
+    /// An assigned seat holder's latest transaction: its product, and the order it was chosen by.
+    private struct MemberTransaction: Sendable {
+        let productId: String?
+        let key: (EpochMillis, String)
+    }
+
+    private struct CustomerLink: Hashable, Sendable { let groupId: ID; let customer: ID }
+
+    private var purchasers = Set<ID>()
+    private var nonAssignedTransactionIds: [ID: ID] = [:]    // transactionId → otid
+    private var nonAssignedAppTransactionIds: [ID: ID] = [:] // appTransactionId → otid
+    private var memberTransactions: [ID: MemberTransaction] = [:]
+    private var memberByIdentifier: [ID: ID] = [:]
+    private var claimPurchaser: [ID: ID] = [:]
+    private var unclaimLinks: [(claims: [ID], otid: ID?, purchaserOTID: ID?)] = []
+    private var customerLinks = Set<CustomerLink>()
+    private var memberGroupIds = Set<ID>()
+    private var claimAliases = Set<ClaimAlias>()
+
+    private struct ClaimAlias: Hashable, Sendable { let alias: ID; let claim: ID }
+
+    /// No evidence yet.
+    public init() {}
+
+    /// Records the link evidence of one event; `id` turns each identifier string into an `ID`.
+    public mutating func add(_ fact: EventFacts, id: (String) -> ID) {
+        // Only a successful seat-endpoint response proves the path names a purchaser (a 404 for a
+        // mistyped id must not create a group).
+        if let path = fact.seatPathTransactionId, fact.isSuccessfulResponse {
+            let p = id(path)
+            purchasers.insert(p)
+            if let c = fact.seatPathClaimId { claimPurchaser[id(c)] = p }
+            if let c = fact.claimedSeatId { claimPurchaser[id(c)] = p }
+            for c in fact.seatInfo?.assignedSeatClaimIds ?? [] { claimPurchaser[id(c)] = p }
+        }
+        for tx in fact.transactions {
+            let otid = id(tx.originalTransactionId)
+            let transaction = id(tx.transactionId)
+            if tx.isAssigned {
+                let key = (tx.signedDate ?? fact.occurredAt, tx.transactionId)
+                if let existing = memberTransactions[otid], existing.key >= key {} else {
+                    memberTransactions[otid] = MemberTransaction(productId: tx.productId, key: key)
+                }
+                memberByIdentifier[otid] = otid
+                memberByIdentifier[transaction] = otid
+                if let app = tx.appTransactionId, app != SandboxPlaceholder.memberAppTransactionId { memberByIdentifier[id(app)] = otid }
+            } else {
+                if tx.isPurchaser { purchasers.insert(otid) }
+                nonAssignedTransactionIds[transaction] = otid
+                nonAssignedTransactionIds[otid] = otid
+                if let app = tx.appTransactionId { nonAssignedAppTransactionIds[id(app)] = otid }
+            }
+        }
+        if !fact.unclaimSeatIds.isEmpty {
+            unclaimLinks.append((fact.unclaimSeatIds.map(id), fact.unclaimOriginalTransactionId.map(id),
+                                 fact.transactions.first(where: { $0.isPurchaser }).map { id($0.originalTransactionId) }))
+        }
+        if fact.isSuccessfulResponse {
+            if let customer = fact.customerId.map(id) {
+                for group in fact.customerGroups { customerLinks.insert(CustomerLink(groupId: id(group.groupId), customer: customer)) }
+            }
+            if let groupId = fact.membersGroupId.map(id) {
+                memberGroupIds.insert(groupId)
+                for app in fact.memberAppTransactionIds { customerLinks.insert(CustomerLink(groupId: groupId, customer: id(app))) }
+            }
+        }
+        if let claim = (fact.claimedSeatId ?? fact.seatPathClaimId).map(id) {
+            // A claim's appTransactionId and memberRef also name the group (for `member show` / REF lookups).
+            if let app = fact.requestAppTransactionId { claimAliases.insert(ClaimAlias(alias: id(app), claim: claim)) }
+            if let ref = fact.memberRef { claimAliases.insert(ClaimAlias(alias: id(ref), claim: claim)) }
+        }
+    }
+
+    private func purchaser(for id: ID) -> ID? {
+        if purchasers.contains(id) { return id }
+        if let p = nonAssignedTransactionIds[id], purchasers.contains(p) { return p }
+        if let p = nonAssignedAppTransactionIds[id], purchasers.contains(p) { return p }
+        return nil
+    }
+
+    /// The groups the evidence so far describes, by key.
+    ///
+    /// `placeholderGroupId` and `placeholderMember` are the sandbox placeholders as `ID`s (`nil`
+    /// when no event mentioned them); `unlinkedKey` gives the key of the group of an assigned seat
+    /// holder nothing links (``GroupIdentityResolver/unlinkedKey(for:)``).
+    public func groups(placeholderGroupId: ID?, placeholderMember: ID?, unlinkedKey: (ID) -> ID) -> [ID: Group] {
+        var claims = claimPurchaser
+        for link in unclaimLinks {
+            guard let p = link.otid.flatMap({ purchaser(for: $0) }) ?? link.purchaserOTID else { continue }
+            for c in link.claims where claims[c] == nil { claims[c] = p }
+        }
+        var groupPurchasers: [ID: Set<ID>] = [:]
+        var groupMembers: [ID: Set<ID>] = [:]
+        var knownGroupIds = memberGroupIds
+        if let placeholderGroupId { knownGroupIds.remove(placeholderGroupId) }
+        for link in customerLinks {
+            guard link.groupId != placeholderGroupId, link.customer != placeholderMember else { continue }
+            knownGroupIds.insert(link.groupId)
+            if let p = purchaser(for: link.customer) {
+                groupPurchasers[link.groupId, default: []].insert(p)
+            } else if let m = memberByIdentifier[link.customer] {
+                groupMembers[link.groupId, default: []].insert(m)
+            }
+        }
+
+        var groups: [ID: Group] = [:]
+        for p in purchasers {
+            var group = Group(key: p)
+            group.purchaser = p
+            groups[p] = group
+        }
+        var groupKeyOfGroupId: [ID: ID] = [:]
+        for groupId in knownGroupIds {
+            let candidates = groupPurchasers[groupId] ?? []
+            if candidates.count == 1, let p = candidates.first {
+                groups[p]?.groupIds.insert(groupId)
+                groupKeyOfGroupId[groupId] = p
+            } else {
+                var group = Group(key: groupId)
+                group.groupIds = [groupId]
+                groups[groupId] = group
+                groupKeyOfGroupId[groupId] = groupId
+            }
+        }
+        for (claim, p) in claims { groups[p]?.seatClaimIds.insert(claim) }
+        var linkedMembers = Set<ID>()
+        for (groupId, members) in groupMembers {
+            guard let key = groupKeyOfGroupId[groupId] else { continue }
+            for m in members {
+                groups[key]?.members.insert(m)
+                linkedMembers.insert(m)
+            }
+        }
+        // Each holder nothing links is a group of its own: nothing says two of them share a group,
+        // and a catch-all group would make every append re-fold all of them.
+        for (otid, entry) in memberTransactions where !linkedMembers.contains(otid) {
+            var group = Group(key: unlinkedKey(otid))
+            group.productId = entry.productId ?? "unknown"
+            group.members = [otid]
+            groups[group.key] = group
+        }
+
+        // Aliases: other identifiers of the purchaser, members and claims.
+        for (id, otid) in nonAssignedTransactionIds where id != otid && purchasers.contains(otid) { groups[otid]?.aliases.insert(id) }
+        for (app, otid) in nonAssignedAppTransactionIds where purchasers.contains(otid) { groups[otid]?.aliases.insert(app) }
+        var groupsOfMember: [ID: [ID]] = [:]
+        for (key, group) in groups {
+            for m in group.members { groupsOfMember[m, default: []].append(key) }
+        }
+        for (id, m) in memberByIdentifier where id != m {
+            for key in groupsOfMember[m] ?? [] { groups[key]?.aliases.insert(id) }
+        }
+        for link in claimAliases {
+            if let p = claims[link.claim] { groups[p]?.aliases.insert(link.alias) }
+        }
+        return groups
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// Interned identifiers for a whole-ledger rebuild: each distinct identifier stored once in one
+/// byte arena and named by a dense `UInt32` (0, 1, 2, … in order of first sight).
+///
+/// A ledger of a million events mentions over a million identifiers. As `String`s in several
+/// maps, each costs a heap object per copy (every decoded event brings its own copies) and a
+/// 16-byte key per map entry. Here an identifier costs its UTF-8 bytes, an offset and a hash
+/// slot, and the maps that use it hold 4-byte ids.
+///
+/// Built on one thread with ``intern(_:)``; a finished table is a value that any number of
+/// threads read (``lookup(_:)``, ``string(_:)``).
+///
+/// ```swift
+/// var table = IdentifierTable()
+/// let id = table.intern("2000000000000001")   // 0
+/// table.intern("2000000000000001") == id      // true
+/// table.lookup("2000000000000001") == id      // true
+/// table.string(id)                            // "2000000000000001"
+/// ```
+struct IdentifierTable: Sendable {
+    /// The UTF-8 bytes of every identifier, back to back.
+    private var arena: [UInt8] = []
+    /// The end offset in `arena` of each identifier (it starts where the previous one ends).
+    private var ends: [Int] = []
+    /// Open addressing, linear probing, at most half full: 0 is empty, otherwise id + 1.
+    private var slots: [UInt32]
+
+    /// How many distinct identifiers the table holds.
+    var count: Int { ends.count }
+
+    /// An empty table with room for about `minimumCapacity` identifiers before it grows.
+    init(minimumCapacity: Int = 4_096) {
+        var capacity = 16
+        while capacity < minimumCapacity * 2 { capacity *= 2 }
+        slots = [UInt32](repeating: 0, count: capacity)
+    }
+
+    /// The id of `identifier`, adding it if it is new.
+    mutating func intern(_ identifier: String) -> UInt32 {
+        var identifier = identifier
+        return identifier.withUTF8 { intern(bytes: $0) }
+    }
+
+    /// The id of `identifier`, or `nil` if the table does not hold it.
+    func lookup(_ identifier: String) -> UInt32? {
+        var identifier = identifier
+        return identifier.withUTF8 { probe($0, hash: Self.hash($0)).id }
+    }
+
+    /// The identifier named by `id` (an id this table returned).
+    func string(_ id: UInt32) -> String {
+        let range = self.range(Int(id))
+        return arena.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+    }
+
+    // MARK: Internals
+
+    private mutating func intern(bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        if (count + 1) * 2 > slots.count { grow() }
+        let (slot, found) = probe(bytes, hash: Self.hash(bytes))
+        if let found { return found }
+        let id = UInt32(count)
+        arena.append(contentsOf: bytes)
+        ends.append(arena.count)
+        slots[slot] = id + 1
+        return id
+    }
+
+    /// The slot holding `bytes` and its id, or the empty slot where it would go and `nil`.
+    private func probe(_ bytes: UnsafeBufferPointer<UInt8>, hash: Int) -> (slot: Int, id: UInt32?) {
+        let mask = slots.count - 1
+        var slot = hash & mask
+        return arena.withUnsafeBufferPointer { arena in
+            while true {
+                let entry = slots[slot]
+                if entry == 0 { return (slot, nil) }
+                let id = Int(entry - 1)
+                let range = self.range(id)
+                if range.count == bytes.count
+                    && (bytes.isEmpty || memcmp(arena.baseAddress! + range.lowerBound, bytes.baseAddress!, bytes.count) == 0) {
+                    return (slot, UInt32(id))
+                }
+                slot = (slot + 1) & mask
+            }
+        }
+    }
+
+    private func range(_ id: Int) -> Range<Int> { (id == 0 ? 0 : ends[id - 1])..<ends[id] }
+
+    private mutating func grow() {
+        let capacity = slots.count * 2
+        let mask = capacity - 1
+        var grown = [UInt32](repeating: 0, count: capacity)
+        arena.withUnsafeBufferPointer { arena in
+            for id in 0..<count {
+                var slot = Self.hash(UnsafeBufferPointer(rebasing: arena[range(id)])) & mask
+                while grown[slot] != 0 { slot = (slot + 1) & mask }
+                grown[slot] = UInt32(id + 1)
+            }
+        }
+        slots = grown
+    }
+
+    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var hasher = Hasher()
+        hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+        return hasher.finalize()
+    }
+}

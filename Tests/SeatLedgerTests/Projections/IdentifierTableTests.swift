@@ -1,0 +1,57 @@
+import LedgerEvents
+import Projections
+@testable import SeatLedger
+import Testing
+
+@Suite("Interned identifiers for the rebuild")
+struct IdentifierTableTests {
+    @Test("intern gives dense ids in order of first sight; lookup and string invert it, across many growths")
+    func roundTrip() {
+        var table = IdentifierTable(minimumCapacity: 4)
+        let identifiers = (0..<20_000).map { index in
+            index % 3 == 0 ? "2000000000\(String(format: "%06d", index))" : "f3a1c0de-\(index)-4000-8000-\(index * 7)"
+        }
+        for (index, identifier) in identifiers.enumerated() {
+            #expect(table.intern(identifier) == UInt32(index))
+        }
+        #expect(table.count == identifiers.count)
+        for (index, identifier) in identifiers.enumerated().reversed() {
+            #expect(table.intern(identifier) == UInt32(index), "interning again adds nothing")
+            #expect(table.lookup(identifier) == UInt32(index))
+            #expect(table.string(UInt32(index)) == identifier)
+        }
+        #expect(table.count == identifiers.count)
+        #expect(table.lookup("absent") == nil)
+        #expect(table.lookup("2000000000") == nil, "a prefix of a stored identifier is not it")
+    }
+
+    @Test("the empty string, non-ASCII text and a string and its prefix are distinct identifiers")
+    func edgeCases() {
+        var table = IdentifierTable()
+        let a = table.intern("")
+        let b = table.intern("é-ü")
+        let c = table.intern("200")
+        let d = table.intern("2000")
+        #expect(Set([a, b, c, d]).count == 4)
+        #expect(table.string(a) == "" && table.string(b) == "é-ü" && table.string(c) == "200" && table.string(d) == "2000")
+        #expect(table.lookup("") == a)
+    }
+
+    @Test("the resolver's rules over interned ids give the same groups as over strings", arguments: [UInt64(71), 72, 73])
+    func sameGroupsAsStrings(seed: UInt64) {
+        let facts = StreamGenerator.stream(seed: seed, groups: 6).facts
+        let expected = GroupIdentityResolver.resolve(facts)
+        #expect(!expected.isEmpty)
+
+        var table = IdentifierTable(minimumCapacity: 4)
+        var evidence = IdentityEvidence<UInt32>()
+        for fact in facts.shuffled() { evidence.add(fact) { table.intern($0) } }
+        let groups = evidence.groups(placeholderGroupId: table.lookup(SandboxPlaceholder.groupId),
+                                     placeholderMember: table.lookup(SandboxPlaceholder.memberAppTransactionId),
+                                     unlinkedKey: { table.intern(GroupIdentityResolver.unlinkedKey(for: table.string($0))) })
+        let interned = Dictionary(uniqueKeysWithValues: groups.values.map { group in
+            (table.string(group.key), GroupMembership(group) { table.string($0) })
+        })
+        #expect(interned == expected)
+    }
+}
