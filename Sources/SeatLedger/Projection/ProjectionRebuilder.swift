@@ -21,7 +21,7 @@ import Projections
 /// The result is the same as folding each group from all of its events (`GroupProjection` is pure).
 struct ProjectionRebuilder {
     let store: any LedgerStore
-    /// Estimated bytes of decoded facts the fold pass may hold before it partitions.
+    /// Bytes of buffered (encoded) facts the fold pass may hold before it partitions.
     var memoryBudget = 96 << 20
     /// Rows read from SQLite at a time.
     var batchSize = 8_192
@@ -42,8 +42,6 @@ struct ProjectionRebuilder {
     /// Groups written per `replaceGroups` call by ``rebuildAll(progress:)``.
     var groupsPerWrite = 512
 
-    /// Decoded facts are held at roughly this many times their encoded size.
-    private static let decodedInflation = 4
 
     // MARK: Facts
 
@@ -134,7 +132,7 @@ struct ProjectionRebuilder {
             let volume = try store.factsVolume()
             // Enough partitions for each to fit the budget, but never more than the groups left.
             let remaining = written.lazy.filter { !$0 }.count
-            let needed = Int((volume.bytes * Int64(Self.decodedInflation)) / Int64(max(1, memoryBudget))) + 1
+            let needed = Int(volume.bytes / Int64(max(1, memoryBudget))) + 1
             let partitions = max(1, min(max(2, needed), remaining))
             progress?("open groups outgrew the memory budget; folding the rest in \(partitions) partitions")
             for index in 0..<partitions {
@@ -235,10 +233,31 @@ struct ProjectionRebuilder {
 
     /// Groups still open in a fold pass and their buffered facts.
     private struct FoldState {
-        /// Buffered facts of each open group and their estimated size.
-        var open: [Int32: (facts: [EventFacts], bytes: Int)] = [:]
-        /// The estimated size of everything buffered.
+        /// The encoded facts (``FactsCodec``) of each open group's events so far, back to back:
+        /// the scan thread only copies bytes, and the facts are decoded where the group is folded.
+        var open: [Int32: EncodedFacts] = [:]
+        /// The size of everything buffered.
         var openBytes = 0
+    }
+
+    /// Encoded facts rows, back to back.
+    struct EncodedFacts: Sendable {
+        var bytes: [UInt8] = []
+        var ends: [Int] = []
+
+        mutating func append(_ row: UnsafeRawBufferPointer) {
+            bytes.append(contentsOf: row)
+            ends.append(bytes.count)
+        }
+
+        /// Every row decoded (a row that does not decode is left out: it decoded when it was buffered).
+        func decoded() -> [EventFacts] {
+            bytes.withUnsafeBytes { all in
+                ends.indices.compactMap { index in
+                    FactsCodec.decode(bytes: UnsafeRawBufferPointer(rebasing: all[(index == 0 ? 0 : ends[index - 1])..<ends[index]]))
+                }
+            }
+        }
     }
 
     private func foldPass(_ identity: Identity, partition: (index: Int, count: Int)?, fold: inout FoldState,
@@ -253,30 +272,31 @@ struct ProjectionRebuilder {
         var outcome = PassOutcome.complete
         try scanFacts { batch in
             guard outcome == .complete || partition != nil else { return }
-            // Decode and route on all cores.
-            let routed: [(EventFacts?, [Int32])] = parallelChunks(batch.count) { range in
-                range.map { index -> (EventFacts?, [Int32]) in
-                    guard let facts = batch.withRow(index, { FactsCodec.decode(bytes: $0) }) else { return (nil, []) }
-                    return (facts, Self.groups(of: facts, table: table, route: route, shared: shared, partition: partition, written: writtenNow))
+            // Decode and route on all cores; the decoded facts are dropped there too, and this
+            // thread keeps only bytes. `nil`: the row does not decode.
+            let routed: [[Int32]?] = parallelChunks(batch.count) { range in
+                range.map { index -> [Int32]? in
+                    guard let facts = batch.withRow(index, { FactsCodec.decode(bytes: $0) }) else { return nil }
+                    return Self.groups(of: facts, table: table, route: route, shared: shared, partition: partition, written: writtenNow)
                 }
             }
             var ready: [Int32] = []
             var readySet = Set<Int32>()
             for index in 0..<batch.count {
-                var (facts, ordinals) = routed[index]
-                if facts == nil {
-                    // Undecodable cached facts: derive them from the event (rare: a damaged or foreign cache row).
-                    guard let derived = try deriveFacts(at: batch.positions[index]) else { continue }
-                    facts = derived
-                    ordinals = Self.groups(of: derived, table: table, route: route, shared: shared, partition: partition, written: writtenNow)
+                let position = batch.positions[index]
+                func buffer(_ row: UnsafeRawBufferPointer, to ordinals: [Int32]) {
+                    for ordinal in ordinals where !written[Int(ordinal)] {
+                        fold.open[ordinal, default: EncodedFacts()].append(row)
+                        fold.openBytes += row.count
+                        if position >= identity.lastPosition[Int(ordinal)] && readySet.insert(ordinal).inserted { ready.append(ordinal) }
+                    }
                 }
-                guard let facts else { continue }
-                let bytes = batch.withRow(index) { $0.count } * Self.decodedInflation
-                for ordinal in ordinals where !written[Int(ordinal)] {
-                    fold.open[ordinal, default: ([], 0)].facts.append(facts)
-                    fold.open[ordinal]?.bytes += bytes
-                    fold.openBytes += bytes
-                    if facts.position >= identity.lastPosition[Int(ordinal)] && readySet.insert(ordinal).inserted { ready.append(ordinal) }
+                if let ordinals = routed[index] {
+                    batch.withRow(index) { buffer($0, to: ordinals) }
+                } else if let derived = try deriveFacts(at: position) {
+                    // Undecodable cached facts: derive them from the event (rare: a damaged or foreign cache row).
+                    let ordinals = Self.groups(of: derived, table: table, route: route, shared: shared, partition: partition, written: writtenNow)
+                    FactsCodec.encode(derived).withUnsafeBytes { buffer($0, to: ordinals) }
                 }
             }
             try flush(ready, identity: identity, fold: &fold, written: &written, each: each)
@@ -314,16 +334,16 @@ struct ProjectionRebuilder {
     private func flush(_ ready: [Int32], identity: Identity, fold: inout FoldState, written: inout [Bool],
                        each: (GroupMembership, StoredGroupState) throws -> Void) throws {
         guard !ready.isEmpty else { return }
-        let work: [(Int, [EventFacts])] = ready.map { ordinal in
-            let entry = fold.open.removeValue(forKey: ordinal) ?? ([], 0)
-            fold.openBytes -= entry.bytes
-            return (Int(ordinal), entry.facts)
+        let work: [(Int, EncodedFacts)] = ready.map { ordinal in
+            let entry = fold.open.removeValue(forKey: ordinal) ?? EncodedFacts()
+            fold.openBytes -= entry.bytes.count
+            return (Int(ordinal), entry)
         }
-        // The group's strings are made here, on all cores, and only for the groups being folded.
+        // Decoding, the group's strings and the fold all happen here, on all cores.
         let folded = parallelChunks(work.count, minimumPerChunk: 8) { range in
             range.map { index -> (GroupMembership, StoredGroupState) in
                 let membership = identity.membership(work[index].0)
-                return (membership, ProjectionMaintainer.snapshot(membership, facts: work[index].1))
+                return (membership, ProjectionMaintainer.snapshot(membership, facts: work[index].1.decoded()))
             }
         }
         for (index, ordinal) in ready.enumerated() {
