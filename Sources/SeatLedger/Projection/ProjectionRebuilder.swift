@@ -12,8 +12,9 @@ import Projections
 ///    interned identifiers (``IdentifierTable``: each identifier stored once, maps of 4-byte ids)
 ///    and notes the last position that mentions each identifier. Decoding runs on all cores, the
 ///    resolver on one.
-/// 3. **Fold.** A second scan routes each event to the groups it concerns and buffers it; a group is
-///    folded (on all cores) and handed to `each` as soon as the scan passes its last event.
+/// 3. **Fold.** A second scan routes each event to the groups it concerns (on all cores) and buffers
+///    its encoded facts; a group is decoded, folded (on all cores) and handed to `each` as soon as
+///    the scan passes its last event.
 ///    Memory stays bounded by the groups still open: if their facts outgrow ``memoryBudget`` (a log
 ///    whose groups interleave a lot), the scan starts over in partitions of the groups not yet
 ///    written, each partition small enough to fit.
@@ -41,7 +42,6 @@ struct ProjectionRebuilder {
 
     /// Groups written per `replaceGroups` call by ``rebuildAll(progress:)``.
     var groupsPerWrite = 512
-
 
     // MARK: Facts
 
