@@ -99,25 +99,31 @@ struct ProjectionMaintainer {
             known[event.position] = entry
             cache?.appended(entry, at: event.position, keys: eventKeys[event.eventId])
         }
-        // Expand to the connected groups (two hops), then re-resolve that neighbourhood.
-        var keys = try store.groupKeys(forAny: newIdentifiers)
-        var identifiers = newIdentifiers
-        var storedRows = try store.groupIndexRows(groupKeys: keys)   // every index row of the touched groups
-        identifiers.formUnion(storedRows.map(\.identifier))
-        var positions = try positions(mentioningAny: identifiers)
-        var facts = try loadIdentifiedFacts(positions, known: &known)
-        var secondHop = Set<String>()
-        for entry in facts { secondHop.formUnion(entry.identifiers) }
-        secondHop.subtract(identifiers)
-        let moreKeys = try store.groupKeys(forAny: secondHop).subtracting(keys)
-        if !moreKeys.isEmpty {
+        // Expand to everything connected (groups through the index, events through their
+        // identifiers) until nothing new turns up, then re-resolve that neighbourhood.
+        var keys = Set<String>()
+        var identifiers = Set<String>()
+        var storedRows: [GroupIndexRow] = []
+        var positions = Set<Int64>()
+        var facts: [IdentifiedFacts] = []
+        var frontier = newIdentifiers
+        while !frontier.isEmpty {
+            identifiers.formUnion(frontier)
+            let moreKeys = try store.groupKeys(forAny: frontier).subtracting(keys)
             keys.formUnion(moreKeys)
-            let moreRows = try store.groupIndexRows(groupKeys: moreKeys)
+            let moreRows = moreKeys.isEmpty ? [] : try store.groupIndexRows(groupKeys: moreKeys)
             storedRows += moreRows
-            let extra = try self.positions(mentioningAny: Set(moreRows.map(\.identifier))).subtracting(positions)
-            facts += try loadIdentifiedFacts(extra, known: &known)
+            // A `product:` row names every unlinked holder of that product: never expand through it.
+            let rowIdentifiers = Set(moreRows.lazy.filter { $0.role != "product" }.map(\.identifier))
+            let extra = try self.positions(mentioningAny: frontier.union(rowIdentifiers)).subtracting(positions)
             positions.formUnion(extra)
+            let loaded = try loadIdentifiedFacts(extra, known: &known)
+            facts += loaded
+            var next = rowIdentifiers
+            for entry in loaded { next.formUnion(entry.identifiers) }
+            frontier = next.subtracting(identifiers)
         }
+        facts.sort { $0.facts.position < $1.facts.position }
         let allFacts = facts.map(\.facts)
         let resolved = GroupIdentityResolver.resolve(allFacts)
         let existing = try store.groupKeys(forAny: Set(resolved.keys))
