@@ -75,7 +75,9 @@ extension Ledger {
     /// Events without cached facts get them derived first (in a transaction of their own).
     @discardableResult
     public func rebuildProjections(progress: ((String) -> Void)? = nil) throws -> Int {
-        try ProjectionRebuilder(store: store).rebuildAll(progress: progress)
+        let groups = try ProjectionRebuilder(store: store).rebuildAll(progress: progress)
+        try recordCurrentProjectionRules()
+        return groups
     }
 
     /// Group keys whose stored projection differs from a fresh recomputation (empty: all match).

@@ -48,7 +48,9 @@ public final class Ledger {
             StoredTrustRoot(fingerprint: $0.sha256Fingerprint, der: [UInt8]($0.der), subject: $0.subject, addedAt: now)
         }
         let store = try StoreLocation(path).create(configuration: configuration, roots: roots)
-        return try Ledger(store: store)
+        let ledger = try Ledger(store: store)
+        try ledger.recordCurrentProjectionRules()
+        return ledger
     }
 
     /// Opens an existing ledger: a SQLite file path or a `postgresql://` URL (see ``StoreLocation``).

@@ -112,6 +112,7 @@ public struct LedgerCopy {
         }
 
         report.groups = try ProjectionRebuilder(store: target).rebuildAll(progress: progress)
+        try target.setConfigValue(ProjectionRules.configKey, String(ProjectionRules.version))
         let check = try target.verifyChain(progress: nil)
         guard check.isIntact, check.headHash == verification.headHash, check.eventsChecked == total else {
             throw Failure.destinationMismatch(

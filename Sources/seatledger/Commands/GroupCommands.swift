@@ -28,6 +28,7 @@ enum GroupsCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let clocks = try Clocks(arguments)
         let ledger = try Ledger.open(path: arguments.databasePath)
+        ledger.warnIfProjectionsOutdated(command: name)
         let groups = try ledger.groups(asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") {
             Terminal.json(.array(groups.map(\.json)))
@@ -67,6 +68,7 @@ enum GroupCommand: Command {
         let reference = try arguments.showTarget(command: "group", noun: "REF")
         let clocks = try Clocks(arguments)
         let ledger = try Ledger.open(path: arguments.databasePath)
+        ledger.warnIfProjectionsOutdated(command: name)
         let state = try ledger.groupState(reference, asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") { Terminal.json(state.json) } else { Terminal.out(GroupText.detail(state)) }
         return .success
@@ -98,6 +100,7 @@ enum MemberCommand: Command {
         let identifier = try arguments.showTarget(command: "member", noun: "ID")
         let clocks = try Clocks(arguments)
         let ledger = try Ledger.open(path: arguments.databasePath)
+        ledger.warnIfProjectionsOutdated(command: name)
         let entries = try ledger.memberAccess(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") {
             Terminal.json(.array(entries.map { ["groupKey": .string($0.group.groupKey), "status": .string($0.group.status.rawValue),

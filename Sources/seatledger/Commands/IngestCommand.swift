@@ -60,6 +60,7 @@ enum IngestCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         if let from = arguments.value("from") { return try QueueIngestCommand.run(from: from, arguments) }
         let ledger = try Ledger.open(path: arguments.databasePath)
+        ledger.warnIfProjectionsOutdated(command: name)
         let batchSize = try positiveInt(arguments, "batch-size", default: 256)
         let maxLine = try positiveInt(arguments, "max-line-length", default: 1 << 20)
         let progress = ProgressReporter(enabled: arguments.flag("progress") || Terminal.stderrIsTTY)

@@ -47,7 +47,9 @@ enum VerifyCommand: Command {
         }
         var stale: [String] = []
         if result.isIntact, !arguments.flag("chain-only") {
-            stale = try Ledger.open(path: arguments.databasePath).staleProjections { message in
+            let ledger = try Ledger.open(path: arguments.databasePath)
+            ledger.warnIfProjectionsOutdated(command: name)
+            stale = try ledger.staleProjections { message in
                 if showProgress { Terminal.err("verify: \(message)") }
             }
         }

@@ -1,0 +1,36 @@
+import EventStore
+
+/// The version of the grouping and folding rules that built a ledger's stored projections.
+///
+/// Stored projections are a cache: when a release changes the rules (version 2 gave each
+/// unlinked assigned seat holder a group of its own, `unlinked:<originalTransactionId>`), a ledger
+/// built by an older release keeps its old groups until `seatledger rebuild` recomputes them.
+/// The ledger records the version in its configuration (`projection_rules`) when it is created
+/// and after every rebuild; a ledger without the entry was built by version 1.
+public enum ProjectionRules {
+    /// The rules this build applies.
+    public static let version = 2
+    /// The configuration key holding the version that built the stored projections.
+    public static let configKey = "projection_rules"
+}
+
+extension Ledger {
+    /// The rules version that built the stored projections (1 when the ledger does not say).
+    public func storedProjectionRules() throws -> Int {
+        try store.configValues()[ProjectionRules.configKey].flatMap(Int.init) ?? 1
+    }
+
+    /// A warning for people, when the stored projections were built by older rules than this
+    /// build's (`seatledger rebuild` recomputes them); `nil` when they are current.
+    public func outdatedProjectionsWarning() throws -> String? {
+        let stored = try storedProjectionRules()
+        guard stored < ProjectionRules.version else { return nil }
+        return "the stored projections were built by grouping rules version \(stored); this build uses version "
+            + "\(ProjectionRules.version). Run `seatledger rebuild` to recompute them (the events are not touched)."
+    }
+
+    /// Records that the stored projections follow this build's rules.
+    func recordCurrentProjectionRules() throws {
+        try store.setConfigValue(ProjectionRules.configKey, String(ProjectionRules.version))
+    }
+}
