@@ -22,7 +22,7 @@ extension PostgresEventStore {
     ///
     /// 1. `SELECT … FROM ledger_head FOR UPDATE`: takes the append lock (appenders queue here, and
     ///    under READ COMMITTED a waiter continues from the committed head);
-    /// 2. `SELECT event_id, position FROM events WHERE event_id = ANY($1)`: the batch's ids already
+    /// 2. `SELECT … FROM unnest($1) JOIN events ON event_id`: the batch's ids already
     ///    stored (race-free while the lock is held; the UNIQUE constraint backs it up);
     /// 3. positions, chain hashes and arrival ids are assigned here, in memory (`EventChain`);
     /// 4. binary `COPY` into `events`, `event_decoded`, `event_keys` and `arrivals`;

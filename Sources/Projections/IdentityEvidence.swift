@@ -183,10 +183,13 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         // Each holder nothing links is a group of its own: nothing says two of them share a group,
         // and a catch-all group would make every append re-fold all of them.
         for (otid, entry) in memberTransactions where !linkedMembers.contains(otid) {
-            var group = Group(key: unlinkedKey(otid))
-            group.productId = entry.productId ?? "unknown"
-            group.members = [otid]
-            groups[group.key] = group
+            let key = unlinkedKey(otid)
+            if groups[key] == nil {
+                var group = Group(key: key)
+                group.productId = entry.productId ?? "unknown"
+                groups[key] = group
+            }
+            groups[key]?.members.insert(otid)
         }
 
         // Aliases: other identifiers of the purchaser, members and claims.

@@ -9,7 +9,8 @@ import Foundation
 /// slot, and the maps that use it hold 4-byte ids.
 ///
 /// Built on one thread with ``intern(_:)``; a finished table is a value that any number of
-/// threads read (``lookup(_:)``, ``string(_:)``).
+/// threads read (``lookup(_:)``, ``string(_:)``). Identifiers are compared as UTF-8 bytes, not
+/// by Unicode canonical equivalence as `String ==` would: Apple's identifiers are ASCII.
 ///
 /// ```swift
 /// var table = IdentifierTable()
@@ -60,6 +61,7 @@ struct IdentifierTable: Sendable {
         if (count + 1) * 2 > slots.count { grow() }
         let (slot, found) = probe(bytes, hash: Self.hash(bytes))
         if let found { return found }
+        precondition(count < Int(UInt32.max), "more than 4,294,967,295 distinct identifiers")
         let id = UInt32(count)
         arena.append(contentsOf: bytes)
         ends.append(arena.count)

@@ -273,7 +273,8 @@ struct ProjectionRebuilder {
         try scanFacts { batch in
             guard outcome == .complete || partition != nil else { return }
             // Decode and route on all cores; the decoded facts are dropped there too, and this
-            // thread keeps only bytes. `nil`: the row does not decode.
+            // thread keeps only bytes (a row whose cached facts do not decode is re-derived from
+            // its event below and buffered re-encoded). `nil`: the row does not decode.
             let routed: [[Int32]?] = parallelChunks(batch.count) { range in
                 range.map { index -> [Int32]? in
                     guard let facts = batch.withRow(index, { FactsCodec.decode(bytes: $0) }) else { return nil }

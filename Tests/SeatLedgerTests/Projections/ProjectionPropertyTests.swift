@@ -221,6 +221,35 @@ struct RebuildFromLogTests {
         #expect(try rebuilder.staleGroups(progress: nil).isEmpty)
     }
 
+    @Test("cached facts that do not decode are re-derived from their events: same projections, nothing stale")
+    func undecodableCachedFacts() throws {
+        let stream = StreamGenerator.stream(seed: 54, groups: 4)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-damaged-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("d.sqlite").path
+        let store = try EventStore.create(at: path, configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil),
+                                          roots: [])
+        let events = stream.events.map { event in
+            NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
+                     occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
+                     identifiers: EventFacts(event).identifiers.map { EventIdentifier(.transactionId, $0) },
+                     verification: [], source: "test", origin: .live)
+        }
+        _ = try store.commit(events: events) { try ProjectionMaintainer(store: store).update(after: $0) }
+        let expected = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) })
+        // Damage a third of the cached facts rows: a foreign version byte, or a truncated blob.
+        let sql = try RawSQLite(path: path)
+        try sql.execute("UPDATE event_facts SET facts = x'7f00' WHERE position % 3 = 0")
+        try sql.execute("UPDATE event_facts SET facts = substr(facts, 1, 5) WHERE position % 3 = 1")
+        sql.close()
+        var rebuilder = ProjectionRebuilder(store: store)
+        rebuilder.batchSize = 7
+        #expect(try rebuilder.staleGroups(progress: nil).isEmpty)
+        _ = try rebuilder.rebuildAll(progress: nil)
+        #expect(Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) }) == expected)
+    }
+
     @Test("positionsWithoutFacts finds gaps at the start, middle and end of the facts table")
     func gapsInFacts() throws {
         let stream = StreamGenerator.stream(seed: 53, groups: 2)
