@@ -71,20 +71,11 @@ struct IncrementalEqualsRebuildTests {
         let history = Self.tangledHistory(seed: seed)
         var rng = SeededRandom(seed: seed &* 31)
         for useCache in [false, true] {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-tangled-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            let store = try EventStore.create(at: directory.appendingPathComponent("l.sqlite").path,
-                                              configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil),
-                                              roots: [])
+            let directory = try TemporaryDirectory(label: "tangled")
+            let store = try directory.bareStore("l.sqlite")
             let cache: ProjectionCache? = useCache ? ProjectionCache() : nil
             let maintainer = ProjectionMaintainer(store: store, cache: cache)
-            var pending = history.events.shuffled(using: &rng).map { event in
-                NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
-                         occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
-                         identifiers: EventFacts(event).identifiers.map { EventIdentifier(.transactionId, $0) },
-                         verification: [], source: "test", origin: .live)
-            }
+            var pending = history.events.shuffled(using: &rng).map { ScenarioBuilder.newEvent($0) }
             while !pending.isEmpty {
                 let size = Int.random(in: 1...max(1, min(4, pending.count)), using: &rng)
                 let batch = Array(pending.prefix(size))

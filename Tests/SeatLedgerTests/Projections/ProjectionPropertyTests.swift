@@ -147,12 +147,7 @@ struct ProjectionPropertyTests {
                                           configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil),
                                           roots: [])
         let maintainer = ProjectionMaintainer(store: store)
-        var pending = stream.events.shuffled(using: &rng).map { event in
-            NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
-                     occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
-                     identifiers: EventFacts(event).identifiers.map { EventIdentifier(.transactionId, $0) },
-                     verification: [], source: "test", origin: .live)
-        }
+        var pending = stream.events.shuffled(using: &rng).map { ScenarioBuilder.newEvent($0) }
         while !pending.isEmpty {
             let size = Int.random(in: 1...max(1, min(7, pending.count)), using: &rng)
             var batch = Array(pending.prefix(size))
@@ -197,12 +192,7 @@ struct RebuildFromLogTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let configuration = try LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil)
-        let events = stream.events.map { event in
-            NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
-                     occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
-                     identifiers: EventFacts(event).identifiers.map { EventIdentifier(.transactionId, $0) },
-                     verification: [], source: "test", origin: .live)
-        }
+        let events = stream.events.map { ScenarioBuilder.newEvent($0) }
         // One ledger maintained at append, one written without facts or projections.
         let maintained = try EventStore.create(at: directory.appendingPathComponent("a.sqlite").path, configuration: configuration, roots: [])
         _ = try maintained.commit(events: events) { try ProjectionMaintainer(store: maintained).update(after: $0) }
@@ -224,18 +214,10 @@ struct RebuildFromLogTests {
     @Test("cached facts that do not decode are re-derived from their events: same projections, nothing stale")
     func undecodableCachedFacts() throws {
         let stream = StreamGenerator.stream(seed: 54, groups: 4)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-damaged-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("d.sqlite").path
-        let store = try EventStore.create(at: path, configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil),
-                                          roots: [])
-        let events = stream.events.map { event in
-            NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
-                     occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
-                     identifiers: EventFacts(event).identifiers.map { EventIdentifier(.transactionId, $0) },
-                     verification: [], source: "test", origin: .live)
-        }
+        let directory = try TemporaryDirectory(label: "damaged")
+        let path = directory.path("d.sqlite")
+        let store = try directory.bareStore("d.sqlite")
+        let events = stream.events.map { ScenarioBuilder.newEvent($0) }
         _ = try store.commit(events: events) { try ProjectionMaintainer(store: store).update(after: $0) }
         let expected = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) })
         // Damage a third of the cached facts rows: a foreign version byte, or a truncated blob.
@@ -253,17 +235,9 @@ struct RebuildFromLogTests {
     @Test("positionsWithoutFacts finds gaps at the start, middle and end of the facts table")
     func gapsInFacts() throws {
         let stream = StreamGenerator.stream(seed: 53, groups: 2)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-gaps-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try EventStore.create(at: directory.appendingPathComponent("g.sqlite").path,
-                                          configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil),
-                                          roots: [])
-        let events = stream.events.map { event in
-            NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
-                     occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
-                     identifiers: [], verification: [], source: "test", origin: .live)
-        }
+        let directory = try TemporaryDirectory(label: "gaps")
+        let store = try directory.bareStore("g.sqlite")
+        let events = stream.events.map { ScenarioBuilder.newEvent($0, indexed: false) }
         _ = try store.commit(events: events) { _ in }
         let count = Int64(events.count)
         #expect(count >= 6)

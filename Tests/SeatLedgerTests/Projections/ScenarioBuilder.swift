@@ -127,6 +127,15 @@ struct ScenarioBuilder {
 
     var facts: [EventFacts] { events.map(EventFacts.init) }
 
+    /// `event` as an unsigned event to append to a store directly (raw bytes: its id), indexed
+    /// under its facts' identifiers unless `indexed` is false.
+    static func newEvent(_ event: LedgerEvent, indexed: Bool = true) -> NewEvent {
+        NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
+                 occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
+                 identifiers: indexed ? EventFacts(event).identifiers.map { EventIdentifier(.transactionId, $0) } : [],
+                 verification: [], source: "test", origin: .live)
+    }
+
     func state(_ key: String, asOf: EpochMillis, knownAt: EpochMillis? = nil, facts override: [EventFacts]? = nil) -> GroupState? {
         let facts = override ?? self.facts
         guard let membership = GroupIdentityResolver.resolve(facts)[key] else { return nil }

@@ -1,3 +1,4 @@
+import EventStore
 import Foundation
 
 /// A fresh directory under the system temporary directory, removed (with its contents) when the
@@ -27,6 +28,13 @@ final class TemporaryDirectory: Sendable {
 
     /// The path of `name` inside the directory (not created).
     func path(_ name: String) -> String { url(name).path }
+
+    /// A new SQLite store `name` in the directory, for the test bundle id, no trust roots (for
+    /// appending unsigned events directly).
+    func bareStore(_ name: String) throws -> EventStore {
+        try EventStore.create(at: path(name), configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox,
+                                                                                  appAppleId: nil), roots: [])
+    }
 
     /// Writes `data` to `name` (intermediate directories created) and returns its URL.
     @discardableResult
