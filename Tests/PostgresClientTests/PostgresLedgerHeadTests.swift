@@ -1,4 +1,5 @@
 import Foundation
+import GroupSimulator
 import PostgresClient
 import PostgresTestSupport
 import Testing
@@ -62,7 +63,7 @@ struct PostgresLedgerHeadTests {
         let url = cluster.url()
         let writers = 4
         let batchesPerWriter = 500
-        let state = Locked(RunState())
+        let state = Guarded(RunState())
         let group = DispatchGroup()
 
         for writer in 0..<writers {
@@ -71,7 +72,7 @@ struct PostgresLedgerHeadTests {
                 defer { group.leave() }
                 do {
                     let connection = try PostgresConnection(url: url)
-                    var random = SplitMix(seed: UInt64(writer + 1))
+                    var random = SeededRandom(seed: UInt64(writer + 1))
                     for batch in 0..<batchesPerWriter {
                         let size = Int(random.next() % 4) + 1
                         let payloads = (0..<size).map { Data("w\(writer)-b\(batch)-i\($0)".utf8) }
@@ -84,19 +85,19 @@ struct PostgresLedgerHeadTests {
                                     throw Rollback()
                                 }
                             } catch is Rollback {
-                                state.withLock { $0.rolledBack += size }
+                                state.withValue { $0.rolledBack += size }
                             }
                             continue
                         }
                         let positions = try PostgresLedgerHead.append(payloads, on: connection)
-                        state.withLock { state in
+                        state.withValue { state in
                             for (offset, payload) in payloads.enumerated() { state.committed[positions.lowerBound + Int64(offset)] = payload }
                         }
                     }
                 } catch {
-                    state.withLock { $0.failures.append("writer \(writer): \(error)") }
+                    state.withValue { $0.failures.append("writer \(writer): \(error)") }
                 }
-                state.withLock { $0.writersFinished += 1 }
+                state.withValue { $0.writersFinished += 1 }
             }.start()
         }
 
@@ -109,28 +110,28 @@ struct PostgresLedgerHeadTests {
                 var reads = 0
                 var finalPass = false
                 while true {
-                    if state.withLock({ $0.writersFinished == writers }) { finalPass = true }
+                    if state.withValue({ $0.writersFinished == writers }) { finalPass = true }
                     let entries = try PostgresLedgerHead.read(after: last, limit: 500, on: connection)
                     reads += 1
                     for entry in entries {
                         if entry.position != last + 1 {
-                            state.withLock { $0.failures.append("gap: after \(last) the reader saw \(entry.position)") }
+                            state.withValue { $0.failures.append("gap: after \(last) the reader saw \(entry.position)") }
                         }
                         last = max(last, entry.position)
                     }
-                    if !entries.isEmpty, !finalPass { state.withLock { $0.nonEmptyReadsDuringWrites += 1 } }
+                    if !entries.isEmpty, !finalPass { state.withValue { $0.nonEmptyReadsDuringWrites += 1 } }
                     if reads % 10 == 0 || finalPass {
                         // Nothing may ever appear at or below a position the reader has passed.
                         let below = try connection.scalarInt64("SELECT count(*) FROM ledger_log WHERE position <= $1", [.int64(last)]) ?? -1
                         if below != last {
-                            state.withLock { $0.failures.append("late arrival: \(below) rows at or below \(last)") }
+                            state.withValue { $0.failures.append("late arrival: \(below) rows at or below \(last)") }
                         }
                     }
                     if finalPass, entries.isEmpty { break }
                 }
-                state.withLock { $0.readerLast = last; $0.reads = reads }
+                state.withValue { $0.readerLast = last; $0.reads = reads }
             } catch {
-                state.withLock { $0.failures.append("reader: \(error)") }
+                state.withValue { $0.failures.append("reader: \(error)") }
             }
         }.start()
 
@@ -138,7 +139,7 @@ struct PostgresLedgerHeadTests {
         let finished = group.wait(timeout: .now() + 240)
         let seconds = Date().timeIntervalSince(started)
         #expect(finished == .success, "writers and reader finished")
-        let result = state.withLock { $0 }
+        let result = state.withValue { $0 }
         #expect(result.failures.isEmpty, "\(result.failures.prefix(10))")
         let total = Int64(result.committed.count)
         #expect(total > 0)
@@ -164,33 +165,4 @@ private struct RunState: Sendable {
     var nonEmptyReadsDuringWrites = 0
     var readerLast: Int64 = 0
     var reads = 0
-}
-
-/// A value shared between threads behind a lock.
-///
-/// `@unchecked Sendable`: every access to `value` goes through `lock`.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}
-
-/// SplitMix64: a small seeded generator, so each writer's batch sizes are reproducible.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import GroupSimulator
 import LedgerEvents
 import PostgresClient
 import PostgresStore
@@ -45,7 +46,7 @@ struct PostgresConcurrencyTests {
                 }
                 do {
                     let store = try PostgresEventStore.open(url: url)
-                    var random = TestRandom(seed: UInt64(writer + 1))
+                    var random = SeededRandom(seed: UInt64(writer + 1))
                     for batch in 0..<batchesPerWriter {
                         let size = Int(random.next() % 40) + 1
                         var events = (0..<size).map { TestData.apiEvent(writer * 100_000 + batch * 100 + $0, source: "w\(writer)") }

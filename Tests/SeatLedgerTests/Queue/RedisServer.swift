@@ -1,4 +1,5 @@
 import Foundation
+import PostgresTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +14,7 @@ final class RedisServer {
     /// Starts a server with AOF persistence (`appendfsync always`) so a restart keeps the stream.
     init() throws {
         directory = try TemporaryDirectory(label: "redis")
-        port = try Self.freePort()
+        port = try PostgresTestCluster.freePort()  // any loopback port; the helper lives with the cluster
         try start()
     }
 
@@ -88,24 +89,5 @@ final class RedisServer {
         }
         let data = FileManager.default.contents(atPath: output.path) ?? Data()
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw TestSupportError("bind() failed") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
