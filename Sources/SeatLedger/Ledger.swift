@@ -94,28 +94,41 @@ public final class Ledger {
         return try commit(batch, prepared: parallelMap(batch) { decoder.prepare($0) })
     }
 
-    /// Ingests batches pulled from `next` until it returns `nil`, verifying batch k+1 on the other
-    /// cores while batch k is being committed (the single writer never waits for signatures).
+    /// Ingests batches pulled from `next` until it returns `nil`, verifying the next batches on the
+    /// other cores while batch k is being committed (the single writer never waits for signatures).
     ///
-    /// `next` and `onBatch` run on the calling thread, `next` before the previous batch commits.
-    /// `onBatch` runs after each commit with the batch, its summary and its outcomes.
-    public func ingestPipelined(next: () throws -> [InboundMessage]?,
+    /// Up to `lookahead` batches are queued for decoding behind the one being committed, so the
+    /// decoding threads stay busy through the commit's `fsync` instead of idling once the next
+    /// batch is done. `next` and `onBatch` run on the calling thread; `next` is called for up to
+    /// `lookahead` batches beyond the one being committed. `onBatch` runs after each commit with
+    /// the batch, its summary and its outcomes, in the order `next` returned the batches.
+    public func ingestPipelined(lookahead: Int = Ledger.defaultLookahead, next: () throws -> [InboundMessage]?,
                                 onBatch: (IngestSummary, [InboundMessage], [MessageOutcome]) throws -> Void) throws {
-        guard var current = try next() else { return }
+        let depth = max(1, lookahead)
         let workers = DecodeWorkers(decoder: decoder)
         defer { workers.close() }
-        var prepared = workers.submit(current).finish(decoder: decoder)
-        while true {
-            let upcoming = try next()
-            let ahead = upcoming.map { workers.submit($0) }
+        var queued: [(batch: [InboundMessage], job: DecodeJob)] = []
+        var exhausted = false
+        func topUp() throws {
+            while !exhausted, queued.count < depth {
+                guard let batch = try next() else { exhausted = true; return }
+                queued.append((batch, workers.submit(batch)))
+            }
+        }
+        try topUp()
+        while !queued.isEmpty {
+            let (current, job) = queued.removeFirst()
+            // The writer helps decode whatever of this batch is left instead of waiting for it.
+            let prepared = job.finish(decoder: decoder)
+            try topUp()
             let (summary, outcomes) = try commit(current, prepared: prepared)
             try onBatch(summary, current, outcomes)
-            // The writer helps decode whatever of the next batch is left instead of waiting for it.
-            guard let upcoming, let ahead else { return }
-            prepared = ahead.finish(decoder: decoder)
-            current = upcoming
         }
     }
+
+    /// How many batches ``ingestPipelined(lookahead:next:onBatch:)`` keeps queued for decoding
+    /// behind the one being committed.
+    public static let defaultLookahead = 2
 
     /// Appends a batch of prepared messages (same order as `batch`) in one transaction; the facts
     /// the workers derived are used for the projections instead of being derived again here.

@@ -65,7 +65,7 @@ struct PreparedMessage: Sendable {
     }
 }
 
-/// The threads that decode batch k+1 while the writer commits batch k.
+/// The threads that decode the next batches while the writer commits batch k.
 ///
 /// There are `activeProcessorCount − 1` dedicated threads (at least one); the writer thread joins
 /// in (``DecodeJob/finish(decoder:)``) whenever it would otherwise wait for a batch, so the process
@@ -78,12 +78,12 @@ struct PreparedMessage: Sendable {
 /// libdispatch's global queues, and blocking one of those while waiting for another dispatch work
 /// item can starve it (it deadlocks under Swift Testing). A real thread always makes progress.
 ///
-/// `@unchecked Sendable` is safe: the mutable state (`current`, `closed`) is only touched under
+/// `@unchecked Sendable` is safe: the mutable state (`pending`, `closed`) is only touched under
 /// `lock`, and the jobs it hands out are themselves thread-safe.
 final class DecodeWorkers: @unchecked Sendable {
     private let decoder: MessageDecoder
     private let lock = NSLock()
-    private var current: DecodeJob?
+    private var pending: [DecodeJob] = []
     private var closed = false
     private let wake = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
@@ -103,20 +103,29 @@ final class DecodeWorkers: @unchecked Sendable {
     private func run() {
         while true {
             wake.wait()
+            while let job = nextJob() { job.work(decoder: decoder) }
             lock.lock()
-            let job = current, stop = closed
+            let stop = closed
             lock.unlock()
             if stop { break }
-            job?.work(decoder: decoder)
         }
         exited.signal()
     }
 
-    /// Starts decoding `batch` on the dedicated threads; collect it with ``DecodeJob/finish(decoder:)``.
+    /// The oldest submitted job that still has messages nobody has claimed, dropping finished ones.
+    private func nextJob() -> DecodeJob? {
+        lock.lock()
+        defer { lock.unlock() }
+        while let first = pending.first, !first.hasUnclaimed { pending.removeFirst() }
+        return closed ? nil : pending.first
+    }
+
+    /// Queues `batch` for the dedicated threads behind any batch submitted earlier; collect it
+    /// with ``DecodeJob/finish(decoder:)``.
     func submit(_ batch: [InboundMessage]) -> DecodeJob {
         let job = DecodeJob(batch)
         lock.lock()
-        current = job
+        pending.append(job)
         lock.unlock()
         for _ in 0..<threadCount { wake.signal() }
         return job
@@ -126,7 +135,7 @@ final class DecodeWorkers: @unchecked Sendable {
     func close() {
         lock.lock()
         closed = true
-        current = nil
+        pending = []
         lock.unlock()
         for _ in 0..<threadCount { wake.signal() }
         for _ in 0..<threadCount { exited.wait() }
@@ -159,6 +168,9 @@ final class DecodeJob: @unchecked Sendable {
         slots.deinitialize(count: max(1, messages.count))
         slots.deallocate()
     }
+
+    /// Whether some message of this batch has not been claimed by any thread yet.
+    var hasUnclaimed: Bool { next.load(ordering: .relaxed) < messages.count }
 
     /// Decodes messages until none is left to claim.
     func work(decoder: MessageDecoder) {

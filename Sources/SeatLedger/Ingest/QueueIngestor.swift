@@ -81,15 +81,16 @@ public final class QueueIngestor {
                     recovered = true
                     lastClaim = Date()
                 }
-                // Steady state, pipelined: the next batch is read and verified while the current one
-                // commits; each batch is acknowledged only after its own commit.
+                // Steady state, pipelined: the next batches are read and verified while the current
+                // one commits; each batch is acknowledged only after its own commit.
                 var batchIds: [[String]] = []
                 var drained = false
                 try ledger.ingestPipelined(next: {
                     while !shouldStop() {
                         // While a batch waits for its commit, never block: an idle stream must not hold
-                        // an already-read batch back (it commits as soon as this returns).
-                        let awaitingCommit = !(batchIds.last?.isEmpty ?? true)
+                        // an already-read batch back (it commits as soon as this returns). Several
+                        // batches can be read ahead, so any of them may be the one waiting.
+                        let awaitingCommit = batchIds.contains { !$0.isEmpty }
                         let entries = try client.read(group: options.group, consumer: options.consumer, count: options.batchSize,
                                                       blockMilliseconds: awaitingCommit ? nil : options.blockMilliseconds)
                         backoff = 0.1

@@ -149,4 +149,36 @@ struct IngestHappyPathTests {
         #expect(seen == uuids)
         #expect(try test.store.verifyChain().eventsChecked == 23)
     }
+
+    @Test("the pipeline commits every batch once, in order, reading at most `lookahead` batches ahead",
+          arguments: [1, 2, 5])
+    func pipelineLookahead(lookahead: Int) throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let uuids = (0..<17).map { String(format: "00000000-0000-4000-8000-%012d", $0) }
+        var lines = try factory.signAll(uuids.map { try factory.notificationPayload(uuid: $0) }).map(PayloadFactory.body(signedPayload:))
+        lines.insert("not a notification", at: 6)  // a rejection in the middle of a batch
+        let batches = stride(from: 0, to: lines.count, by: 3).map { start in
+            lines[start..<min(start + 3, lines.count)].map { InboundMessage(raw: Data($0.utf8), source: "t") }
+        }
+        var handedOut = 0, committed: [[InboundMessage]] = [], summary = IngestSummary(), outcomes: [MessageOutcome] = []
+        try test.ledger.ingestPipelined(lookahead: lookahead, next: {
+            #expect(handedOut - committed.count <= lookahead, "read \(handedOut) batches with \(committed.count) committed")
+            guard handedOut < batches.count else { return nil }
+            defer { handedOut += 1 }
+            return batches[handedOut]
+        }, onBatch: { batchSummary, batch, batchOutcomes in
+            #expect(batch.map(\.source) == batches[committed.count].map(\.source))
+            committed.append(batch)
+            summary.add(batchSummary)
+            outcomes += batchOutcomes
+        })
+        #expect(committed.count == batches.count)
+        #expect(summary.appended == 17 && summary.quarantined == 1 && summary.duplicates == 0)
+        #expect(outcomes.count == lines.count)
+        var seen: [String] = []
+        try test.store.forEachEvent { seen.append($0.eventId) }
+        #expect(seen == uuids, "appended in input order with gap-free positions")
+        #expect(try test.store.verifyChain().eventsChecked == 17)
+    }
 }

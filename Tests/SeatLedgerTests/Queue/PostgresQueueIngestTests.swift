@@ -197,7 +197,7 @@ struct PostgresQueueIngestTests {
         #expect(killed.terminatedBySignal && killed.exitCode == SIGKILL, "\(killed)")
         let atKill = Self.eventCount(url) ?? 0
         #expect(atKill >= 200 && atKill < reference.appended, "the kill lands mid-run (\(atKill) of \(reference.appended) stored)")
-        // node-1 reads batch k+1 before batch k commits, so it always dies holding unacknowledged entries.
+        // node-1 reads the next batches before batch k commits, so it always dies holding unacknowledged entries.
         let orphaned = try Self.pendingCount(redis, consumer: "node-1")
         #expect(orphaned > 0, "node-1 died with entries delivered but not acknowledged")
 
