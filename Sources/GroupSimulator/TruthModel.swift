@@ -115,11 +115,25 @@ struct TruthEvaluator {
         return notifications(["REFUND"], subtype: "SEATS", otid: otid).contains { time >= $0.signedDate && time - $0.signedDate <= Self.day }
     }
 
-    /// Joins periods (or transactions) into continuous spans.
-    private static func segments(_ spans: [(start: EpochMillis, end: EpochMillis)]) -> [(start: EpochMillis, end: EpochMillis)] {
+    /// Whether `time` is within 24 hours either side of a `REFUND`/`SEATS` on the group.
+    private func nearSeatRefund(_ time: EpochMillis, otid: String?) -> Bool {
+        guard let otid else { return false }
+        return notifications(["REFUND"], subtype: "SEATS", otid: otid).contains { abs(time - $0.signedDate) <= Self.day }
+    }
+
+    /// The billing grace end that belongs to a period ending at `end`: any renewal info version's
+    /// grace date within 60 days after it.
+    private func graceEnd(after end: EpochMillis, otid: String) -> EpochMillis? {
+        log.renewals.filter { $0.occurredAt <= asOf && $0.renewal.originalTransactionId == otid }
+            .compactMap(\.renewal.gracePeriodExpiresDate).filter { $0 > end && $0 - end <= 60 * Self.day }.max()
+    }
+
+    /// Joins periods (or transactions) into continuous spans; `reach` extends a span's end (a grace period).
+    private static func segments(_ spans: [(start: EpochMillis, end: EpochMillis)],
+                                 reach: (EpochMillis) -> EpochMillis = { $0 }) -> [(start: EpochMillis, end: EpochMillis)] {
         var result: [(start: EpochMillis, end: EpochMillis)] = []
         for span in spans.sorted(by: { ($0.end, $0.start) < ($1.end, $1.start) }) {
-            if let last = result.last, span.start <= last.end {
+            if let last = result.last, span.start <= reach(last.end) {
                 result[result.count - 1] = (min(last.start, span.start), max(last.end, span.end))
             } else {
                 result.append(span)
@@ -131,12 +145,23 @@ struct TruthEvaluator {
     // MARK: Purchaser
 
     private func purchaser(_ otid: String, _ transactions: [TxFacts], latest: [String: TxVersion]) -> PurchaserView? {
-        let started = transactions.filter { $0.purchaseDate <= asOf }
+        func revoked(_ txs: [TxFacts]) -> Bool { txs.allSatisfy { ($0.revocationDate ?? .max) <= asOf } }
+        var started = transactions.filter { $0.purchaseDate <= asOf }
+        // A period charged early begins when the running one ends (unless that one was revoked).
+        while let end = started.map(\.expiresDate).max(),
+              let runningEnd = started.map(\.expiresDate).filter({ $0 < end }).max(), asOf < runningEnd,
+              !revoked(started.filter { $0.expiresDate == runningEnd }) {
+            started.removeAll { $0.expiresDate == end }
+        }
         guard let end = started.map(\.expiresDate).max() else { return nil }
         let period = started.filter { $0.expiresDate == end }
         let newest = period.max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }!
-        let total = period.reduce(0) { $0 + $1.quantity } - period.reduce(0) { $0 + $1.revokedSeatQuantity }
-        let refunded = period.reduce(0) { $0 + $1.revokedSeatQuantity }
+        // A transaction refunded in full (while the period stays valid) refunds all its seats.
+        let wholeGroupRevoked = revoked(period)
+        let refunded = period.reduce(0) {
+            $0 + (!wholeGroupRevoked && ($1.revocationDate ?? .max) <= asOf ? $1.quantity : $1.revokedSeatQuantity)
+        }
+        let total = period.reduce(0) { $0 + $1.quantity } - refunded
         let renewal = latestRenewal(otid)
         let renewalTotal = renewal?.renewal.renewalQuantity ?? total
 
@@ -152,12 +177,12 @@ struct TruthEvaluator {
         } else if asOf < end {
             status = "ACTIVE"
             accessUntil = end
-        } else if let grace = renewal?.renewal.gracePeriodExpiresDate, grace > asOf {
+        } else if let grace = graceEnd(after: end, otid: otid), grace > asOf {
             status = "GRACE_PERIOD"
             accessUntil = grace
         } else {
             status = renewal?.renewal.isInBillingRetryPeriod == true ? "BILLING_RETRY" : "EXPIRED"
-            if let grace = renewal?.renewal.gracePeriodExpiresDate, grace > end {
+            if let grace = graceEnd(after: end, otid: otid) {
                 accessUntil = grace
                 let event = notifications(["GRACE_PERIOD_EXPIRED"], otid: otid).first { $0.signedDate >= end }?.eventId ?? renewal!.eventId
                 loss = Revocation(reason: "GRACE_PERIOD_EXPIRED", at: grace, eventId: event)
@@ -171,7 +196,7 @@ struct TruthEvaluator {
         let hasAccess = status == "ACTIVE" || status == "GRACE_PERIOD"
         var spans = Self.segments(Dictionary(grouping: started, by: \.expiresDate).map { (key, txs) in
             (start: txs.map(\.purchaseDate).min()!, end: key)
-        })
+        }, reach: { max($0, graceEnd(after: $0, otid: otid) ?? $0) })
         spans[spans.count - 1].end = accessUntil
         return PurchaserView(otid: otid, appTransactionId: newest.appTransactionId, productId: newest.productId,
                              invitationManagement: newest.invitationManagement, status: status, hasAccess: hasAccess,
@@ -201,15 +226,18 @@ struct TruthEvaluator {
         if let revoked = current.revocationDate, revoked <= asOf {
             let event = revocationEvent(current.transactionId) ?? latest[current.transactionId]!
             let reason: String
-            if let type = current.revocationType {
-                reason = type
-            } else if followsSeatRefund(event.occurredAt, otid: group?.otid) {
+            if current.revocationType == nil || current.revocationType == "REFUND_PRORATED",
+               nearSeatRefund(revoked, otid: group?.otid) {
                 reason = "SEAT_REFUND"
             } else {
-                reason = "EXPIRED"
+                reason = current.revocationType ?? "EXPIRED"
             }
             revocation = Revocation(reason: reason, at: revoked, eventId: event.eventId)
-            until = revoked
+            // The group's loss, if it came first, is what ended the member's access.
+            if groupLost, let group, let cascade = cascade(group), (cascade.at, cascade.eventId) < (revoked, event.eventId) {
+                revocation = cascade
+            }
+            until = revocation?.at ?? revoked
         } else if groupLost, let group, let cascade = cascade(group) {
             revocation = cascade
             until = cascade.at
@@ -423,11 +451,11 @@ struct TruthEvaluator {
                 "asOf": .timestamp(asOf),
                 "knownAt": .null,
                 "seats": [
-                    "total": .null, "renewalTotal": .null, "refunded": .null, "claimed": 0,
+                    "total": .null, "renewalTotal": .null, "refunded": 0, "claimed": 0,
                     // Only linked seat holders count; an unlinked holder is in no known group.
                     "assigned": .count(key.hasPrefix("unlinked:") ? 0 : rows.filter(\.hasAccess).count),
-                    "available": .null, "overCapacity": .null,
-                    "renewalOverCapacity": .null,
+                    "available": .null, "overCapacity": 0,
+                    "renewalOverCapacity": 0,
                 ],
                 "members": .array(rows.sorted { $0.sortKey < $1.sortKey }.map(\.json)),
                 "apple": .null,

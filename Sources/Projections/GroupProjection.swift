@@ -61,7 +61,7 @@ public enum GroupProjection {
 
         var seats = SeatCounts()
         seats.total = purchaser?.total
-        seats.refunded = purchaser?.total == nil ? nil : purchaser?.refunded
+        seats.refunded = purchaser?.refunded ?? 0
         seats.renewalTotal = purchaser?.renewalQuantity ?? seats.total
         seats.claimed = claimed
         seats.assigned = assigned
@@ -69,7 +69,7 @@ public enum GroupProjection {
             let held = claimed + assigned
             seats.available = max(0, total - 1 - held)
             seats.overCapacity = max(0, held - (total - 1))
-            seats.renewalOverCapacity = seats.renewalTotal.map { max(0, held - ($0 - 1)) }
+            seats.renewalOverCapacity = max(0, held - ((seats.renewalTotal ?? total) - 1))
         }
 
         var apple: AppleSeatView?
@@ -127,6 +127,8 @@ struct FactIndex {
     var transactions: [String: VersionedTransaction] = [:]
     /// Latest renewal info per original transaction id (with its event id).
     var renewals: [String: (fact: RenewalFact, key: (EpochMillis, EpochMillis, String))] = [:]
+    /// Every `gracePeriodExpiresDate` any renewal info version carried, per original transaction id.
+    var graceDates: [String: Set<EpochMillis>] = [:]
     /// Transaction ids by original transaction id (so a member's lookup does not scan every transaction).
     private var transactionIdsByOriginal: [String: [String]] = [:]
 
@@ -153,6 +155,7 @@ struct FactIndex {
                 }
             }
             for renewal in fact.renewals {
+                if let grace = renewal.gracePeriodExpiresDate { graceDates[renewal.originalTransactionId, default: []].insert(grace) }
                 let key = (renewal.signedDate ?? fact.occurredAt, fact.occurredAt, fact.eventId)
                 if let existing = renewals[renewal.originalTransactionId], existing.key >= key { continue }
                 renewals[renewal.originalTransactionId] = (renewal, key)

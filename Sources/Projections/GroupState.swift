@@ -116,17 +116,29 @@ public struct MemberState: Sendable, Hashable {
     }
 }
 
-/// Seat counts of a group. Counts that depend on the paid seats are `nil` when no purchaser
-/// transaction is known (organization and `unlinked:` groups).
+/// Seat counts of a group.
+///
+/// `total`, `renewalTotal` and `available` depend on the paid seats and are `nil` when no
+/// purchaser transaction is known (organization and `unlinked:` groups). The other counts are
+/// always numbers, as the JSON contract requires: with no known purchase nothing is refunded and
+/// nothing is known to be over capacity, so they are 0.
 public struct SeatCounts: Sendable, Hashable {
+    /// Seats paid for in the current period, net of refunded seats.
     public var total: Int64?
+    /// The seats of the next period: the pending `renewalQuantity`, else `total`.
     public var renewalTotal: Int64?
-    public var refunded: Int64?
+    /// Seats of the current period refunded (`revokedSeatQuantity`, plus whole seat additions refunded).
+    public var refunded: Int64 = 0
+    /// Active developer-hosted claims.
     public var claimed: Int64 = 0
+    /// Active, linked `ASSIGNED` members.
     public var assigned: Int64 = 0
+    /// Seats left: total − 1 (the purchaser's) − claimed − assigned, never below 0.
     public var available: Int64?
-    public var overCapacity: Int64?
-    public var renewalOverCapacity: Int64?
+    /// How many seats must be given up to fit the current period (0 if none).
+    public var overCapacity: Int64 = 0
+    /// How many seats must be given up to fit the next period's size (0 if none).
+    public var renewalOverCapacity: Int64 = 0
 }
 
 /// Apple's latest Get Seat Info.
@@ -184,9 +196,9 @@ public struct GroupState: Sendable, Hashable {
             "knownAt": .timestamp(knownAt),
             "seats": [
                 "total": .optional(seats.total), "renewalTotal": .optional(seats.renewalTotal),
-                "refunded": .optional(seats.refunded), "claimed": .int(seats.claimed), "assigned": .int(seats.assigned),
-                "available": .optional(seats.available), "overCapacity": .optional(seats.overCapacity),
-                "renewalOverCapacity": .optional(seats.renewalOverCapacity),
+                "refunded": .int(seats.refunded), "claimed": .int(seats.claimed), "assigned": .int(seats.assigned),
+                "available": .optional(seats.available), "overCapacity": .int(seats.overCapacity),
+                "renewalOverCapacity": .int(seats.renewalOverCapacity),
             ],
             "members": .array(members.map(\.json)),
             "apple": apple.map { apple in

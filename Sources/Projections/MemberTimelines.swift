@@ -4,6 +4,8 @@ import AppStoreModels
 struct ClaimTimeline {
     let claimId: String
     private(set) var claimedAt: EpochMillis = 0
+    /// The moment evaluated.
+    let at: EpochMillis
     var appTransactionId: String?
     var memberRef: String?
     /// The earliest unclaim at or before the moment.
@@ -14,6 +16,7 @@ struct ClaimTimeline {
 
     init?(claimId: String, index: FactIndex, at t: EpochMillis, seatRefunds: [EpochMillis]) {
         self.claimId = claimId
+        self.at = t
         var firstClaim: EpochMillis?
         for fact in index.facts where fact.isSuccessfulResponse {
             let claims = fact.claimedSeatId == claimId
@@ -55,8 +58,18 @@ struct ClaimTimeline {
         var member = MemberState(role: .claim, originalTransactionId: nil, appTransactionId: appTransactionId,
                                  seatClaimId: claimId, memberRef: memberRef, hasAccess: false, accessSince: nil,
                                  accessUntil: nil, revocation: nil, evidence: evidence)
-        let groupStart = purchaser?.accessSince ?? claimedAt
-        member.accessSince = max(claimedAt, groupStart)
+        // The start of the latest span in which both the claim and the purchaser's access held
+        // (a claim that ended before the purchaser resubscribed keeps its own start).
+        let claimEnd = unclaim?.at ?? .max
+        var since: EpochMillis?
+        if let purchaser {
+            for (offset, run) in purchaser.runs.enumerated() {
+                let runEnd = offset == purchaser.runs.count - 1 && purchaser.hasAccess ? EpochMillis.max : run.end
+                let start = max(run.start, claimedAt)
+                if start < min(runEnd, claimEnd), start <= at { since = start }
+            }
+        }
+        member.accessSince = since ?? max(claimedAt, purchaser?.accessSince ?? claimedAt)
         let groupLoss = purchaser.flatMap { $0.hasAccess ? nil : $0.cascade }
         switch (unclaim, groupLoss) {
         case (let u?, let g?):
@@ -110,6 +123,12 @@ struct AssignedTimeline {
         if let revokedAt = fact.revocationDate, revokedAt <= at {
             member.revocation = Revocation(reason: reason(for: fact, at: revokedAt), at: revokedAt,
                                            eventId: current.revocationEventId ?? current.eventId)
+            // Whichever ended access first is the reason: a group that lost access before the
+            // member's own revocation took the member's access with it.
+            if let group, group.isKnown, !group.hasAccess, let cascade = group.cascade,
+               (cascade.at, cascade.eventId) < (revokedAt, member.revocation?.eventId ?? "") {
+                member.revocation = cascade
+            }
         } else if let expires = fact.expiresDate, at >= expires {
             if let group, group.status == .gracePeriod {
                 member.hasAccess = true
@@ -131,11 +150,15 @@ struct AssignedTimeline {
     }
 
     private func reason(for fact: TransactionFact, at revokedAt: EpochMillis) -> RevocationReason {
-        // A revocationType Apple sends always wins; an untyped revocation shortly after a seat refund is one.
-        if let type = fact.revocationType { return RevocationReason(rawValue: type.rawValue) }
-        if seatRefunds.contains(where: { $0 <= revokedAt && revokedAt - $0 <= GroupProjection.seatRefundWindow }) {
+        // A revocation without a type, or typed as a prorated refund (a member pays nothing, so a
+        // prorated refund of their seat is the purchaser's seat refund), within 24 hours either side
+        // of a seat refund of the group is that seat refund: the two notifications are signed
+        // independently, in either order. Any other type Apple sends is kept verbatim.
+        let type = fact.revocationType
+        if type == nil || type == .refundProrated,
+           seatRefunds.contains(where: { abs(revokedAt - $0) <= GroupProjection.seatRefundWindow }) {
             return .seatRefund
         }
-        return .revoked
+        return type.map { RevocationReason(rawValue: $0.rawValue) } ?? .revoked
     }
 }

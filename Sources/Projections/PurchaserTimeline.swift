@@ -22,8 +22,15 @@ struct PurchaserTimeline {
     /// Signed times of `REFUND`/`SEATS` notifications for this purchaser.
     private(set) var seatRefundTimes: [EpochMillis] = []
     private(set) var evidence: [String] = []
+    /// The purchaser's runs of continuous access up to the moment, oldest first; the last one
+    /// ends at ``accessUntil``.
+    private(set) var runs: [(start: EpochMillis, end: EpochMillis)] = []
 
     var hasAccess: Bool { status.grantsAccess }
+
+    /// How long after a period's end a `gracePeriodExpiresDate` can belong to that period (Apple's
+    /// billing grace lasts at most 28 days and billing retry 60).
+    static let graceHorizon: EpochMillis = 60 * 24 * 3600 * 1000
 
     init(otid: String, index: FactIndex, at t: EpochMillis) {
         self.otid = otid
@@ -41,27 +48,53 @@ struct PurchaserTimeline {
         // Periods grouped by expiresDate.
         var periods: [EpochMillis: [VersionedTransaction]] = [:]
         for version in versions { periods[version.fact.expiresDate ?? Int64.max, default: []].append(version) }
-        let ends = periods.keys.sorted()
+        var ends = periods.keys.sorted()
+        func start(_ period: [VersionedTransaction]) -> EpochMillis { period.compactMap(\.fact.purchaseDate).min() ?? 0 }
+        func isRevoked(_ period: [VersionedTransaction]) -> Bool {
+            period.allSatisfy { $0.fact.revocationDate.map { $0 <= t } ?? false }
+        }
+        // A renewal charged before the running period ends starts at that end: until then the
+        // running period (and its seats) still applies. An upgrade revokes the old period, so it
+        // takes effect at once.
+        while ends.count > 1, let previous = periods[ends[ends.count - 2]], t < ends[ends.count - 2], !isRevoked(previous) {
+            ends.removeLast()
+        }
         guard let end = ends.last, let current = periods[end] else { return }
         periodEnd = end == Int64.max ? nil : end
-        total = current.reduce(Int64(0)) { $0 + ($1.fact.quantity ?? 1) }
-        refunded = current.reduce(Int64(0)) { $0 + ($1.fact.revokedSeatQuantity ?? 0) }
-        total = total.map { $0 - refunded }
+        // Seats of the period: a transaction refunded in full (a seat addition, say) no longer pays
+        // for its seats while the rest of the period stays valid.
+        let revoked = isRevoked(current)
+        let paid = current.reduce(Int64(0)) { $0 + ($1.fact.quantity ?? 1) }
+        refunded = current.reduce(Int64(0)) { sum, version in
+            let wholeTransaction = !revoked && (version.fact.revocationDate.map { $0 <= t } ?? false)
+            return sum + (wholeTransaction ? (version.fact.quantity ?? 1) : (version.fact.revokedSeatQuantity ?? 0))
+        }
+        total = paid - refunded
         let renewal = index.renewals[otid]?.fact
         renewalQuantity = renewal?.renewalQuantity
-        let start = current.compactMap(\.fact.purchaseDate).min() ?? 0
-
-        // Continuous run: walk back while the previous period reaches this one's start.
-        var runStart = start
-        for previousEnd in ends.dropLast().reversed() {
-            guard let previous = periods[previousEnd], previousEnd >= runStart,
-                  !previous.allSatisfy({ $0.fact.revocationDate.map { $0 <= t } ?? false }) else { break }
-            runStart = previous.compactMap(\.fact.purchaseDate).min() ?? runStart
+        let graceDates = index.graceDates[otid] ?? []
+        /// The billing grace end of the period ending `periodEnd`, from any renewal info version
+        /// (a later version may no longer carry it).
+        func graceEnd(after periodEnd: EpochMillis) -> EpochMillis? {
+            graceDates.filter { $0 > periodEnd && $0 - periodEnd <= Self.graceHorizon }.max()
         }
-        accessSince = runStart
 
-        let revoked = current.allSatisfy { $0.fact.revocationDate.map { $0 <= t } ?? false }
-        let grace = renewal?.gracePeriodExpiresDate.flatMap { $0 > end ? $0 : nil }
+        // Runs of continuous access: a period continues the previous run when it starts before
+        // that run's end or its billing grace end (a recovery charged during grace), unless the
+        // previous period was revoked.
+        for (offset, periodEnd) in ends.enumerated() {
+            guard let period = periods[periodEnd] else { continue }
+            let periodStart = start(period)
+            if let last = runs.last, let previous = offset > 0 ? periods[ends[offset - 1]] : nil, !isRevoked(previous),
+               periodStart <= max(last.end, graceEnd(after: last.end) ?? last.end) {
+                runs[runs.count - 1].end = max(last.end, periodEnd)
+            } else {
+                runs.append((periodStart, periodEnd))
+            }
+        }
+        accessSince = runs.last?.start
+
+        let grace = graceEnd(after: end)
         if revoked {
             status = .revoked
             // The transaction revoked last (the group is revoked only once all are); ties by the revoking event.
@@ -96,6 +129,7 @@ struct PurchaserTimeline {
             loss = Revocation(reason: reason, at: endedAt, eventId: eventId)
             cascade = Revocation(reason: .groupExpired, at: endedAt, eventId: eventId)
         }
+        if let accessUntil, !runs.isEmpty { runs[runs.count - 1].end = accessUntil }
     }
 
     /// The purchaser as a member of the JSON contract.

@@ -76,7 +76,8 @@ public enum GroupAnalysis {
             }
         }
         // 3. Claims beyond capacity.
-        if let over = state.seats.overCapacity, over > 0 {
+        if state.seats.overCapacity > 0 {
+            let over = state.seats.overCapacity
             found.append(Anomaly(code: "over_capacity",
                                  text: "\(state.seats.claimed + state.seats.assigned) seats held but only \(max(0, (state.seats.total ?? 0) - 1)) available to members: over capacity by \(over)",
                                  eventIds: []))
@@ -125,7 +126,8 @@ public enum GroupAnalysis {
                 guard let r = member.revocation else { return false }
                 return r.at >= refund.occurredAt && r.at <= windowEnd
             }
-            if let over = after.seats.overCapacity, over > 0, !memberChange {
+            if after.seats.overCapacity > 0, !memberChange {
+                let over = after.seats.overCapacity
                 found.append(Anomaly(code: "seat_refund_without_member_change",
                                      text: "REFUND/SEATS at \(Timestamp.iso8601(refund.occurredAt)) left the group over capacity by \(over) and no member lost a seat within 24 h (missed REVOKE or UNCLAIM_SEATS?)",
                                      eventIds: [refund.eventId]))
@@ -137,12 +139,13 @@ public enum GroupAnalysis {
     /// Recommended actions for support, from the seeds' guidance.
     public static func actions(state: GroupState, anomalies: [Anomaly], context: Context) -> [RecommendedAction] {
         var actions: [RecommendedAction] = []
-        let over = state.seats.overCapacity ?? 0
+        let over = state.seats.overCapacity
         if over > 0 {
             actions.append(RecommendedAction(code: "unclaim_now",
                                              text: "unclaim at least \(over) seat(s) now: claims exceed the paid seats and Claim Seat fails until they fit (the App Store never unclaims to fit a smaller group)"))
         }
-        if let renewalOver = state.seats.renewalOverCapacity, renewalOver > over, let end = state.periodEnd,
+        let renewalOver = state.seats.renewalOverCapacity
+        if renewalOver > over, let end = state.periodEnd,
            let renewal = state.seats.renewalTotal {
             actions.append(RecommendedAction(code: "unclaim_before_renewal",
                                              text: "unclaim at least \(renewalOver) seat(s) before \(Timestamp.iso8601(end)) (renewal at \(renewal) seats); ask the purchaser whom to remove, else the most recently claimed"))

@@ -29,10 +29,11 @@ public enum GroupText {
         lines.append("  Status:        \(group.status.rawValue)\(group.periodEnd.map { " (period ends \(Timestamp.iso8601($0)))" } ?? "")")
         lines.append("  As of:         \(Timestamp.iso8601(group.asOf))\(group.knownAt.map { ", known at \(Timestamp.iso8601($0))" } ?? "")")
         let s = group.seats
-        lines.append("  Seats:         total \(s.total.map(String.init) ?? "?"), at renewal \(s.renewalTotal.map(String.init) ?? "?"), refunded \(s.refunded.map(String.init) ?? "?")")
+        lines.append("  Seats:         total \(s.total.map(String.init) ?? "?"), at renewal \(s.renewalTotal.map(String.init) ?? "?"), refunded \(s.refunded)")
         lines.append("                 claimed \(s.claimed), assigned \(s.assigned), available \(s.available.map(String.init) ?? "?")")
-        if let over = s.overCapacity, over > 0 { lines.append("                 OVER CAPACITY by \(over): unclaim \(over) seat(s) to fit") }
-        if let over = s.renewalOverCapacity, over > 0 {
+        if s.overCapacity > 0 { lines.append("                 OVER CAPACITY by \(s.overCapacity): unclaim \(s.overCapacity) seat(s) to fit") }
+        if s.renewalOverCapacity > 0 {
+            let over = s.renewalOverCapacity
             lines.append("                 at renewal over capacity by \(over): unclaim \(over) before \(group.periodEnd.map(Timestamp.iso8601) ?? "the renewal")")
         }
         lines.append("  Members (\(group.members.count), \(group.members.filter(\.hasAccess).count) with access):")

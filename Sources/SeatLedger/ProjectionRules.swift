@@ -3,13 +3,15 @@ import EventStore
 /// The version of the grouping and folding rules that built a ledger's stored projections.
 ///
 /// Stored projections are a cache: when a release changes the rules (version 2 gave each
-/// unlinked assigned seat holder a group of its own, `unlinked:<originalTransactionId>`), a ledger
-/// built by an older release keeps its old groups until `seatledger rebuild` recomputes them.
+/// unlinked assigned seat holder a group of its own, `unlinked:<originalTransactionId>`; version 3
+/// changed how seats, access spans and revocation reasons are folded, see
+/// `Events/projection-rules.md`), a ledger built by an older release keeps its old projections
+/// until `seatledger rebuild` recomputes them.
 /// The ledger records the version in its configuration (`projection_rules`) when it is created
 /// and after every rebuild; a ledger without the entry was built by version 1.
 public enum ProjectionRules {
     /// The rules this build applies.
-    public static let version = 2
+    public static let version = 3
     /// The configuration key holding the version that built the stored projections.
     public static let configKey = "projection_rules"
 }
@@ -25,7 +27,7 @@ extension Ledger {
     public func outdatedProjectionsWarning() throws -> String? {
         let stored = try storedProjectionRules()
         guard stored < ProjectionRules.version else { return nil }
-        return "the stored projections were built by grouping rules version \(stored); this build uses version "
+        return "the stored projections were built by projection rules version \(stored); this build uses version "
             + "\(ProjectionRules.version). Run `seatledger rebuild` to recompute them (the events are not touched)."
     }
 

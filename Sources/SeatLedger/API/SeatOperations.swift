@@ -89,7 +89,7 @@ public struct SeatOperations {
             let seats = state.seats
             if (seats.available ?? 0) <= 0 {
                 var detail = "total \(seats.total.map(String.init) ?? "unknown"), claimed \(seats.claimed), assigned \(seats.assigned)"
-                if let over = seats.overCapacity, over > 0 { detail += ", over capacity by \(over)" }
+                if seats.overCapacity > 0 { detail += ", over capacity by \(seats.overCapacity)" }
                 refusals.append(SeatClaimRefusal(code: "no_available_seat", message:
                     "group \(group) has no available seat (\(detail); the purchaser holds one seat); Apple would answer "
                     + "NoAvailableSeatsError — unclaim a seat first, or run `seatledger reconcile \(group)` if the ledger may be behind"))

@@ -98,7 +98,7 @@ enum DemoCommand: Command {
 
     /// The guide's over-capacity group if present, else the group with most members.
     static func defaultAuditGroup(_ groups: [GroupState]) -> String? {
-        groups.first { ($0.seats.renewalOverCapacity ?? 0) > 0 || ($0.seats.overCapacity ?? 0) > 0 }?.groupKey
+        groups.first { $0.seats.renewalOverCapacity > 0 || $0.seats.overCapacity > 0 }?.groupKey
             ?? groups.max { $0.members.count < $1.members.count }?.groupKey
     }
 }
