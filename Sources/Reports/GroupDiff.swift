@@ -75,7 +75,8 @@ public struct GroupDiff: Sendable {
 
     /// Text form.
     public var text: String {
-        var lines = ["Group \(after.groupKey): \(mode) \(label(before)) → \(label(after))"]
+        // The labels say which axis moved ("known at …" or "as of …"); the mode is not repeated.
+        var lines = ["Group \(after.groupKey): \(label(before)) → \(label(after))"]
         if changes.isEmpty { lines.append("No differences.") }
         for change in changes { lines.append("  • \(change.text)") }
         if !explainingEvents.isEmpty {

@@ -45,12 +45,16 @@ let commands: [any Command.Type] = [
             Terminal.out(command.help)
             return Terminal.ExitCode.success.rawValue
         }
+        try arguments.checkPositionals(limit: command.maxPositionals(arguments.positionals))
         return try command.run(arguments).rawValue
     } catch let error as UsageError {
         Terminal.err("seatledger \(command.name): \(error.message)\nRun `seatledger \(command.name) --help` for usage.")
         return Terminal.ExitCode.failure.rawValue
     } catch {
-        Terminal.err("seatledger \(command.name): error: \(error)")
+        // Foundation file errors get a short reason, not an NSError dump.
+        let domain = (error as NSError).domain
+        let text = domain == NSCocoaErrorDomain || domain == NSPOSIXErrorDomain ? FileChecks.describe(error) : "\(error)"
+        Terminal.err("seatledger \(command.name): error: \(text)")
         return Terminal.ExitCode.failure.rawValue
     }
 }

@@ -7,6 +7,34 @@ public enum SignedPayloadKind: String, Sendable, CaseIterable {
     case notification
     case transaction
     case renewal
+
+    /// The kind a verified payload evidently is, from the fields only that kind carries
+    /// (`notificationType`/`notificationUUID`; `transactionId`; `autoRenewStatus`/
+    /// `autoRenewProductId`), or `nil` when the payload names none of them.
+    public static func evidentKind(of payload: JSONValue) -> SignedPayloadKind? {
+        if payload["notificationType"] != nil || payload["notificationUUID"] != nil { return .notification }
+        if payload["transactionId"] != nil { return .transaction }
+        if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return .renewal }
+        return nil
+    }
+
+    /// How the kind is named in messages: "a signed notification", "a signed transaction" …
+    var article: String {
+        switch self {
+        case .notification: return "a signed notification"
+        case .transaction: return "a signed transaction"
+        case .renewal: return "signed renewal info"
+        }
+    }
+}
+
+extension IngestRejection {
+    /// `kind_mismatch`: a standalone JWS checked as one kind is evidently another.
+    public static func kindMismatch(expected: SignedPayloadKind, found: SignedPayloadKind) -> IngestRejection {
+        IngestRejection(code: "kind_mismatch",
+                        reason: "expected \(expected.article) (--kind \(expected.rawValue)) but the payload is \(found.article); "
+                            + "use --kind \(found.rawValue)")
+    }
 }
 
 extension MessageDecoder {
@@ -32,6 +60,9 @@ extension MessageDecoder {
                 return .failure(IngestRejection(code: error.failure.rawValue, reason: error.description))
             }
             let payload = verified.payload
+            if let other = SignedPayloadKind.evidentKind(of: payload), other != kind {
+                return .failure(.kindMismatch(expected: kind, found: other))
+            }
             if kind == .transaction, let bundle = payload["bundleId"]?.stringValue, bundle != configuration.bundleId {
                 return .failure(.bundleMismatch(found: bundle, expected: configuration.bundleId, at: "transaction"))
             }

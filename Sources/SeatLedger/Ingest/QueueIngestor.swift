@@ -20,6 +20,9 @@ public struct QueueIngestOptions: Sendable {
     public var field = QueueIngestor.bodyField
     /// Longest wait between reconnection attempts.
     public var maxBackoffSeconds = 5.0
+    /// Give up (throw ``QueueUnreachable``) after this many consecutive failed attempts to reach
+    /// Redis; `nil` retries forever (a long-running consumer rides out Redis restarts).
+    public var maxConnectionAttempts: Int?
 
     /// Options for `group` / `consumer`.
     public init(group: String, consumer: String) {
@@ -45,6 +48,18 @@ public struct QueueIngestStats: Sendable {
     public var lastId: String?
 }
 
+/// Redis could not be reached in ``QueueIngestOptions/maxConnectionAttempts`` consecutive attempts.
+public struct QueueUnreachable: Error, Sendable, CustomStringConvertible {
+    /// The stream that could not be reached.
+    public let url: RedisStreamURL
+    /// How many consecutive attempts failed.
+    public let attempts: Int
+    /// The last attempt's error.
+    public let lastError: RedisError
+
+    public var description: String { "cannot reach \(url) after \(attempts) attempts: \(lastError.message)" }
+}
+
 /// Consumes a Redis stream into the ledger: at-least-once from the queue, exactly-once in the ledger.
 ///
 /// `XACK` happens only after the batch's transaction commits; a crash between the two redelivers
@@ -60,6 +75,9 @@ public final class QueueIngestor {
     private let options: QueueIngestOptions
     private var client: RedisStreamClient?
     private(set) var stats = QueueIngestStats()
+    /// Called after each failed attempt to reach Redis with the error and the number of
+    /// consecutive failures so far (e.g. to say so on stderr instead of retrying silently).
+    public var onConnectionFailure: ((RedisError, Int) -> Void)?
 
     /// A consumer of `url` into `ledger`.
     public init(ledger: Ledger, url: RedisStreamURL, options: QueueIngestOptions) {
@@ -71,6 +89,7 @@ public final class QueueIngestor {
     /// Runs until `shouldStop()` (checked between batches) or, with `untilEmpty`, until nothing is left.
     public func run(shouldStop: () -> Bool = { false }, onBatch: (QueueIngestStats) -> Void = { _ in }) throws -> QueueIngestStats {
         var backoff = 0.1
+        var failures = 0
         var recovered = false
         var lastClaim = Date()
         while !shouldStop() {
@@ -94,6 +113,7 @@ public final class QueueIngestor {
                         let entries = try client.read(group: options.group, consumer: options.consumer, count: options.batchSize,
                                                       blockMilliseconds: awaitingCommit ? nil : options.blockMilliseconds)
                         backoff = 0.1
+                        failures = 0
                         if entries.isEmpty, awaitingCommit {
                             batchIds.append([])
                             return []
@@ -139,6 +159,11 @@ public final class QueueIngestor {
                 client = nil
                 recovered = false
                 stats.reconnects += 1
+                failures += 1
+                onConnectionFailure?(error, failures)
+                if let limit = options.maxConnectionAttempts, failures >= limit {
+                    throw QueueUnreachable(url: url, attempts: failures, lastError: error)
+                }
                 let jitter = Double.random(in: 0...(backoff / 2))
                 Thread.sleep(forTimeInterval: backoff + jitter)
                 backoff = min(backoff * 2, options.maxBackoffSeconds)

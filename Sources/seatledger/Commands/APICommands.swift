@@ -208,6 +208,8 @@ enum ReconcileCommand: Command {
     when a response was quarantined.
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.count == 1 else { throw UsageError(message: "reconcile needs exactly one REF") }
         let reference = arguments.positionals[0]
@@ -273,6 +275,14 @@ enum SeatsCommand: Command {
 
     \(HelpText.exitCodes)
     """
+
+    static func maxPositionals(_ positionals: [String]) -> Int? {
+        switch positionals.first {
+        case "requests", "claim", "info": return 2
+        case "unclaim", "associate": return 3
+        default: return 1
+        }
+    }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard let action = arguments.positionals.first else {
@@ -386,6 +396,8 @@ enum APIConfigCommand: Command {
 
     \(HelpText.exitCodes)
     """
+
+    static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "show" ? 1 : 0 }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.isEmpty || arguments.positionals == ["show"] else {

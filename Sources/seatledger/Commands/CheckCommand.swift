@@ -32,19 +32,24 @@ enum CheckCommand: Command {
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { nil }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        // Validated like `init` does, whether or not --root-cert is given.
+        if let text = arguments.value("environment") { _ = try parseEnvironment(text) }
+        _ = try InitCommand.appAppleId(arguments)
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "expected at least one FILE") }
         let kindText = arguments.value("kind") ?? "notification"
         guard let kind = SignedPayloadKind(rawValue: kindText) else {
             throw UsageError(message: "--kind must be notification, transaction or renewal, got \(kindText)")
         }
+        // Every FILE must be readable before any verdict is printed.
+        for path in arguments.positionals { try FileChecks.requireReadable(path) }
         let decoder = try makeDecoder(arguments)
         var results: [JSONValue] = []
         var allOK = true
         for path in arguments.positionals {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw UsageError(message: "cannot read \(path): no such file or not readable")
-            }
+            let data = try FileChecks.read(path)
             switch decoder.check(jws: String(decoding: data, as: UTF8.self), kind: kind) {
             case .success(let payload):
                 results.append(["file": .string(path), "verified": true, "payload": payload])
@@ -63,11 +68,20 @@ enum CheckCommand: Command {
     private static func makeDecoder(_ arguments: Arguments) throws -> MessageDecoder {
         let roots = arguments.values("root-cert")
         guard !roots.isEmpty else { return try Ledger.open(path: arguments.databasePath).decoder }
-        let anchors = try roots.flatMap { try TrustAnchor.load(contentsOf: URL(fileURLWithPath: $0)) }
-        let configuration = try LedgerConfiguration(
-            bundleId: try arguments.required("bundle-id"),
-            environment: AppStoreEnvironment(rawValue: try arguments.required("environment")),
-            appAppleId: arguments.value("app-apple-id").flatMap { Int64($0) })
+        let environment = try parseEnvironment(try arguments.required("environment"))
+        let bundleId = try arguments.required("bundle-id")
+        let anchors = try roots.flatMap { try InitCommand.loadRoot($0) }
+        let configuration = try LedgerConfiguration(bundleId: bundleId, environment: environment,
+                                                    appAppleId: try InitCommand.appAppleId(arguments))
         return MessageDecoder(verifier: try SignedPayloadVerifier(trustAnchors: anchors), configuration: configuration)
+    }
+
+    /// A known `--environment` value, else a usage error listing the known ones.
+    private static func parseEnvironment(_ text: String) throws -> AppStoreEnvironment {
+        let environment = AppStoreEnvironment(rawValue: text)
+        guard environment.isKnown else {
+            throw UsageError(message: "--environment must be one of \(AppStoreEnvironment.knownValues.sorted().joined(separator: ", ")), got \(text)")
+        }
+        return environment
     }
 }

@@ -25,6 +25,16 @@ enum ConfigCommand: Command {
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? {
+        switch positionals.first {
+        case "add-root": return 2
+        case "show": return 1
+        // `config ledger.sqlite` is a forgotten --db, not an unknown action.
+        case let first? where Arguments.looksLikeLedger(first): return 0
+        default: return 1
+        }
+    }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let action = arguments.positionals.first ?? "show"
         switch action {
@@ -35,12 +45,7 @@ enum ConfigCommand: Command {
         case "add-root":
             guard arguments.positionals.count == 2 else { throw UsageError(message: "add-root needs exactly one FILE") }
             let path = arguments.positionals[1]
-            let anchors: [TrustAnchor]
-            do {
-                anchors = try TrustAnchor.load(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw UsageError(message: "cannot read root certificate \(path): \(error)")
-            }
+            let anchors = try InitCommand.loadRoot(path)
             let store = try StoreLocation(arguments.databasePath).open()
             let now = Timestamp.millis(Date())
             let added = try store.addRoots(anchors.map {

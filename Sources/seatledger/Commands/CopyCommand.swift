@@ -44,7 +44,9 @@ enum CopyCommand: Command {
         }
         let source = StoreLocation(from)
         let destination = StoreLocation(to)
-        guard source != destination else { throw UsageError(message: "--from and --to name the same ledger") }
+        guard source != destination, !sameFile(source, destination) else {
+            throw UsageError(message: "--from and --to name the same ledger (\(source)); a ledger cannot be copied onto itself")
+        }
         var copy = LedgerCopy(source: try source.open(readOnly: true))
         if let batch = arguments.value("batch") {
             guard let size = Int(batch), size > 0 else { throw UsageError(message: "--batch must be a positive number, got \(batch)") }
@@ -71,5 +73,21 @@ enum CopyCommand: Command {
             Terminal.out("Both ledgers end at head \(report.headHash ?? "none"); \(report.groups) groups rebuilt.")
         }
         return .success
+    }
+
+    /// Whether two SQLite locations are the same file once each path is made absolute,
+    /// standardized (`.`/`..` removed) and its symbolic links resolved.
+    static func sameFile(_ first: StoreLocation, _ second: StoreLocation) -> Bool {
+        guard case .sqlite(let a) = first, case .sqlite(let b) = second else { return false }
+        return resolvedPath(a) == resolvedPath(b)
+    }
+
+    /// `path` absolute, standardized and with symbolic links resolved; for a file that does not
+    /// exist yet, its directory is resolved and the name appended.
+    static func resolvedPath(_ path: String) -> String {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        if FileManager.default.fileExists(atPath: url.path) { return url.resolvingSymlinksInPath().path }
+        let directory = url.deletingLastPathComponent().resolvingSymlinksInPath()
+        return directory.appendingPathComponent(url.lastPathComponent).standardizedFileURL.path
     }
 }

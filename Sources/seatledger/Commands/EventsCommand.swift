@@ -30,6 +30,8 @@ enum EventsCommand: Command {
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "show" ? 2 : 0 }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
         if arguments.positionals.first == "show" {

@@ -64,6 +64,8 @@ enum GroupCommand: Command {
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { 2 }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let reference = try arguments.showTarget(command: "group", noun: "REF")
         let clocks = try Clocks(arguments)
@@ -95,6 +97,8 @@ enum MemberCommand: Command {
 
     \(HelpText.exitCodes)
     """
+
+    static func maxPositionals(_ positionals: [String]) -> Int? { 2 }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let identifier = try arguments.showTarget(command: "member", noun: "ID")

@@ -35,7 +35,8 @@ enum IngestCommand: Command {
     batches, appended in one transaction, and acknowledged (XACK) only after it commits. On start
     the consumer re-reads its own pending entries and claims entries idle longer than --min-idle-ms
     from dead consumers (XAUTOCLAIM). The group is created (from the stream's start) if missing.
-    Redis restarts are survived by reconnecting with backoff. SIGTERM/SIGINT finish the current
+    Redis restarts are survived by reconnecting with backoff; each failed attempt is reported on
+    stderr (URL credentials redacted). SIGTERM/SIGINT finish the current
     batch, acknowledge it and exit normally (0, or 3 if anything was quarantined). Progress and lag (pending, last id) go to stderr; --json
     prints the final stats.
 
@@ -46,37 +47,55 @@ enum IngestCommand: Command {
       --consumer C          consumer name (default: host name and process id)
       --block-ms N          how long one read waits for new entries (default 1000)
       --min-idle-ms N       claim other consumers' entries idle this long (default 30000)
-      --until-empty         stop when the stream has nothing new (one-shot drain)
+      --until-empty         stop when the stream has nothing new (one-shot drain); give up with
+                            exit 2 after 5 consecutive failed attempts to reach Redis
       --batch-size N        messages per transaction (default 256)
       --max-line-length N   longer lines are quarantined as line_too_long (default 1048576)
       --follow              keep watching spool directories
       --poll-interval S     seconds between spool scans with --follow (default 1)
       --progress            progress on stderr even when it is not a terminal
     \(HelpText.json)   {"appended": N, "duplicates": N, "quarantined": N}
+                     (plus "interrupted": true when a signal stopped it early)
+
+    Every INPUT is checked (exists, readable) before anything is appended. SIGINT/SIGTERM during a
+    file or stdin ingest (or a spool directory without --follow) finish the current batch, print
+    the summary with "interrupted: input not fully read; re-run to continue" and exit 4: the
+    committed batches are kept and re-running the same command skips them as duplicates.
+    (--follow and --from consumers stopped by a signal exit 0 or 3 as described above.)
 
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { nil }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         if let from = arguments.value("from") { return try QueueIngestCommand.run(from: from, arguments) }
-        let ledger = try Ledger.open(path: arguments.databasePath)
-        ledger.warnIfProjectionsOutdated(command: name)
         let batchSize = try positiveInt(arguments, "batch-size", default: 256)
         let maxLine = try positiveInt(arguments, "max-line-length", default: 1 << 20)
-        let progress = ProgressReporter(enabled: arguments.flag("progress") || Terminal.stderrIsTTY)
+        let interval = try pollInterval(arguments)
         let inputs = arguments.positionals.isEmpty ? ["-"] : arguments.positionals
+        // Every input must be there before anything is appended: a typo in the last name must not
+        // leave the earlier inputs committed and no summary printed.
+        for input in inputs where input != "-" { try FileChecks.requireReadable(input, allowDirectory: true) }
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        ledger.warnIfProjectionsOutdated(command: name)
+        let progress = ProgressReporter(enabled: arguments.flag("progress") || Terminal.stderrIsTTY)
+        let follow = arguments.flag("follow")
         var summary = IngestSummary()
         let stop = StopSignal()
-        for input in inputs {
+        var interrupted = false
+        for (index, input) in inputs.enumerated() {
             var isDirectory: ObjCBool = false
             if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
                 let spool = SpoolDirectory(url: URL(fileURLWithPath: input))
-                let interval = Double(arguments.value("poll-interval") ?? "1") ?? 1
-                try spool.ingest(into: ledger, batchSize: batchSize, follow: arguments.flag("follow"),
+                try spool.ingest(into: ledger, batchSize: batchSize, follow: follow,
                                  pollInterval: interval, stop: stop) { batch in
                     summary.add(batch)
                     progress.report(summary)
                 }
+                // With --follow a signal is the normal way to stop; without it, files left in the
+                // spool were not read.
+                if stop.isStopped, !follow, !(try spool.pendingFiles()).isEmpty { interrupted = true }
             } else {
                 let handle: FileHandle
                 let label: String
@@ -85,38 +104,67 @@ enum IngestCommand: Command {
                     label = "stdin"
                 } else {
                     guard let opened = FileHandle(forReadingAtPath: input) else {
-                        throw UsageError(message: "cannot read \(input): no such file or not readable")
+                        throw UsageError(message: "cannot read \(input): \(FileChecks.reason(errno: errno))")
                     }
                     handle = opened
                     label = input
                 }
                 let reader = LineReader(handle: handle, maxLineLength: maxLine)
-                try ingestLines(reader, label: label, into: ledger, batchSize: batchSize, stop: stop) { batch in
+                let readAll = try ingestLines(reader, label: label, into: ledger, batchSize: batchSize, stop: stop) { batch in
                     summary.add(batch)
                     progress.report(summary)
                 }
+                if !readAll { interrupted = true }
             }
-            if stop.isStopped { break }
+            if stop.isStopped {
+                if index < inputs.count - 1, !follow { interrupted = true }
+                break
+            }
         }
         progress.report(summary, force: true)
         if arguments.flag("json") {
-            Terminal.json(["appended": .count(summary.appended), "duplicates": .count(summary.duplicates),
-                           "quarantined": .count(summary.quarantined)])
+            var json: [String: JSONValue] = ["appended": .count(summary.appended), "duplicates": .count(summary.duplicates),
+                                             "quarantined": .count(summary.quarantined)]
+            if interrupted { json["interrupted"] = true }
+            Terminal.json(.object(json))
         } else {
             Terminal.out("\(summary.appended) appended, \(summary.duplicates) duplicates, \(summary.quarantined) quarantined")
             if summary.quarantined > 0 { Terminal.out("See `seatledger quarantine list` for what was refused and why.") }
+            if interrupted { Terminal.out(interruptedNote) }
         }
+        if interrupted { return .interrupted }
         return summary.quarantined > 0 ? .quarantined : .success
+    }
+
+    /// The line printed when a signal stopped a file ingest before it read all its input.
+    static let interruptedNote = "interrupted: input not fully read; re-run to continue — already-committed batches are kept "
+        + "and re-running skips them as duplicates"
+
+    /// `--poll-interval` in seconds (default 1): a positive, finite number.
+    static func pollInterval(_ arguments: Arguments) throws -> Double {
+        guard let text = arguments.value("poll-interval") else { return 1 }
+        guard let seconds = Double(text), seconds.isFinite, seconds > 0 else {
+            throw UsageError(message: "--poll-interval must be a positive number of seconds, got \(text)")
+        }
+        return seconds
     }
 
     /// Reads lines in batches (blank lines skipped, over-long lines quarantined); verification of
     /// the next batch overlaps the commit of the current one.
+    ///
+    /// Returns whether the input was read to its end (`false` when a signal stopped it first).
+    @discardableResult
     static func ingestLines(_ reader: LineReader, label: String, into ledger: Ledger, batchSize: Int, stop: StopSignal,
-                            onBatch: (IngestSummary) -> Void) throws {
+                            onBatch: (IngestSummary) -> Void) throws -> Bool {
+        var reachedEnd = false
         try ledger.ingestPipelined(next: {
-            guard !stop.isStopped else { return nil }
+            guard !stop.isStopped, !reachedEnd else { return nil }
             var batch: [InboundMessage] = []
-            while batch.count < batchSize, let line = try reader.nextLine() {
+            while batch.count < batchSize {
+                guard let line = try reader.nextLine() else {
+                    reachedEnd = true
+                    break
+                }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
                 let source = "\(label):\(reader.lineNumber)"
                 let rejection: IngestRejection? = line.count > reader.maxLineLength
@@ -126,6 +174,7 @@ enum IngestCommand: Command {
             }
             return batch.isEmpty ? nil : batch
         }, onBatch: { summary, _, _ in onBatch(summary) })
+        return reachedEnd
     }
 
     static func positiveInt(_ arguments: Arguments, _ name: String, default value: Int) throws -> Int {

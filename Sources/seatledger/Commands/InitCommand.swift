@@ -42,20 +42,10 @@ enum InitCommand: Command {
         guard environment.isKnown else {
             throw UsageError(message: "--environment must be one of \(AppStoreEnvironment.knownValues.sorted().joined(separator: ", "))")
         }
-        var appAppleId: Int64?
-        if let text = arguments.value("app-apple-id") {
-            guard let id = Int64(text) else { throw UsageError(message: "--app-apple-id must be a number, got \(text)") }
-            appAppleId = id
-        }
+        let appAppleId = try appAppleId(arguments)
         let certificates = arguments.values("root-cert")
         guard !certificates.isEmpty else { throw UsageError(message: "--root-cert is required (for example AppleRootCA-G3.cer)") }
-        let anchors = try certificates.flatMap { path in
-            do {
-                return try TrustAnchor.load(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw UsageError(message: "cannot read root certificate \(path): \(error)")
-            }
-        }
+        let anchors = try certificates.flatMap(loadRoot)
         let configuration = try LedgerConfiguration(bundleId: try arguments.required("bundle-id"),
                                                     environment: environment, appAppleId: appAppleId)
         let ledger = try Ledger.create(path: arguments.databasePath, configuration: configuration, rootCertificates: anchors)
@@ -66,5 +56,23 @@ enum InitCommand: Command {
             Terminal.out(try ConfigCommand.text(ledger))
         }
         return .success
+    }
+
+    /// `--app-apple-id` as a number, `nil` when not given, a usage error when not numeric.
+    static func appAppleId(_ arguments: Arguments) throws -> Int64? {
+        guard let text = arguments.value("app-apple-id") else { return nil }
+        guard let id = Int64(text) else { throw UsageError(message: "--app-apple-id must be a number, got \(text)") }
+        return id
+    }
+
+    /// The root certificates (DER or PEM) in the file at `path`: "cannot read PATH: no such file"
+    /// for a missing file, a short reason for a file that is not a certificate.
+    static func loadRoot(_ path: String) throws -> [TrustAnchor] {
+        try FileChecks.requireReadable(path)
+        do {
+            return try TrustAnchor.load(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw UsageError(message: "cannot read root certificate \(path): \(FileChecks.reason(error))")
+        }
     }
 }

@@ -34,12 +34,24 @@ enum QuarantineCommand: Command {
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? {
+        switch positionals.first {
+        case "show": return 2
+        case "retry": return nil
+        default: return 1
+        }
+    }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard let action = arguments.positionals.first else { throw UsageError(message: "expected list, show or retry") }
         switch action {
         case "list":
+            let state = arguments.value("state")
+            if let state, !states.contains(state) {
+                throw UsageError(message: "--state must be one of \(states.joined(separator: ", ")), got \(state)")
+            }
             let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
-            let records = try store.quarantine(state: arguments.value("state"))
+            let records = try store.quarantine(state: state)
             if arguments.flag("json") {
                 Terminal.json(.array(records.map { describe($0, includeRaw: false) }))
             } else if records.isEmpty {
@@ -60,7 +72,7 @@ enum QuarantineCommand: Command {
                 throw UsageError(message: "no quarantined item #\(id)")
             }
             if let out = arguments.value("out") {
-                try record.raw.write(to: URL(fileURLWithPath: out))
+                try FileChecks.write(record.raw, to: out)
             }
             if arguments.flag("raw") {
                 FileHandle.standardOutput.write(record.raw)
@@ -101,6 +113,9 @@ enum QuarantineCommand: Command {
             throw UsageError(message: "unknown quarantine action '\(action)' (expected list, show or retry)")
         }
     }
+
+    /// The states a quarantined item can be in (`list --state`).
+    static let states = ["open", "released", "duplicate"]
 
     static func describe(_ record: QuarantineRecord, includeRaw: Bool) -> JSONValue {
         var object: [String: JSONValue] = [

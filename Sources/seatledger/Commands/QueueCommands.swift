@@ -16,13 +16,30 @@ enum QueueIngestCommand {
         options.blockMilliseconds = try IngestCommand.positiveInt(arguments, "block-ms", default: 1000)
         options.minIdleMilliseconds = try IngestCommand.positiveInt(arguments, "min-idle-ms", default: 30_000)
         options.untilEmpty = arguments.flag("until-empty")
+        // A one-shot drain gives up on an unreachable Redis; a long-running consumer keeps retrying.
+        if options.untilEmpty { options.maxConnectionAttempts = untilEmptyConnectionAttempts }
         let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
         let stop = StopSignal()
         var lastPrint = Date.distantPast
-        let stats = try QueueIngestor(ledger: ledger, url: url, options: options).run(shouldStop: { stop.isStopped }) { stats in
-            guard showProgress, Date().timeIntervalSince(lastPrint) >= 0.5 else { return }
-            lastPrint = Date()
-            Terminal.err("ingest \(url): \(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined, \(stats.acknowledged) acked, last id \(stats.lastId ?? "-")")
+        let shown = redacted(from, url: url)
+        let ingestor = QueueIngestor(ledger: ledger, url: url, options: options)
+        let maxAttempts = options.maxConnectionAttempts
+        ingestor.onConnectionFailure = { error, attempt in
+            let limit = maxAttempts.map { " of \($0)" } ?? ""
+            let next = maxAttempts.map { attempt >= $0 ? "giving up" : "retrying" } ?? "retrying"
+            Terminal.err("ingest \(shown): cannot reach Redis (attempt \(attempt)\(limit)): \(scrub(error.message, from: from)); \(next)")
+        }
+        let stats: QueueIngestStats
+        do {
+            stats = try ingestor.run(shouldStop: { stop.isStopped }) { stats in
+                guard showProgress, Date().timeIntervalSince(lastPrint) >= 0.5 else { return }
+                lastPrint = Date()
+                Terminal.err("ingest \(shown): \(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined, \(stats.acknowledged) acked, last id \(stats.lastId ?? "-")")
+            }
+        } catch let failure as QueueUnreachable {
+            Terminal.err("seatledger ingest: cannot reach \(shown) after \(failure.attempts) attempts (--until-empty): "
+                         + scrub(failure.lastError.message, from: from))
+            return .failure
         }
         if arguments.flag("json") {
             Terminal.json([
@@ -35,6 +52,33 @@ enum QueueIngestCommand {
             Terminal.out("\(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined; \(stats.acknowledged) acknowledged, \(stats.pending) pending, lag \(stats.lag.map(String.init) ?? "?")")
         }
         return stats.summary.quarantined > 0 ? .quarantined : .success
+    }
+}
+
+extension QueueIngestCommand {
+    /// With `--until-empty`, consecutive failed connection attempts before giving up (exit 2).
+    static let untilEmptyConnectionAttempts = 5
+
+    /// The stream URL for messages, with any credentials (`redis://user:password@…`) replaced by `***`.
+    static func redacted(_ text: String, url: RedisStreamURL) -> String {
+        guard let credentials = credentials(in: text) else { return url.description }
+        return url.description.replacingOccurrences(of: credentials + "@", with: "***@")
+    }
+
+    /// `message` with the URL's credentials, if any, replaced by `***`.
+    static func scrub(_ message: String, from text: String) -> String {
+        guard let credentials = credentials(in: text) else { return message }
+        return message.replacingOccurrences(of: credentials, with: "***")
+    }
+
+    /// The user-info part of `redis://user-info@host…`, if any.
+    private static func credentials(in text: String) -> String? {
+        guard let scheme = text.range(of: "://") else { return nil }
+        let rest = text[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" }
+        guard let at = authority.lastIndex(of: "@") else { return nil }
+        let userInfo = String(authority[..<at])
+        return userInfo.isEmpty ? nil : userInfo
     }
 }
 
@@ -59,6 +103,8 @@ enum EnqueueCommand: Command {
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let url: RedisStreamURL
         do { url = try RedisStreamURL(try arguments.required("to")) } catch let error as RedisError { throw UsageError(message: error.message) }
@@ -66,7 +112,10 @@ enum EnqueueCommand: Command {
         let input = arguments.positionals.first ?? "-"
         let handle: FileHandle
         if input == "-" { handle = .standardInput } else {
-            guard let opened = FileHandle(forReadingAtPath: input) else { throw UsageError(message: "cannot read \(input)") }
+            try FileChecks.requireReadable(input)
+            guard let opened = FileHandle(forReadingAtPath: input) else {
+                throw UsageError(message: "cannot read \(input): \(FileChecks.reason(errno: errno))")
+            }
             handle = opened
         }
         let client = try RedisStreamClient(url: url)

@@ -24,6 +24,8 @@ enum RecordCommand: Command {
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.count <= 1 else { throw UsageError(message: "record takes one FILE (or - for stdin)") }
         let input = arguments.positionals.first ?? "-"
@@ -31,10 +33,7 @@ enum RecordCommand: Command {
         if input == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            guard let contents = FileManager.default.contents(atPath: input) else {
-                throw UsageError(message: "cannot read \(input): no such file or not readable")
-            }
-            data = contents
+            data = try FileChecks.read(input)
         }
         let ledger = try Ledger.open(path: arguments.databasePath)
         let outcome = try ledger.ingestBatch([InboundMessage(raw: data, source: input == "-" ? "stdin" : input, origin: .recorded)]).1[0]

@@ -30,6 +30,8 @@ enum ReplayCommand: Command {
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.count == 1 else { throw UsageError(message: "replay needs exactly one REF") }
         let reference = arguments.positionals[0]
@@ -83,6 +85,8 @@ enum DiffCommand: Command {
     \(HelpText.json)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.count == 1 else { throw UsageError(message: "diff needs exactly one REF") }
         let reference = arguments.positionals[0]
@@ -115,10 +119,10 @@ enum AuditCommand: Command {
     static let name = "audit"
     static let summary = "support-ready reports: why does a member (not) have access; a group's full story"
     static let options: Set<String> = ["db", "format", "out", "as-of"]
-    static let flags: Set<String> = []
+    static let flags: Set<String> = ["json"]
     static let help = """
-    Usage: seatledger audit member ID [--format text|markdown|html|json] [--out FILE] [--as-of T] [--db PATH]
-           seatledger audit group REF [--format text|markdown|html|json] [--out FILE] [--as-of T] [--db PATH]
+    Usage: seatledger audit member ID [--format text|markdown|html|json | --json] [--out FILE] [--as-of T] [--db PATH]
+           seatledger audit group REF [--format text|markdown|html|json | --json] [--out FILE] [--as-of T] [--db PATH]
 
     `audit member`: does this person have access now, since when, from which evidence; if not,
     the reason and the chain of events that led there, in every group they belong or belonged to.
@@ -133,17 +137,23 @@ enum AuditCommand: Command {
     Options:
     \(HelpText.db)
       --format F       text (default), markdown, html or json
+      --json           the same as --format json
       --out FILE       write the report to FILE instead of stdout
       --as-of T        report the state at T (default: now)
 
     \(HelpText.exitCodes)
     """
 
+    static func maxPositionals(_ positionals: [String]) -> Int? { 2 }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.count == 2, ["member", "group"].contains(arguments.positionals[0]) else {
             throw UsageError(message: "expected `audit member ID` or `audit group REF`")
         }
-        let formatText = arguments.value("format") ?? "text"
+        if arguments.flag("json"), let other = arguments.value("format"), other != "json" {
+            throw UsageError(message: "--json means --format json; it conflicts with --format \(other)")
+        }
+        let formatText = arguments.value("format") ?? (arguments.flag("json") ? "json" : "text")
         guard let format = ReportFormat(rawValue: formatText) else {
             throw UsageError(message: "--format must be text, markdown, html or json, got \(formatText)")
         }
@@ -161,7 +171,7 @@ enum AuditCommand: Command {
             do {
                 try Data((report + "\n").utf8).write(to: URL(fileURLWithPath: out))
             } catch {
-                throw UsageError(message: "cannot write \(out): \(error.localizedDescription)")
+                throw UsageError(message: "cannot write \(out): \(FileChecks.reason(error))")
             }
             Terminal.err("Wrote \(format.rawValue) report to \(out)")
         } else {

@@ -75,6 +75,22 @@ struct Arguments {
         return positionals[1]
     }
 
+    /// Throws a usage error naming the first positional argument beyond the first `limit`
+    /// (`nil`: no limit); one that looks like a ledger path or URL gets a hint at `--db`.
+    func checkPositionals(limit: Int?) throws {
+        guard let limit, positionals.count > limit else { return }
+        let extra = positionals[limit]
+        var message = "unexpected argument \(extra)"
+        if Self.looksLikeLedger(extra) { message += " (to use the ledger at \(extra), pass --db \(extra))" }
+        throw UsageError(message: message)
+    }
+
+    /// Whether `text` looks like a ledger file path or database URL rather than a command word.
+    static func looksLikeLedger(_ text: String) -> Bool {
+        let lowered = text.lowercased()
+        return text.contains("/") || lowered.hasPrefix("postgres") || [".sqlite", ".sqlite3", ".db"].contains { lowered.hasSuffix($0) }
+    }
+
     /// `--db`, else `$SEATLEDGER_DB`, else `./seatledger.sqlite`.
     var databasePath: String {
         value("db") ?? ProcessInfo.processInfo.environment["SEATLEDGER_DB"] ?? "seatledger.sqlite"

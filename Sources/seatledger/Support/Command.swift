@@ -10,8 +10,19 @@ protocol Command {
     static var options: Set<String> { get }
     /// Boolean flags.
     static var flags: Set<String> { get }
+    /// How many positional arguments the command accepts, given the ones it was called with
+    /// (e.g. `quarantine show ID` takes two, `quarantine list` one); `nil` accepts any number.
+    ///
+    /// `main` refuses more than this before `run` is called, so a stray argument (say a ledger
+    /// path given without `--db`) is a usage error instead of being silently ignored.
+    static func maxPositionals(_ positionals: [String]) -> Int?
     /// Runs the command; the return value is the process exit status.
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode
+}
+
+extension Command {
+    /// Commands take no positional argument unless they say otherwise.
+    static func maxPositionals(_ positionals: [String]) -> Int? { 0 }
 }
 
 /// Shared help fragments so every command documents `--db` and exit codes alike.
@@ -24,5 +35,6 @@ enum HelpText {
       1  a check found a problem (verify: broken chain or stale projections; diff: differences)
       2  error (bad usage, unreadable input, no ledger, database failure)
       3  finished, but some inputs were quarantined (nothing was lost)
+      4  ingest was interrupted (SIGINT/SIGTERM) before reading all its input; re-run to continue
     """
 }

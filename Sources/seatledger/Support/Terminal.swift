@@ -16,6 +16,9 @@ enum Terminal {
         case failure = 2
         /// `ingest`/`record` finished but quarantined some inputs (nothing was lost).
         case quarantined = 3
+        /// A file `ingest` was stopped by SIGINT/SIGTERM before it read all its input; committed
+        /// batches are kept and a re-run skips them as duplicates.
+        case interrupted = 4
     }
 
     static func out(_ text: String) {

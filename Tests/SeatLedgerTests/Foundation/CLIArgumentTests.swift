@@ -1,0 +1,366 @@
+import AppStoreModels
+import Foundation
+import SeatLedger
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Argument and input validation of the `seatledger` command line: stray positionals, inputs
+/// checked before anything is appended, option values, readable file errors, interrupted ingest.
+@Suite("CLI arguments")
+struct CLIArgumentTests {
+    /// A command line (after `seatledger`) that takes no further positional argument; `--db DB`
+    /// is appended by the test.
+    struct NoPositional: Sendable, CustomTestStringConvertible {
+        let words: [String]
+        var testDescription: String { words.joined(separator: " ") }
+    }
+
+    static let noPositional: [NoPositional] = [
+        ["verify"], ["groups"], ["rebuild"], ["quarantine", "list"], ["config", "show"], ["events"],
+        ["init"], ["backfill"], ["api-config"], ["api-config", "show"], ["quarantine", "show", "1"], ["group", "show", "1"],
+        ["member", "show", "1"], ["replay", "1"], ["diff", "1"], ["audit", "group", "1"], ["reconcile", "1"],
+        ["seats", "info", "1"], ["seats", "unclaim", "1", "2"], ["record", "-"],
+    ].map(NoPositional.init)
+
+    @Test("a stray positional argument is a usage error naming it (exit 2), with a --db hint for a path",
+          arguments: noPositional)
+    func strayPositional(_ line: NoPositional) throws {
+        let test = try TestLedger()
+        let command = line.words[0]
+        let result = try CLI.run(line.words + ["--db", test.path, "../t.sqlite"])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("seatledger \(command): unexpected argument ../t.sqlite"), "\(result)")
+        #expect(result.stderr.contains("pass --db ../t.sqlite"), "\(result)")
+        #expect(result.stdout.isEmpty, "nothing ran: \(result)")
+
+        let word = try CLI.run(line.words + ["--db", test.path, "extra"])
+        #expect(word.exitCode == 2, "\(word)")
+        #expect(word.stderr.contains("unexpected argument extra"), "\(word)")
+        #expect(!word.stderr.contains("--db extra"), "no --db hint for a word that is not a path: \(word)")
+    }
+
+    @Test("verify PATH does not silently verify ./seatledger.sqlite")
+    func verifyWithPathArgument() throws {
+        let cwd = try TemporaryDirectory(label: "cwd")
+        try CLI.initLedger(db: cwd.path("seatledger.sqlite"))
+        let result = try CLI.run(["verify", "../t.sqlite"], currentDirectory: cwd.url)
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(!result.stdout.contains("intact"), "\(result)")
+        #expect(result.stderr.contains("seatledger verify: unexpected argument ../t.sqlite"), "\(result)")
+    }
+
+    @Test("config PATH is a forgotten --db, not an unknown action")
+    func configWithPath() throws {
+        let result = try CLI.run(["config", "../t.sqlite"])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("seatledger config: unexpected argument ../t.sqlite (to use the ledger at ../t.sqlite, pass --db ../t.sqlite)"),
+                "\(result)")
+    }
+
+    @Test("copy and enqueue refuse stray positionals too")
+    func strayPositionalWithoutDB() throws {
+        let dir = try TemporaryDirectory()
+        let copy = try CLI.run(["copy", "--from", dir.path("a.sqlite"), "--to", dir.path("b.sqlite"), "c.sqlite"])
+        #expect(copy.exitCode == 2, "\(copy)")
+        #expect(copy.stderr.contains("seatledger copy: unexpected argument c.sqlite"), "\(copy)")
+        let enqueue = try CLI.run(["enqueue", "--to", "redis://127.0.0.1:1/s", "a.ndjson", "b.ndjson"])
+        #expect(enqueue.exitCode == 2, "\(enqueue)")
+        #expect(enqueue.stderr.contains("unexpected argument b.ndjson"), "\(enqueue)")
+    }
+
+    // MARK: Inputs checked before anything is appended
+
+    @Test("ingest good.ndjson missing.ndjson appends nothing and names the missing input (exit 2)")
+    func ingestChecksEveryInputFirst() throws {
+        let test = try TestLedger()
+        let good = try test.directory.writeLines([try PayloadFactory().notification(uuid: "pre-1")], to: "good.ndjson")
+        let missing = test.directory.path("nope.ndjson")
+        let result = try CLI.run(["ingest", "--db", test.path, good.path, missing])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("cannot read \(missing): no such file"), "\(result)")
+        #expect(try test.freshStore().eventCount() == 0, "nothing may be appended before every input is checked")
+    }
+
+    @Test("record and check on a directory say 'is a directory'; check checks every FILE first")
+    func directoryInputs() throws {
+        let test = try TestLedger()
+        let dir = try TemporaryDirectory(label: "not-a-file")
+        let record = try CLI.run(["record", "--db", test.path, dir.url.path])
+        #expect(record.exitCode == 2, "\(record)")
+        #expect(record.stderr.contains("cannot read \(dir.url.path): is a directory"), "\(record)")
+
+        let jws = try test.directory.write(try PayloadFactory().signedNotification(uuid: "chk-1"), to: "n.jws")
+        let check = try CLI.run(["check", "--db", test.path, jws.path, dir.url.path])
+        #expect(check.exitCode == 2, "\(check)")
+        #expect(check.stderr.contains("cannot read \(dir.url.path): is a directory"), "\(check)")
+        #expect(check.stdout.isEmpty, "no verdict before every FILE is checked: \(check)")
+
+        let missing = try CLI.run(["check", "--db", test.path, jws.path, test.directory.path("absent.jws")])
+        #expect(missing.exitCode == 2, "\(missing)")
+        #expect(missing.stderr.contains("absent.jws: no such file"), "\(missing)")
+        #expect(missing.stdout.isEmpty, "\(missing)")
+    }
+
+    // MARK: Option values
+
+    @Test("quarantine list --state must be open, released or duplicate")
+    func quarantineState() throws {
+        let test = try TestLedger()
+        let result = try CLI.run(["quarantine", "list", "--db", test.path, "--state", "bogus"])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("--state must be one of open, released, duplicate, got bogus"), "\(result)")
+        #expect(!result.stdout.contains("Quarantine is empty"), "\(result)")
+        let valid = try CLI.run(["quarantine", "list", "--db", test.path, "--state", "open"])
+        #expect(valid.exitCode == 0, "\(valid)")
+    }
+
+    @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
+    func pollInterval(_ value: String) throws {
+        let test = try TestLedger()
+        let spool = try TemporaryDirectory(label: "spool")
+        let result = try CLI.run(["ingest", "--db", test.path, "--follow", "--poll-interval=\(value)", spool.url.path],
+                                 timeout: 15)
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("--poll-interval must be a positive number of seconds, got \(value)"), "\(result)")
+    }
+
+    @Test("check validates --app-apple-id and --environment like init does")
+    func checkValidatesOptions() throws {
+        let test = try TestLedger()
+        let jws = try test.directory.write(try PayloadFactory().signedNotification(uuid: "chk-2"), to: "n.jws")
+        let trust = ["--root-cert", TestPaths.testRoot.path, "--bundle-id", TestLedger.bundleId]
+        let badId = try CLI.run(["check", jws.path, "--environment", "Sandbox", "--app-apple-id", "abc"] + trust)
+        #expect(badId.exitCode == 2, "\(badId)")
+        #expect(badId.stderr.contains("--app-apple-id must be a number, got abc"), "\(badId)")
+        let badEnvironment = try CLI.run(["check", jws.path, "--environment", "Bogus"] + trust)
+        #expect(badEnvironment.exitCode == 2, "\(badEnvironment)")
+        #expect(badEnvironment.stderr.contains("--environment must be one of"), "\(badEnvironment)")
+        #expect(badEnvironment.stderr.contains("got Bogus"), "\(badEnvironment)")
+        let good = try CLI.run(["check", jws.path, "--environment", "Sandbox"] + trust)
+        #expect(good.exitCode == 0, "\(good)")
+    }
+
+    @Test("check --kind transaction refuses a signed notification (kind_mismatch); a transaction verifies")
+    func checkEnforcesKind() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let notification = try test.directory.write(try factory.signedNotification(uuid: "kind-1"), to: "n.jws")
+        let refused = try CLI.run(["check", "--db", test.path, "--kind", "transaction", "--json", notification.path])
+        #expect(refused.exitCode == 1, "\(refused)")
+        let item = try #require(try refused.json().arrayValue?.first)
+        #expect(item["verified"] == false)
+        #expect(item["errorCode"] == "kind_mismatch", "\(item.canonicalString())")
+        #expect(item["reason"]?.stringValue?.contains("use --kind notification") == true, "\(item.canonicalString())")
+
+        let transaction = try test.directory.write(try factory.sign(factory.transaction()), to: "t.jws")
+        let asRenewal = try CLI.run(["check", "--db", test.path, "--kind", "renewal", transaction.path])
+        #expect(asRenewal.exitCode == 1, "\(asRenewal)")
+        #expect(asRenewal.stdout.contains("REFUSED (kind_mismatch)"), "\(asRenewal)")
+        let asTransaction = try CLI.run(["check", "--db", test.path, "--kind", "transaction", transaction.path])
+        #expect(asTransaction.exitCode == 0, "\(asTransaction)")
+    }
+
+    @Test("audit --json is --format json; --json with another --format is a usage error")
+    func auditJSON() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let line = try factory.notification(uuid: "audit-1", transaction: factory.transaction())
+        #expect(try CLI.run(["ingest", "--db", test.path], stdin: Data(line.utf8)).exitCode == 0)
+        let group = PayloadFactory.defaultOriginalTransactionId
+        let json = try CLI.run(["audit", "group", group, "--db", test.path, "--json"])
+        #expect(json.exitCode == 0, "\(json)")
+        let viaFormat = try CLI.run(["audit", "group", group, "--db", test.path, "--format", "json"])
+        #expect(try json.json().objectValue != nil, "\(json)")
+        #expect(try json.json()["summary"] == viaFormat.json()["summary"])
+        let conflict = try CLI.run(["audit", "group", group, "--db", test.path, "--json", "--format", "html"])
+        #expect(conflict.exitCode == 2, "\(conflict)")
+        #expect(conflict.stderr.contains("conflicts with --format html"), "\(conflict)")
+        #expect(try CLI.run(["audit", "--help"]).stdout.contains("--json           the same as --format json"))
+    }
+
+    // MARK: File errors without Foundation dumps
+
+    @Test("a missing root certificate: 'cannot read FILE: no such file' (init, config add-root, check)")
+    func missingRootCertificate() throws {
+        let dir = try TemporaryDirectory()
+        let missing = dir.path("nope.pem")
+        let initResult = try CLI.run(["init", "--db", dir.path("l.sqlite"), "--bundle-id", "com.example.reps",
+                                      "--environment", "Sandbox", "--root-cert", missing])
+        let test = try TestLedger()
+        let addRoot = try CLI.run(["config", "add-root", missing, "--db", test.path])
+        let jws = try test.directory.write("x.y.z", to: "n.jws")
+        let check = try CLI.run(["check", jws.path, "--root-cert", missing, "--bundle-id", "b", "--environment", "Sandbox"])
+        for result in [initResult, addRoot, check] {
+            #expect(result.exitCode == 2, "\(result)")
+            #expect(result.stderr.contains("cannot read \(missing): no such file"), "\(result)")
+            #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains("Error Domain"), "\(result)")
+        }
+    }
+
+    @Test("quarantine show --out into a missing directory: 'cannot write PATH: reason' (exit 2)")
+    func quarantineShowOut() throws {
+        let test = try TestLedger()
+        #expect(try CLI.run(["ingest", "--db", test.path], stdin: Data("garbage\n".utf8)).exitCode == 3)
+        let out = "/nonexistent-\(UUID().uuidString)/raw.bin"
+        let result = try CLI.run(["quarantine", "show", "1", "--db", test.path, "--out", out])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("cannot write \(out): no such file"), "\(result)")
+        #expect(!result.stderr.contains("Error Domain"), "\(result)")
+    }
+
+    // MARK: copy onto itself
+
+    @Test("copy refuses the same SQLite file named differently (./, .., symlink)")
+    func copyOntoItself() throws {
+        let test = try TestLedger()
+        let directory = test.directory.url
+        let link = try TemporaryDirectory(label: "link")
+        try FileManager.default.createSymbolicLink(atPath: link.path("alias.sqlite"), withDestinationPath: test.path)
+        let spellings = ["./ledger.sqlite", "../\(directory.lastPathComponent)/ledger.sqlite", link.path("alias.sqlite"), test.path]
+        for destination in spellings {
+            let result = try CLI.run(["copy", "--from", "ledger.sqlite", "--to", destination], currentDirectory: directory)
+            #expect(result.exitCode == 2, "\(destination): \(result)")
+            #expect(result.stderr.contains("name the same ledger"), "\(destination): \(result)")
+        }
+        #expect(try test.freshStore().verifyChain().isIntact)
+    }
+
+    // MARK: Interrupted ingest
+
+    /// Starts `ingest` reading a FIFO (so the input never ends), sends SIGTERM once the child has
+    /// the FIFO open, then feeds lines until it exits.
+    private func interruptedIngest(extra: [String]) throws -> (CLIResult, TestLedger) {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let fifo = test.directory.path("input.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Read-write: the child's open does not block, writes never raise SIGPIPE, and the input
+        // never reaches end of file while this descriptor is open.
+        let writer = open(fifo, O_RDWR)
+        try #require(writer >= 0)
+        defer { close(writer) }
+        let child = try CLI.start(["ingest", "--db", test.path, "--batch-size", "1"] + extra + [fifo])
+        defer { if child.isRunning { child.kill() } }
+        let deadline = Date().addingTimeInterval(30)
+        func childHasFIFOOpen() -> Bool {
+            let fds = "/proc/\(child.pid)/fd"
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: fds)) ?? []
+            return entries.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fds)/\($0)")) == fifo }
+        }
+        while !childHasFIFOOpen() {
+            try #require(child.isRunning && Date() < deadline, "ingest never opened its input")
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        child.kill(SIGTERM)
+        var count = 0
+        while child.isRunning, Date() < deadline {
+            count += 1
+            let line = Data((try factory.notification(uuid: "int-\(count)") + "\n").utf8)
+            _ = line.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        return (try child.wait(timeout: 20), test)
+    }
+
+    @Test("SIGTERM during a file ingest: summary with interrupted, exit 4; committed batches kept",
+          .timeLimit(.minutes(2)))
+    func interruptedFileIngest() throws {
+        let (json, test) = try interruptedIngest(extra: ["--json"])
+        #expect(!json.terminatedBySignal && json.exitCode == 4, "\(json)")
+        let object = try json.json()
+        #expect(object["interrupted"] == true, "\(json)")
+        #expect(object["appended"]?.int64Value == (try test.freshStore().eventCount()), "\(json)")
+
+        let (human, _) = try interruptedIngest(extra: [])
+        #expect(!human.terminatedBySignal && human.exitCode == 4, "\(human)")
+        #expect(human.stdout.contains("interrupted: input not fully read; re-run to continue"), "\(human)")
+        #expect(human.stdout.contains("re-running skips them as duplicates"), "\(human)")
+    }
+
+    @Test("an ingest that read all its input exits 0 without interrupted; exit code 4 is documented")
+    func uninterruptedIngest() throws {
+        let test = try TestLedger()
+        let file = try test.directory.writeLines([try PayloadFactory().notification(uuid: "whole-1")], to: "a.ndjson")
+        let result = try CLI.run(["ingest", "--db", test.path, "--json", file.path])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try result.json()["interrupted"] == nil)
+        let help = try CLI.run(["ingest", "--help"])
+        #expect(help.stdout.contains("4  ingest was interrupted"), "\(help)")
+        #expect(help.stdout.contains("\"interrupted\": true"), "\(help)")
+    }
+
+    // MARK: Unreachable Redis
+
+    /// Whether process `pid` has taken over SIGTERM (caught or ignored, i.e. `StopSignal` is
+    /// installed), from the `SigCgt` / `SigIgn` masks of `/proc/PID/status`.
+    private static func handlesSIGTERM(_ pid: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+        let bit = UInt64(1) << (UInt64(SIGTERM) - 1)
+        return status.split(separator: "\n").contains { line in
+            guard line.hasPrefix("SigCgt:") || line.hasPrefix("SigIgn:"),
+                  let mask = UInt64(line.dropFirst("SigXxx:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+            else { return false }
+            return mask & bit != 0
+        }
+    }
+
+    @Test("ingest --from an unreachable Redis with --until-empty reports each failure and gives up (exit 2)",
+          .timeLimit(.minutes(1)))
+    func unreachableRedisUntilEmpty() throws {
+        let test = try TestLedger()
+        let result = try CLI.run(["ingest", "--db", test.path, "--from", "redis://127.0.0.1:1/appstore", "--until-empty"],
+                                 timeout: 40)
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("ingest redis://127.0.0.1:1/appstore: cannot reach Redis (attempt 1 of 5)"), "\(result)")
+        #expect(result.stderr.contains("(attempt 5 of 5)") && result.stderr.contains("giving up"), "\(result)")
+        #expect(result.stderr.contains("seatledger ingest: cannot reach redis://127.0.0.1:1/appstore after 5 attempts"), "\(result)")
+        #expect(result.stdout.isEmpty, "\(result)")
+    }
+
+    @Test("a long-running Redis consumer keeps retrying, says so on stderr, and SIGTERM still exits 0",
+          .timeLimit(.minutes(1)))
+    func unreachableRedisFollow() throws {
+        let test = try TestLedger()
+        let child = try CLI.start(["ingest", "--db", test.path, "--from", "redis://127.0.0.1:1/appstore"])
+        defer { if child.isRunning { child.kill() } }
+        let deadline = Date().addingTimeInterval(30)
+        while !Self.handlesSIGTERM(child.pid) {
+            try #require(child.isRunning && Date() < deadline, "the consumer never installed its signal handlers")
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        Thread.sleep(forTimeInterval: 1)  // a few connection attempts
+        child.kill(SIGTERM)
+        let result = try child.wait(timeout: 20)
+        #expect(!result.terminatedBySignal && result.exitCode == 0, "\(result)")
+        #expect(result.stderr.contains("ingest redis://127.0.0.1:1/appstore: cannot reach Redis (attempt 1)"), "\(result)")
+        #expect(result.stderr.contains("retrying"), "\(result)")
+    }
+
+    @Test("credentials in a redis:// URL never reach stderr")
+    func redisCredentialsRedacted() throws {
+        let test = try TestLedger()
+        let result = try CLI.run(["ingest", "--db", test.path, "--from", "redis://reader:s3cret@127.0.0.1:1/appstore",
+                                  "--until-empty"], timeout: 60)
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("redis://***@127.0.0.1:1/appstore"), "\(result)")
+        #expect(!result.stderr.contains("s3cret"), "\(result)")
+    }
+
+    // MARK: diff wording
+
+    @Test("diff headers do not repeat their label")
+    func diffHeader() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let line = try factory.notification(uuid: "diff-1", transaction: factory.transaction())
+        #expect(try CLI.run(["ingest", "--db", test.path], stdin: Data(line.utf8)).exitCode == 0)
+        let group = PayloadFactory.defaultOriginalTransactionId
+        let asOf = try CLI.run(["diff", group, "--db", test.path, "--as-of", "2025-06-02T00:00:00Z", "--as-of", "2025-06-03T00:00:00Z"])
+        #expect(asOf.stdout.hasPrefix("Group \(group): as of 2025-06-02T00:00:00.000Z → as of 2025-06-03T00:00:00.000Z\n"), "\(asOf)")
+        let knownAt = try CLI.run(["diff", group, "--db", test.path, "--known-at", "2099-01-01T00:00:00Z", "--known-at", "2099-01-02T00:00:00Z"])
+        #expect(knownAt.stdout.hasPrefix("Group \(group): known at 2099-01-01T00:00:00.000Z → known at 2099-01-02T00:00:00.000Z"), "\(knownAt)")
+        #expect(!asOf.stdout.contains("as-of as of") && !knownAt.stdout.contains("known-at known at"))
+    }
+}
