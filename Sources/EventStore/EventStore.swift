@@ -60,7 +60,9 @@ public final class EventStore {
 
     /// Opens an existing ledger, refusing files that are not ledgers or are of a newer schema.
     public static func open(at path: String, readOnly: Bool = false) throws(EventStoreError) -> EventStore {
-        guard FileManager.default.fileExists(atPath: path) else { throw .missing(path: path) }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw .missing(path: path) }
+        if isDirectory.boolValue { throw .notALedger(path: path) }
         do {
             let connection = try SQLiteConnection(path: path, create: false, readOnly: readOnly)
             let store = EventStore(connection: connection, path: path)

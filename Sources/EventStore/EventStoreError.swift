@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why the ledger file could not be used.
 public enum EventStoreError: Error, Sendable, CustomStringConvertible {
     /// The file exists but is not a SeatLedger ledger.
@@ -16,6 +18,10 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notALedger(let path):
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                return "\(path) is a directory, not a SeatLedger ledger file; pass the ledger file itself with --db"
+            }
             return "\(path) is not a SeatLedger ledger (wrong or missing application id); refusing to open it"
         case .newerSchema(let path, let found, let supported):
             return "\(path) has ledger schema version \(found), newer than this seatledger supports (\(supported)); upgrade seatledger"

@@ -24,7 +24,7 @@ public final class SQLiteConnection {
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
             if let db { sqlite3_close_v2(db) }
-            throw SQLiteError(resultCode: rc, message: message)
+            throw SQLiteError(resultCode: rc, message: message, path: path)
         }
         sqlite3_extended_result_codes(db, 1)
         self.handle = db
@@ -43,7 +43,7 @@ public final class SQLiteConnection {
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? lastErrorMessage
             sqlite3_free(errorMessage)
-            throw SQLiteError(resultCode: rc, message: message, sql: sql)
+            throw SQLiteError(resultCode: rc, message: message, sql: sql, path: path)
         }
     }
 

@@ -11,12 +11,15 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// The statement that failed, if any.
     public let sql: String?
+    /// The database file, when the failing connection knows it.
+    public let path: String?
 
     /// Creates an error from its parts.
-    public init(resultCode: Int32, message: String, sql: String? = nil) {
+    public init(resultCode: Int32, message: String, sql: String? = nil, path: String? = nil) {
         self.resultCode = resultCode
         self.message = message
         self.sql = sql
+        self.path = path
     }
 
     /// The primary result code (the low byte of the extended code).
@@ -28,9 +31,19 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// Whether another connection holds the lock.
     public var isBusy: Bool { primaryResultCode == SQLITE_BUSY || primaryResultCode == SQLITE_LOCKED }
 
+    /// Longest SQL text quoted in ``description`` (the append statements run to hundreds of characters).
+    static let quotedSQLLimit = 120
+
     public var description: String {
-        var text = "SQLite error \(resultCode): \(message)"
-        if let sql { text += " — while executing `\(sql)`" }
+        var text = "SQLite error \(resultCode)"
+        if let path { text += " on \(path)" }
+        text += ": \(message)"
+        if primaryResultCode == SQLITE_CANTOPEN, path != nil { text += " (does its directory exist, and may this user write there?)" }
+        if primaryResultCode == SQLITE_READONLY { text += " (the file or its directory is read-only for this user)" }
+        if let sql {
+            let quoted = sql.count > Self.quotedSQLLimit ? String(sql.prefix(Self.quotedSQLLimit)) + "…" : sql
+            text += " — while executing `\(quoted)`"
+        }
         return text
     }
 }

@@ -12,7 +12,7 @@ public final class SQLiteStatement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
-            throw SQLiteError(resultCode: rc, message: connection.lastErrorMessage, sql: sql)
+            throw SQLiteError(resultCode: rc, message: connection.lastErrorMessage, sql: sql, path: connection.path)
         }
         self.handle = statement
         self.connection = connection
@@ -51,7 +51,7 @@ public final class SQLiteStatement {
                 }
             }
             guard rc == SQLITE_OK else {
-                throw SQLiteError(resultCode: rc, message: connection.lastErrorMessage, sql: sql)
+                throw SQLiteError(resultCode: rc, message: connection.lastErrorMessage, sql: sql, path: connection.path)
             }
         }
         return self
@@ -66,7 +66,7 @@ public final class SQLiteStatement {
         default:
             let message = connection.lastErrorMessage
             sqlite3_reset(handle)
-            throw SQLiteError(resultCode: rc, message: message, sql: sql)
+            throw SQLiteError(resultCode: rc, message: message, sql: sql, path: connection.path)
         }
     }
 

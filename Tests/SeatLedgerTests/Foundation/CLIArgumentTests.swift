@@ -1,4 +1,5 @@
 import AppStoreModels
+import EventStore
 import Foundation
 import SeatLedger
 import Testing
@@ -362,5 +363,25 @@ struct CLIArgumentTests {
         let knownAt = try CLI.run(["diff", group, "--db", test.path, "--known-at", "2099-01-01T00:00:00Z", "--known-at", "2099-01-02T00:00:00Z"])
         #expect(knownAt.stdout.hasPrefix("Group \(group): known at 2099-01-01T00:00:00.000Z → known at 2099-01-02T00:00:00.000Z"), "\(knownAt)")
         #expect(!asOf.stdout.contains("as-of as of") && !knownAt.stdout.contains("known-at known at"))
+    }
+
+    @Test("database errors name the ledger: a directory, a missing directory, a long statement")
+    func databaseErrorsNameTheLedger() throws {
+        let directory = try TemporaryDirectory(label: "not-a-ledger")
+        for command in [["groups"], ["verify"]] {
+            let result = try CLI.run(command + ["--db", directory.url.path])
+            #expect(result.exitCode == 2, "\(result)")
+            #expect(result.stderr.contains("\(directory.url.path) is a directory, not a SeatLedger ledger file"), "\(result)")
+        }
+        let missing = directory.url.appendingPathComponent("no/such/dir/x.sqlite").path
+        let result = try CLI.run(["init", "--db", missing, "--bundle-id", TestLedger.bundleId, "--environment", "Sandbox",
+                                  "--root-cert", TestPaths.testRoot.path])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("on \(missing): unable to open database file (does its directory exist"), "\(result)")
+
+        let long = String(repeating: "x", count: 500)
+        let text = SQLiteError(resultCode: 8, message: "attempt to write a readonly database", sql: "INSERT " + long, path: "/l.sqlite").description
+        #expect(text.hasPrefix("SQLite error 8 on /l.sqlite: attempt to write a readonly database (the file or its directory is read-only"))
+        #expect(text.count < 350 && text.hasSuffix("…`"), "the statement is quoted, cut short: \(text)")
     }
 }
