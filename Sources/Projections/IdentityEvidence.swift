@@ -47,19 +47,26 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         }
     }
 
-    /// An assigned seat holder's latest transaction: its product, and the order it was chosen by.
+    /// An assigned seat holder's latest transaction: its product, and the order it was chosen by;
+    /// and when the holder's first transaction started.
     private struct MemberTransaction: Sendable {
         let productId: String?
         let key: (EpochMillis, String)
+        var start: EpochMillis
     }
 
-    private struct CustomerLink: Hashable, Sendable { let groupId: ID; let customer: ID }
+    /// A listing or lookup that names `customer` in `groupId`, at Apple's time `at`.
+    private struct CustomerLink: Hashable, Sendable { let groupId: ID; let customer: ID; let at: EpochMillis }
 
     private var purchasers = Set<ID>()
     private var nonAssignedTransactionIds: [ID: ID] = [:]    // transactionId → otid
-    private var nonAssignedAppTransactionIds: [ID: ID] = [:] // appTransactionId → otid
+    /// appTransactionId → otids of non-assigned transactions: one Apple Account has one
+    /// appTransactionId per app, so a purchaser's group purchase and a personal subscription share it.
+    private var nonAssignedAppTransactionIds = IdentifierSets<ID>()
     private var memberTransactions: [ID: MemberTransaction] = [:]
-    private var memberByIdentifier: [ID: ID] = [:]
+    /// Identifier → the assigned seat holders (otids) it names: a member who moved from one group to
+    /// another has two holders behind one appTransactionId.
+    private var memberByIdentifier = IdentifierSets<ID>()
     private var claimPurchaser: [ID: ID] = [:]
     private var unclaimLinks: [(claims: [ID], otid: ID?, purchaserOTID: ID?)] = []
     private var customerLinks = Set<CustomerLink>()
@@ -87,17 +94,24 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
             let transaction = id(tx.transactionId)
             if tx.isAssigned {
                 let key = (tx.signedDate ?? fact.occurredAt, tx.transactionId)
-                if let existing = memberTransactions[otid], existing.key >= key {} else {
-                    memberTransactions[otid] = MemberTransaction(productId: tx.productId, key: key)
+                let start = tx.purchaseDate ?? fact.occurredAt
+                if var existing = memberTransactions[otid] {
+                    existing.start = min(existing.start, start)
+                    if existing.key < key { existing = MemberTransaction(productId: tx.productId, key: key, start: existing.start) }
+                    memberTransactions[otid] = existing
+                } else {
+                    memberTransactions[otid] = MemberTransaction(productId: tx.productId, key: key, start: start)
                 }
-                memberByIdentifier[otid] = otid
-                memberByIdentifier[transaction] = otid
-                if let app = tx.appTransactionId, app != SandboxPlaceholder.memberAppTransactionId { memberByIdentifier[id(app)] = otid }
+                memberByIdentifier.insert(otid, for: otid)
+                memberByIdentifier.insert(otid, for: transaction)
+                if let app = tx.appTransactionId, app != SandboxPlaceholder.memberAppTransactionId {
+                    memberByIdentifier.insert(otid, for: id(app))
+                }
             } else {
                 if tx.isPurchaser { purchasers.insert(otid) }
                 nonAssignedTransactionIds[transaction] = otid
                 nonAssignedTransactionIds[otid] = otid
-                if let app = tx.appTransactionId { nonAssignedAppTransactionIds[id(app)] = otid }
+                if let app = tx.appTransactionId { nonAssignedAppTransactionIds.insert(otid, for: id(app)) }
             }
         }
         if !fact.unclaimSeatIds.isEmpty {
@@ -106,11 +120,15 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         }
         if fact.isSuccessfulResponse {
             if let customer = fact.customerId.map(id) {
-                for group in fact.customerGroups { customerLinks.insert(CustomerLink(groupId: id(group.groupId), customer: customer)) }
+                for group in fact.customerGroups {
+                    customerLinks.insert(CustomerLink(groupId: id(group.groupId), customer: customer, at: fact.occurredAt))
+                }
             }
             if let groupId = fact.membersGroupId.map(id) {
                 memberGroupIds.insert(groupId)
-                for app in fact.memberAppTransactionIds { customerLinks.insert(CustomerLink(groupId: groupId, customer: id(app))) }
+                for app in fact.memberAppTransactionIds {
+                    customerLinks.insert(CustomerLink(groupId: groupId, customer: id(app), at: fact.occurredAt))
+                }
             }
         }
         if let claim = (fact.claimedSeatId ?? fact.seatPathClaimId).map(id) {
@@ -123,8 +141,28 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
     private func purchaser(for id: ID) -> ID? {
         if purchasers.contains(id) { return id }
         if let p = nonAssignedTransactionIds[id], purchasers.contains(p) { return p }
-        if let p = nonAssignedAppTransactionIds[id], purchasers.contains(p) { return p }
-        return nil
+        // An appTransactionId names a purchaser when exactly one of its non-assigned transactions is one.
+        var found: ID?
+        for p in nonAssignedAppTransactionIds.values(for: id) where purchasers.contains(p) {
+            guard found == nil || found == p else { return nil }
+            found = p
+        }
+        return found
+    }
+
+    /// The assigned seat holder `customer` names in a listing at `at`: of the holders behind it,
+    /// the one whose transactions started last at or before `at` (else the earliest), ties by id.
+    private func member(for customer: ID, at: EpochMillis) -> ID? {
+        let holders = memberByIdentifier.values(for: customer)
+        guard holders.count > 1 else { return holders.first }
+        // A total order that does not depend on how IDs are represented: start, then the latest
+        // transaction's (signed date, transaction id).
+        func order(_ otid: ID) -> (EpochMillis, EpochMillis, String) {
+            guard let entry = memberTransactions[otid] else { return (.max, .max, "") }
+            return (entry.start, entry.key.0, entry.key.1)
+        }
+        let started = holders.filter { order($0).0 <= at }
+        return started.isEmpty ? holders.min { order($0) < order($1) } : started.max { order($0) < order($1) }
     }
 
     /// The groups the evidence so far describes, by key.
@@ -147,7 +185,7 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
             knownGroupIds.insert(link.groupId)
             if let p = purchaser(for: link.customer) {
                 groupPurchasers[link.groupId, default: []].insert(p)
-            } else if let m = memberByIdentifier[link.customer] {
+            } else if let m = member(for: link.customer, at: link.at) {
                 groupMembers[link.groupId, default: []].insert(m)
             }
         }
@@ -194,17 +232,49 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
 
         // Aliases: other identifiers of the purchaser, members and claims.
         for (id, otid) in nonAssignedTransactionIds where id != otid && purchasers.contains(otid) { groups[otid]?.aliases.insert(id) }
-        for (app, otid) in nonAssignedAppTransactionIds where purchasers.contains(otid) { groups[otid]?.aliases.insert(app) }
+        nonAssignedAppTransactionIds.forEach { app, otid in
+            if purchasers.contains(otid) { groups[otid]?.aliases.insert(app) }
+        }
         var groupsOfMember: [ID: [ID]] = [:]
         for (key, group) in groups {
             for m in group.members { groupsOfMember[m, default: []].append(key) }
         }
-        for (id, m) in memberByIdentifier where id != m {
+        memberByIdentifier.forEach { id, m in
+            guard id != m else { return }
             for key in groupsOfMember[m] ?? [] { groups[key]?.aliases.insert(id) }
         }
         for link in claimAliases {
             if let p = claims[link.claim] { groups[p]?.aliases.insert(link.alias) }
         }
         return groups
+    }
+}
+
+/// A map from an identifier to one or more identifiers, cheap in the common case of exactly one
+/// (the second and later values go to a small overflow map).
+struct IdentifierSets<ID: Hashable & Sendable>: Sendable {
+    private var first: [ID: ID] = [:]
+    private var more: [ID: [ID]] = [:]
+
+    /// Adds `value` under `key` (once).
+    mutating func insert(_ value: ID, for key: ID) {
+        guard let existing = first[key] else {
+            first[key] = value
+            return
+        }
+        guard existing != value, !(more[key]?.contains(value) ?? false) else { return }
+        more[key, default: []].append(value)
+    }
+
+    /// Every value under `key`, in no particular order.
+    func values(for key: ID) -> [ID] {
+        guard let head = first[key] else { return [] }
+        return [head] + (more[key] ?? [])
+    }
+
+    /// Calls `body` with every (key, value) pair.
+    func forEach(_ body: (ID, ID) -> Void) {
+        for (key, value) in first { body(key, value) }
+        for (key, values) in more { for value in values { body(key, value) } }
     }
 }

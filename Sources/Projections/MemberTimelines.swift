@@ -39,6 +39,14 @@ struct ClaimTimeline {
                 consider(Revocation(reason: .unclaimedByDeveloper, at: fact.occurredAt, eventId: fact.eventId))
             }
         }
+        // Apple answering our Unclaim Seat with 404 (SeatClaimIdNotFoundError) says the claim no
+        // longer exists, e.g. when the answer to an earlier attempt that did unclaim it was lost:
+        // it ends the claim too (an earlier end keeps its reason).
+        for fact in index.facts where fact.kind == .apiResponse && fact.endpoint == .unclaimSeat && fact.status == 404
+            && fact.seatPathClaimId == claimId {
+            evidence.append(fact.eventId)
+            consider(Revocation(reason: .unclaimedByDeveloper, at: fact.occurredAt, eventId: fact.eventId))
+        }
         for fact in index.facts where fact.unclaimSeatIds.contains(claimId) {
             evidence.append(fact.eventId)
             let afterSeatRefund = seatRefunds.contains { $0 <= fact.occurredAt && fact.occurredAt - $0 <= GroupProjection.seatRefundWindow }

@@ -54,6 +54,10 @@ extension Ledger {
     }
 
     /// A person's access in every group they belong or belonged to.
+    ///
+    /// `identifier` is any of the member's identifiers, or any transaction id of their own (a
+    /// renewal's `transactionId`, say). A seat holder whom evidence links to a group only after the
+    /// moment asked about is shown as they were then: on their own, in their `unlinked:` group.
     public func memberAccess(_ identifier: String, asOf: EpochMillis, knownAt: EpochMillis? = nil) throws -> [MemberInGroup] {
         let keys = try groupKeys(for: identifier)
         guard !keys.isEmpty else { throw GroupNotFound(reference: identifier) }
@@ -63,11 +67,34 @@ extension Ledger {
             guard let (membership, facts) = try maintainer.group(key) else { continue }
             let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: knownAt)
             let aliases = Set(try store.groupIndexRows(groupKeys: [key]).filter { $0.identifier == identifier }.map(\.role))
-            for member in state.members where member.matches(identifier) || (aliases.contains("purchaser") && member.role == .purchaser) {
-                result.append(MemberInGroup(group: state, member: member))
+            let owners = Self.transactionOwners(of: identifier, in: facts)
+            func names(_ member: MemberState) -> Bool {
+                member.matches(identifier) || (member.originalTransactionId.map(owners.contains) ?? false)
+                    || (aliases.contains("purchaser") && member.role == .purchaser)
+            }
+            for member in state.members where names(member) { result.append(MemberInGroup(group: state, member: member)) }
+            let present = Set(state.members.compactMap(\.originalTransactionId))
+            for holder in membership.memberOriginalTransactionIds.sorted() where owners.contains(holder) && !present.contains(holder) {
+                var alone = GroupMembership(groupKey: GroupIdentityResolver.unlinkedKey(for: holder))
+                alone.memberOriginalTransactionIds = [holder]
+                let then = GroupProjection.project(alone, facts: facts, asOf: asOf, knownAt: knownAt)
+                for member in then.members where names(member) { result.append(MemberInGroup(group: then, member: member)) }
             }
         }
         return result
+    }
+
+    /// The `originalTransactionId`s whose transactions carry `identifier` as their original,
+    /// transaction or app transaction id.
+    static func transactionOwners(of identifier: String, in facts: [EventFacts]) -> Set<String> {
+        var owners = Set<String>()
+        for fact in facts {
+            for tx in fact.transactions
+            where tx.originalTransactionId == identifier || tx.transactionId == identifier || tx.appTransactionId == identifier {
+                owners.insert(tx.originalTransactionId)
+            }
+        }
+        return owners
     }
 
     /// Recomputes every projection from the log and replaces the stored ones, in one transaction.

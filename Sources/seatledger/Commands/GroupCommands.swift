@@ -110,11 +110,16 @@ enum MemberCommand: Command {
             Terminal.json(.array(entries.map { ["groupKey": .string($0.group.groupKey), "status": .string($0.group.status.rawValue),
                                                 "asOf": .timestamp($0.group.asOf), "member": $0.member.json] }))
         } else {
-            if entries.isEmpty { Terminal.out("\(identifier) is not a member of any known group.") }
             for entry in entries {
                 Terminal.out("Group \(entry.group.groupKey) (\(entry.group.status.rawValue))")
                 Terminal.out(GroupText.memberLine(entry.member))
             }
+        }
+        guard !entries.isEmpty else {
+            // The identifier is in the ledger, but names no member at that moment (e.g. before any of its evidence).
+            Terminal.err("seatledger member show: \(identifier) names no member of any group as of \(Timestamp.iso8601(clocks.asOf))"
+                + (clocks.knownAt.map { ", known at \(Timestamp.iso8601($0))" } ?? ""))
+            return .failure
         }
         return .success
     }

@@ -285,4 +285,79 @@ struct ProjectionEdgeCaseTests {
         #expect(s.seats.total == 10)
         #expect(s.seats.overCapacity == 0)
     }
+
+    // MARK: Identity, in any order
+
+    func purchaser(_ b: inout B, _ p: String, _ app: String) {
+        b.notification("SUBSCRIBED", "INITIAL_BUY", at: start,
+                       transaction: B.transaction(id: p, original: p, app: app, quantity: 5, purchase: start, expires: end, model: "APPLE"),
+                       renewal: B.renewal(original: p, quantity: 5, signed: start))
+    }
+
+    func summary(_ groups: [String: GroupMembership]) -> [String: [String]] {
+        groups.mapValues { ($0.memberOriginalTransactionIds.sorted() + $0.groupIds.sorted().map { "gid:" + $0 }) }
+    }
+
+    @Test("a purchaser whose appTransactionId also carries a personal subscription is linked the same in any order")
+    func personalSubscriptionSharesAppTransactionId() {
+        var b = B()
+        purchaser(&b, Self.p, Self.pApp)
+        // The same Apple account's own subscription of another product: not multiseat, same appTransactionId.
+        b.notification("SUBSCRIBED", "INITIAL_BUY", at: B.days(0.5),
+                       transaction: B.transaction(id: "3000000000000009", original: "3000000000000009", app: Self.pApp,
+                                                  purchase: B.days(0.5), expires: end, model: nil))
+        b.notification("SUBSCRIBED", "INITIAL_BUY", at: B.days(1),
+                       transaction: B.transaction(id: "2000000000000101", original: "2000000000000101", app: "704000000000000101",
+                                                  ownership: "ASSIGNED", purchase: B.days(1), expires: end, model: "APPLE"))
+        b.api("GetGroupMembers", path: "/groups/v1/group/grp-1",
+              body: ["members": [["appTransactionId": .string(Self.pApp)], ["appTransactionId": "704000000000000101"]]], at: B.days(2))
+        let forward = summary(GroupIdentityResolver.resolve(b.facts))
+        #expect(forward[Self.p] == ["2000000000000101", "gid:grp-1"])
+        #expect(summary(GroupIdentityResolver.resolve(b.facts.reversed())) == forward)
+    }
+
+    @Test("a member who moved groups (one appTransactionId, two ASSIGNED holders) is placed by the listings' times, in any order")
+    func memberMovesGroups() {
+        var b = B()
+        let p2 = "2000000000000002", p2App = "704000000000000002", mApp = "704000000000000101"
+        purchaser(&b, Self.p, Self.pApp)
+        purchaser(&b, p2, p2App)
+        b.notification("SUBSCRIBED", "INITIAL_BUY", at: B.days(1),
+                       transaction: B.transaction(id: "2000000000000101", original: "2000000000000101", app: mApp,
+                                                  ownership: "ASSIGNED", purchase: B.days(1), expires: B.days(5), model: "APPLE"))
+        b.api("GetGroupMembers", path: "/groups/v1/group/grp-1",
+              body: ["members": [["appTransactionId": .string(Self.pApp)], ["appTransactionId": .string(mApp)]]], at: B.days(2))
+        b.notification("SUBSCRIBED", "INITIAL_BUY", at: B.days(6),
+                       transaction: B.transaction(id: "2000000000000201", original: "2000000000000201", app: mApp,
+                                                  ownership: "ASSIGNED", purchase: B.days(6), expires: end, model: "APPLE"))
+        b.api("GetGroupMembers", path: "/groups/v1/group/grp-2",
+              body: ["members": [["appTransactionId": .string(p2App)], ["appTransactionId": .string(mApp)]]], at: B.days(7))
+        let forward = summary(GroupIdentityResolver.resolve(b.facts))
+        #expect(forward[Self.p] == ["2000000000000101", "gid:grp-1"])
+        #expect(forward[p2] == ["2000000000000201", "gid:grp-2"])
+        #expect(summary(GroupIdentityResolver.resolve(b.facts.reversed())) == forward)
+        #expect(summary(GroupIdentityResolver.resolve(b.facts.shuffled())) == forward)
+    }
+
+    @Test("Apple answering our Unclaim Seat with 404 ends the claim; an earlier end keeps its reason; an unknown claim stays unknown")
+    func unclaimAnsweredNotFound() throws {
+        var b = devGroup(seats: 5)
+        b.claim("c-1", purchaser: Self.p, at: B.days(1))
+        b.claim("c-2", purchaser: Self.p, at: B.days(1))
+        let notFoundBody: JSONValue = ["errorCode": 4_040_020, "errorMessage": "Seat claim id not found."]
+        let lost = b.api("UnclaimSeat", method: "DELETE", path: "/groups/v1/transactions/\(Self.p)/seats/c-1", status: 404,
+                         body: notFoundBody, at: B.days(3))
+        let unclaimed = b.unclaim("c-2", purchaser: Self.p, at: B.days(2))
+        b.api("UnclaimSeat", method: "DELETE", path: "/groups/v1/transactions/\(Self.p)/seats/c-2", status: 404, body: notFoundBody,
+              at: B.days(4))
+        b.api("UnclaimSeat", method: "DELETE", path: "/groups/v1/transactions/\(Self.p)/seats/c-9", status: 404, body: notFoundBody,
+              at: B.days(4))
+        let state = try #require(b.state(Self.p, asOf: B.days(5)))
+        #expect(state.member(claim: "c-1")?.revocation == Revocation(reason: .unclaimedByDeveloper, at: B.days(3), eventId: lost))
+        #expect(state.member(claim: "c-2")?.revocation == Revocation(reason: .unclaimedByDeveloper, at: B.days(2), eventId: unclaimed))
+        #expect(state.member(claim: "c-9") == nil)
+        #expect(state.seats.claimed == 0)
+        let before = try #require(b.state(Self.p, asOf: B.days(2.5)))
+        #expect(before.member(claim: "c-1")?.hasAccess == true)
+    }
 }
