@@ -28,6 +28,17 @@ struct ProjectionEdgeCaseTests {
         return b
     }
 
+    /// A developer-hosted group of 3 seats with claim `c-1`, whose renewal failed at `end` into
+    /// billing grace until `graceEnd`.
+    func devGroupInGrace(until graceEnd: EpochMillis) -> B {
+        var b = devGroup(seats: 3)
+        b.claim("c-1", purchaser: Self.p, at: B.days(1))
+        b.notification("DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: end + 1000,
+                       transaction: B.transaction(id: Self.p, original: Self.p, quantity: 3, purchase: start, expires: end),
+                       renewal: B.renewal(original: Self.p, quantity: 3, grace: graceEnd, retry: true, signed: end + 1000))
+        return b
+    }
+
     func devGroup(seats: Int64) -> B {
         var b = B()
         b.notification("SUBSCRIBED", "INITIAL_BUY", at: start,
@@ -37,34 +48,28 @@ struct ProjectionEdgeCaseTests {
         return b
     }
 
-    // REVOKE.md / REFUND_SEATS.md / projections.md: "SEAT_REFUND when the type is absent or REFUND_PRORATED and a
-    // REFUND/SEATS of the group is within 24 hours".
-    @Test("REFUND_PRORATED member revocation 1 min after REFUND/SEATS is SEAT_REFUND")
-    func proratedMemberRevocationAfterSeatRefund() throws {
-        var b = appleGroup()
-        let m = "2000000000000101"
-        b.notification("REFUND", "SEATS", at: B.days(5),
-                       transaction: B.transaction(id: Self.p, original: Self.p, app: Self.pApp, quantity: 5, purchase: start,
-                                                  expires: end, signed: B.days(5), model: "APPLE", revokedSeats: 4))
-        b.notification("REVOKE", at: B.days(5) + 60_000, transaction: B.transaction(
-            id: m, original: m, app: "7\(m)", ownership: "ASSIGNED", purchase: B.days(1), expires: end,
-            signed: B.days(5) + 60_000, model: "APPLE", revocationDate: B.days(5) + 60_000, revocationType: "REFUND_PRORATED"))
-        let state = try #require(b.state(Self.p, asOf: B.days(6)))
-        #expect(state.member(otid: m)?.revocation?.reason == .seatRefund)
+    /// A member revocation near a seat refund: minutes from the refund (negative: signed before it) and its type.
+    struct NearSeatRefund: Sendable, CustomTestStringConvertible {
+        let minutes: Int64
+        let type: String?
+        var testDescription: String { "\(type ?? "untyped") revocation \(minutes) min from the refund" }
     }
 
-    // REFUND_SEATS.md: "a member revocation without revocationType (or REFUND_PRORATED) within 24 hours either side
-    // gives SEAT_REFUND".
-    @Test("untyped member revocation signed 1 min BEFORE REFUND/SEATS is SEAT_REFUND (either side)")
-    func untypedRevocationJustBeforeSeatRefund() throws {
+    // REVOKE.md, REFUND_SEATS.md, projections.md: SEAT_REFUND when the type is absent or REFUND_PRORATED and a
+    // REFUND/SEATS of the group is within 24 hours either side.
+    @Test("a member revocation without type or REFUND_PRORATED within 24 h either side of REFUND/SEATS is SEAT_REFUND",
+          arguments: [NearSeatRefund(minutes: 1, type: "REFUND_PRORATED"), NearSeatRefund(minutes: -1, type: nil),
+                      NearSeatRefund(minutes: 1, type: nil), NearSeatRefund(minutes: -1, type: "REFUND_PRORATED")])
+    func memberRevocationNearSeatRefund(_ near: NearSeatRefund) throws {
         var b = appleGroup()
         let m = "2000000000000101"
-        b.notification("REVOKE", at: B.days(5) - 60_000, transaction: B.transaction(
-            id: m, original: m, app: "7\(m)", ownership: "ASSIGNED", purchase: B.days(1), expires: end,
-            signed: B.days(5) - 60_000, model: "APPLE", revocationDate: B.days(5) - 60_000))
+        let revokedAt = B.days(5) + near.minutes * 60_000
         b.notification("REFUND", "SEATS", at: B.days(5),
                        transaction: B.transaction(id: Self.p, original: Self.p, app: Self.pApp, quantity: 5, purchase: start,
                                                   expires: end, signed: B.days(5), model: "APPLE", revokedSeats: 4))
+        b.notification("REVOKE", at: revokedAt, transaction: B.transaction(
+            id: m, original: m, app: "7\(m)", ownership: "ASSIGNED", purchase: B.days(1), expires: end,
+            signed: revokedAt, model: "APPLE", revocationDate: revokedAt, revocationType: near.type))
         let state = try #require(b.state(Self.p, asOf: B.days(6)))
         #expect(state.member(otid: m)?.revocation?.reason == .seatRefund)
     }
@@ -109,12 +114,8 @@ struct ProjectionEdgeCaseTests {
     // Grace counts as access; projections.md: accessSince = "start of the current (or last) continuous access".
     @Test("recovery inside grace (purchaseDate after old end) keeps accessSince continuous")
     func graceThenRecoveryAccessSince() throws {
-        var b = devGroup(seats: 3)
-        b.claim("c-1", purchaser: Self.p, at: B.days(1))
         let graceEnd = B.days(36)
-        b.notification("DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: end + 1000,
-                       transaction: B.transaction(id: Self.p, original: Self.p, quantity: 3, purchase: start, expires: end),
-                       renewal: B.renewal(original: Self.p, quantity: 3, grace: graceEnd, retry: true, signed: end + 1000))
+        var b = devGroupInGrace(until: graceEnd)
         b.notification("DID_RENEW", "BILLING_RECOVERY", at: B.days(33),
                        transaction: B.transaction(id: "2000000000000009", original: Self.p, quantity: 3, purchase: B.days(33),
                                                   expires: B.days(60)),
@@ -197,12 +198,8 @@ struct ProjectionEdgeCaseTests {
 
     @Test("GRACE_PERIOD_EXPIRED whose renewal info no longer carries gracePeriodExpiresDate")
     func graceExpiredWithoutGraceDate() throws {
-        var b = devGroup(seats: 3)
-        b.claim("c-1", purchaser: Self.p, at: B.days(1))
         let graceEnd = B.days(36)
-        b.notification("DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: end + 1000,
-                       transaction: B.transaction(id: Self.p, original: Self.p, quantity: 3, purchase: start, expires: end),
-                       renewal: B.renewal(original: Self.p, quantity: 3, grace: graceEnd, retry: true, signed: end + 1000))
+        var b = devGroupInGrace(until: graceEnd)
         let ev = b.notification("GRACE_PERIOD_EXPIRED", at: graceEnd + 1000,
                                 transaction: B.transaction(id: Self.p, original: Self.p, quantity: 3, purchase: start, expires: end),
                                 renewal: B.renewal(original: Self.p, quantity: 3, retry: true, signed: graceEnd + 1000))
