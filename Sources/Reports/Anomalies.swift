@@ -46,8 +46,13 @@ public enum GroupAnalysis {
     }
 
     /// Anomalies of the group whose current state is `state`.
-    public static func anomalies(state: GroupState, membership: GroupMembership, facts: [EventFacts], replay: [ReplayEntry],
+    ///
+    /// Only events visible in `state` (effective by its `asOf`, recorded by its `knownAt`) are
+    /// considered: an audit as of a past moment must not use what happened after it.
+    public static func anomalies(state: GroupState, membership: GroupMembership, facts allFacts: [EventFacts], replay: [ReplayEntry],
                                  context: Context) -> [Anomaly] {
+        let facts = allFacts.filter { fact in fact.occurredAt <= state.asOf && (state.knownAt.map { fact.recordedAt <= $0 } ?? true) }
+        let replay = replay.filter { $0.effectiveAt <= state.asOf }
         var found: [Anomaly] = []
         // 1. A billing period that ended with no renewal or expiry evidence.
         for entry in replay where entry.eventId == nil && entry.changes.contains(where: { $0.field == "status" }) {
@@ -121,7 +126,7 @@ public enum GroupAnalysis {
         // 8. A seat refund with no matching member change while seats are over-held.
         for refund in facts where refund.type == NotificationType.refund.rawValue && refund.subtype == NotificationSubtype.seats.rawValue {
             let windowEnd = refund.occurredAt + GroupProjection.seatRefundWindow
-            let after = GroupProjection.project(membership, facts: facts, asOf: min(windowEnd, context.now), knownAt: nil)
+            let after = GroupProjection.project(membership, facts: facts, asOf: min(windowEnd, context.now, state.asOf), knownAt: nil)
             let memberChange = after.members.contains { member in
                 guard let r = member.revocation else { return false }
                 return r.at >= refund.occurredAt && r.at <= windowEnd

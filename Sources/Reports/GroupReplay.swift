@@ -42,6 +42,13 @@ public enum GroupReplay {
 
     /// The entries of a group's history within `[from, to]` (Apple time), using events recorded by `knownAt`.
     ///
+    /// Changes driven by time alone (a period or a member's own transaction ending) are entries with
+    /// no event, dated at the moment the projected state changed (a revocation's `at`, an
+    /// `accessUntil`, a period end). Those falling at or before an event's own time come first, and
+    /// an event's entry lists only what the event itself changed: the state at its time without it
+    /// against the state with it (see ``splitAtEvent(timeDriven:byEvent:net:)`` for a time-driven
+    /// change the event alters at that same instant, such as a `DID_RENEW` exactly at the period end).
+    ///
     /// - Parameters:
     ///   - now: the end of the replay when `to` is nil (time-driven transitions up to it are included).
     public static func entries(membership: GroupMembership, facts: [EventFacts], from: EpochMillis? = nil, to: EpochMillis? = nil,
@@ -55,26 +62,47 @@ public enum GroupReplay {
         func state(at t: EpochMillis) -> GroupState {
             GroupProjection.project(membership, facts: prefix, asOf: t, knownAt: nil)
         }
-        func timeTransition(before t: EpochMillis) {
-            guard let last = previous, t > last.asOf else { return }
-            let moved = state(at: t - 1)
-            let changes = StateComparison.changes(from: last, to: moved)
-            guard !changes.isEmpty else { return }
-            let at = moved.members.first(where: { $0.role == .purchaser })?.revocation?.at ?? moved.periodEnd ?? (t - 1)
-            if inRange(at) {
-                entries.append(ReplayEntry(effectiveAt: at, eventId: nil, position: nil, what: "time passed (no event)",
-                                           recordedAt: nil, isLate: false, origin: nil, duplicateArrivals: 0, changes: changes,
-                                           after: StateSummary(moved)))
-            }
-            previous = moved
-        }
         func inRange(_ t: EpochMillis) -> Bool { (from.map { t >= $0 } ?? true) && t <= end }
+        /// The time-driven segment ending exactly at the current event's time, held back until the
+        /// event shows what it changes of it: (state before it, its changes, state after it).
+        var pendingAtEvent: (start: GroupState, changes: [StateChange], state: GroupState)?
+        func emitTime(at: EpochMillis, changes: [StateChange], after: GroupState) {
+            guard !changes.isEmpty, inRange(at) else { return }
+            entries.append(ReplayEntry(effectiveAt: at, eventId: nil, position: nil, what: "time passed (no event)",
+                                       recordedAt: nil, isLate: false, origin: nil, duplicateArrivals: 0, changes: changes,
+                                       after: StateSummary(after)))
+        }
+        /// Emits the time-driven changes in `(previous.asOf, t]` with the events so far, one entry per
+        /// moment of change; with `holdLast`, a segment ending exactly at `t` is kept in `pendingAtEvent`.
+        func advance(to t: EpochMillis, holdLast: Bool) {
+            guard var last = previous, t > last.asOf else { return }
+            let target = state(at: t)
+            while !StateComparison.changes(from: last, to: target).isEmpty {
+                let (at, moved) = firstChange(after: last, upTo: t, target: target, state: state)
+                let changes = StateComparison.changes(from: last, to: moved)
+                if holdLast, at == t {
+                    pendingAtEvent = (last, changes, moved)
+                } else {
+                    emitTime(at: at, changes: changes, after: moved)
+                }
+                last = moved
+            }
+            previous = target
+        }
 
         for fact in visible where fact.occurredAt <= end {
-            timeTransition(before: fact.occurredAt)
+            advance(to: fact.occurredAt, holdLast: true)
+            let without = previous
             prefix.append(fact)
             let after = state(at: fact.occurredAt)
-            let changes = StateComparison.changes(from: previous, to: after)
+            var changes = StateComparison.changes(from: without, to: after)
+            if let pending = pendingAtEvent {
+                let split = splitAtEvent(timeDriven: pending.changes, byEvent: changes,
+                                         net: StateComparison.changes(from: pending.start, to: after))
+                emitTime(at: fact.occurredAt, changes: split.time, after: pending.state)
+                changes = split.event
+                pendingAtEvent = nil
+            }
             previous = after
             guard inRange(fact.occurredAt) else { continue }
             entries.append(ReplayEntry(
@@ -82,8 +110,69 @@ public enum GroupReplay {
                 recordedAt: fact.recordedAt, isLate: fact.recordedAt - fact.occurredAt > lateThreshold, origin: fact.origin.rawValue,
                 duplicateArrivals: duplicateArrivals[fact.eventId] ?? 0, changes: changes, after: StateSummary(after)))
         }
-        timeTransition(before: end + 1)
+        advance(to: end, holdLast: false)
         return entries
+    }
+
+    /// What a change is about, to match changes of two comparisons: the field (a member's access
+    /// and its revocation are one thing) and the member's identity.
+    static func changeKey(_ change: StateChange) -> String {
+        "\(change.field == "member.revocation" ? "member.access" : change.field)#\(change.memberIdentity ?? "")"
+    }
+
+    /// Splits what happened at an event's instant between time and the event.
+    ///
+    /// `timeDriven` are the changes time alone made up to the instant, `byEvent` those the event
+    /// made on top, `net` the two together. What the event does not touch stays time-driven; what
+    /// it touches goes, in its net form, to time when it ends the same way (a member's expiry whose
+    /// reason the event corrects), to the event when it ends differently (`DID_FAIL_TO_RENEW` turning
+    /// an expiry into billing grace), and to neither when the event undoes it (`DID_RENEW` at the
+    /// period end).
+    static func splitAtEvent(timeDriven: [StateChange], byEvent: [StateChange], net: [StateChange])
+        -> (time: [StateChange], event: [StateChange]) {
+        let timeByKey = Dictionary(timeDriven.map { (changeKey($0), $0) }, uniquingKeysWith: { first, _ in first })
+        let eventKeys = Set(byEvent.map(changeKey))
+        let netByKey = Dictionary(net.map { (changeKey($0), $0) }, uniquingKeysWith: { first, _ in first })
+        let time = timeDriven.compactMap { change -> StateChange? in
+            let key = changeKey(change)
+            guard eventKeys.contains(key) else { return change }
+            return netByKey[key].flatMap { $0.after == change.after ? $0 : nil }
+        }
+        let event = byEvent.compactMap { change -> StateChange? in
+            let key = changeKey(change)
+            guard let timeChange = timeByKey[key] else { return change }
+            return netByKey[key].flatMap { $0.after != timeChange.after ? $0 : nil }
+        }
+        return (time, event)
+    }
+
+    /// The first moment in `(last.asOf, t]` at which the state (with no new event) differs from
+    /// `last`, and the state then. `target` is the state at `t`, known to differ.
+    ///
+    /// Candidates are the moments the states name (revocations, access ends and starts, period
+    /// ends); when none of them shows the change, a bisection finds it.
+    static func firstChange(after last: GroupState, upTo t: EpochMillis, target: GroupState,
+                            state: (EpochMillis) -> GroupState) -> (EpochMillis, GroupState) {
+        let lower = last.asOf
+        var candidates: Set<EpochMillis> = []
+        for member in last.members + target.members {
+            for moment in [member.revocation?.at, member.accessUntil, member.accessSince].compactMap({ $0 }) {
+                candidates.insert(moment)
+            }
+        }
+        for moment in [last.periodEnd, target.periodEnd].compactMap({ $0 }) { candidates.insert(moment) }
+        for moment in candidates.filter({ $0 > lower && $0 < t }).sorted() {
+            let moved = state(moment)
+            if !StateComparison.changes(from: last, to: moved).isEmpty { return (moment, moved) }
+        }
+        // Bisection: the state at `hi` differs from `last`, the state at `lo` does not (or is `last`).
+        var lo = lower, hi = t, moved = target
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2
+            let probe = state(mid)
+            if StateComparison.changes(from: last, to: probe).isEmpty { lo = mid } else { hi = mid; moved = probe }
+        }
+        return (hi, moved)
     }
 
     /// "DID_CHANGE_RENEWAL_PREF / DECREASE_QUANTITY" or "ClaimSeat → 200".

@@ -30,11 +30,14 @@ public struct MemberAudit: Sendable {
     }
 
     /// The replay entries that matter for `member`: its own changes and the group's status changes.
+    ///
+    /// A member's changes are matched by identity (role, original transaction id, seat claim id),
+    /// not by display name: a person who leaves and rejoins gets a new claim with the same `memberRef`.
     public static func chain(for member: MemberState, in timeline: [ReplayEntry]) -> [ReplayEntry] {
-        let name = member.displayName
+        let identity = StateComparison.identity(member)
         return timeline.compactMap { entry in
             var copy = entry
-            copy.changes = entry.changes.filter { $0.member == name || $0.field == "status" }
+            copy.changes = entry.changes.filter { $0.memberIdentity == identity || $0.field == "status" }
             return copy.changes.isEmpty ? nil : copy
         }
     }

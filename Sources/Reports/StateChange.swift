@@ -7,6 +7,11 @@ public struct StateChange: Sendable, Hashable {
     public var field: String
     /// The member it concerns (display name), if any.
     public var member: String?
+    /// The identity of the member it concerns (``StateComparison/identity(_:)``), if any.
+    ///
+    /// Display names are not unique (two claims can share a `memberRef`), so reports that pick
+    /// one member's changes match on this. Not part of the JSON contract.
+    public var memberIdentity: String? = nil
     public var before: JSONValue
     public var after: JSONValue
     /// Plain words, e.g. "seats 10 → 6 at next renewal".
@@ -24,7 +29,8 @@ public enum StateComparison {
     public static func changes(from before: GroupState?, to after: GroupState) -> [StateChange] {
         var changes: [StateChange] = []
         let old = before
-        if old?.status != after.status {
+        // A group first seen with no known purchaser is UNKNOWN from the start: not a change.
+        if old?.status != after.status, old != nil || after.status != .unknown {
             changes.append(StateChange(field: "status", member: nil, before: .optional(old?.status.rawValue), after: .string(after.status.rawValue),
                                        text: statusText(from: old?.status, to: after.status)))
         }
@@ -51,7 +57,7 @@ public enum StateComparison {
         for member in after.members {
             let key = identity(member)
             guard let previous = oldMembers[key] else {
-                changes.append(StateChange(field: "member.added", member: member.displayName, before: .null, after: member.json,
+                changes.append(StateChange(field: "member.added", member: member.displayName, memberIdentity: key, before: .null, after: member.json,
                                            text: "member \(label(member)) \(member.hasAccess ? "joined with access" : "recorded without access")"))
                 continue
             }
@@ -63,22 +69,24 @@ public enum StateComparison {
                     let why = member.revocation.map { ": \($0.reason.explanation)" } ?? ""
                     text = "member \(label(member)) lost access\(why)"
                 }
-                changes.append(StateChange(field: "member.access", member: member.displayName, before: .bool(previous.hasAccess),
+                changes.append(StateChange(field: "member.access", member: member.displayName, memberIdentity: key, before: .bool(previous.hasAccess),
                                            after: .bool(member.hasAccess), text: text))
             } else if previous.revocation != member.revocation, let revocation = member.revocation {
-                changes.append(StateChange(field: "member.revocation", member: member.displayName, before: previous.json["revocation"] ?? .null,
+                changes.append(StateChange(field: "member.revocation", member: member.displayName, memberIdentity: key, before: previous.json["revocation"] ?? .null,
                                            after: member.json["revocation"] ?? .null,
-                                           text: "member \(label(member)) revocation reason now \(revocation.reason.rawValue)"))
+                                           text: previous.revocation?.reason == revocation.reason
+                                               ? "member \(label(member)) revocation (\(revocation.reason.rawValue)) now evidenced by event \(revocation.eventId)"
+                                               : "member \(label(member)) revocation reason now \(revocation.reason.rawValue)"))
             }
             if previous.appTransactionId != member.appTransactionId, let app = member.appTransactionId {
-                changes.append(StateChange(field: "member.appTransactionId", member: member.displayName,
+                changes.append(StateChange(field: "member.appTransactionId", member: member.displayName, memberIdentity: key,
                                            before: .optional(previous.appTransactionId), after: .string(app),
                                            text: "member \(label(member)) associated with app transaction \(app) (access unchanged)"))
             }
         }
         let newKeys = Set(after.members.map(identity))
         for (key, member) in oldMembers where !newKeys.contains(key) {
-            changes.append(StateChange(field: "member.removed", member: member.displayName, before: member.json, after: .null,
+            changes.append(StateChange(field: "member.removed", member: member.displayName, memberIdentity: key, before: member.json, after: .null,
                                        text: "member \(label(member)) no longer listed"))
         }
         if old?.apple != after.apple, let apple = after.apple {
@@ -94,9 +102,11 @@ public enum StateComparison {
         return changes
     }
 
-    /// A member's identity across states.
-    static func identity(_ member: MemberState) -> String {
-        "\(member.role.rawValue)|\(member.originalTransactionId ?? "")|\(member.seatClaimId ?? "")"
+    /// A member's identity across states: role, original transaction id and seat claim id (the
+    /// app transaction id only when neither is known, as it can be learned later).
+    public static func identity(_ member: MemberState) -> String {
+        let fallback = member.originalTransactionId == nil && member.seatClaimId == nil ? member.appTransactionId ?? "" : ""
+        return "\(member.role.rawValue)|\(member.originalTransactionId ?? "")|\(member.seatClaimId ?? "")|\(fallback)"
     }
 
     /// "app-user-42 (claim 7a1e…)".

@@ -43,8 +43,11 @@ extension Ledger {
     }
 
     /// The support report for a group.
+    ///
+    /// Only events effective by `asOf` are used: the report shows the group as it was then.
     public func auditGroup(_ reference: String, asOf: EpochMillis, now: EpochMillis) throws -> GroupAudit {
-        let (membership, facts) = try groupFacts(reference)
+        let (membership, allFacts) = try groupFacts(reference)
+        let facts = allFacts.filter { $0.occurredAt <= asOf }
         let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: nil)
         let duplicates = try store.duplicateCounts(for: facts.map(\.eventId))
         let timeline = GroupReplay.entries(membership: membership, facts: facts, to: asOf, now: now, duplicateArrivals: duplicates)
@@ -60,7 +63,8 @@ extension Ledger {
         var entries: [MemberAudit.GroupEntry] = []
         for found in try memberAccess(identifier, asOf: asOf) {
             let (membership, facts) = try groupFacts(found.group.groupKey)
-            let timeline = GroupReplay.entries(membership: membership, facts: facts, to: asOf, now: now)
+            let duplicates = try store.duplicateCounts(for: facts.map(\.eventId))
+            let timeline = GroupReplay.entries(membership: membership, facts: facts, to: asOf, now: now, duplicateArrivals: duplicates)
             entries.append(MemberAudit.GroupEntry(group: found.group, member: found.member,
                                                   chain: MemberAudit.chain(for: found.member, in: timeline)))
         }
