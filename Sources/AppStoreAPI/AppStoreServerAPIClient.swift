@@ -37,7 +37,8 @@ public struct APIExchange: Sendable {
     public let requestBody: JSONValue?
     /// The HTTP status.
     public let status: Int
-    /// The response body as JSON: `nil` when empty, a JSON string when not JSON.
+    /// The response body as JSON: `nil` when empty; when not JSON, the whole text as a JSON string
+    /// (valid UTF-8) or `{"base64": "…"}` (any other bytes).
     public let body: JSONValue?
     /// When the response arrived (the event's `occurredAt`).
     public let respondedAt: EpochMillis
@@ -244,10 +245,15 @@ public final class AppStoreServerAPIClient {
         }
     }
 
-    /// The response body as JSON: `nil` when empty; the text (at most 64 KiB) as a JSON string when not JSON.
+    /// The response body as JSON, never truncated and never decoded lossily.
+    ///
+    /// - Returns: `nil` when empty (or only whitespace); the parsed JSON when it is JSON; the whole
+    ///   text as a JSON string when it is valid UTF-8; otherwise `{"base64": "<standard base64 of
+    ///   every byte>"}`.
     static func parseBody(_ data: Data) -> JSONValue? {
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
         if let json = try? JSONValue.parse(data) { return json }
-        return .string(String(decoding: data.prefix(65_536), as: UTF8.self))
+        if let text = String(validating: data, as: UTF8.self) { return .string(text) }
+        return ["base64": .string(data.base64EncodedString())]
     }
 }

@@ -198,6 +198,11 @@ public struct NotificationBackfill {
     public let api: LedgerAPI
     /// Upper bound on pages in one run (a safety net against a looping server).
     public var maximumPages = 100_000
+    /// How many times one window may be re-clamped after Apple refuses its start date.
+    public var maximumReclamps = 3
+    /// The wall clock, used only to measure how long the run has taken when Apple refuses a
+    /// start date (the window limits themselves come from `now`).
+    public var wallClock: () -> EpochMillis = { Timestamp.millis(Date()) }
 
     /// Creates a backfill over `api`.
     public init(api: LedgerAPI) { self.api = api }
@@ -218,11 +223,19 @@ public struct NotificationBackfill {
     ///   - until: default `now`; clamped to `now`.
     ///   - restart: ignore the cursor and fetch the whole window again (notifications still dedupe).
     ///   - now: the current time (`$SEATLEDGER_NOW` in the CLI), for the window limits.
+    ///
+    /// An interrupted window whose start has since aged past Apple's history limit is not resumed
+    /// with its saved token (Apple would refuse its start date): its token and progress are dropped
+    /// and the part Apple still keeps is fetched from its first page. A `400` start-date error
+    /// (``AppleAPIError/startDate``, e.g. Apple's clock ahead of ours, or a long run) moves the
+    /// window start forward and fetches it from its first page, at most ``maximumReclamps`` times.
     public func run(since requestedSince: EpochMillis, until requestedUntil: EpochMillis?, onlyFailures: Bool,
                     restart: Bool = false, now: EpochMillis) throws -> BackfillReport {
         let environment = api.ledger.configuration.environment
         let days = AppStoreAPIPaths.notificationHistoryDays(for: environment)
-        let oldest = now - days * 86_400_000 + 60_000
+        let historyLength = days * 86_400_000
+        let oldest = now - historyLength + 60_000
+        let startedAt = wallClock()
         let until = min(requestedUntil ?? now, now)
         var since = requestedSince
         var report = BackfillReport(since: since, until: until, onlyFailures: onlyFailures)
@@ -239,9 +252,18 @@ public struct NotificationBackfill {
 
         var queue: [(BackfillCursor.ClosedWindow, String?, Int)] = []
         if let progress = cursor.inProgress, !restart, progress.onlyFailures == onlyFailures,
-           progress.startDate < until, progress.endDate > since {
-            queue.append((BackfillCursor.ClosedWindow(start: progress.startDate, end: progress.endDate), progress.paginationToken,
-                          progress.pages))
+           progress.startDate < until, progress.endDate > since, progress.endDate > oldest {
+            if progress.startDate < oldest {
+                // Apple refuses a start date older than its history (and the saved token belongs to
+                // the old start): fetch what Apple still keeps of the window from its first page.
+                queue.append((BackfillCursor.ClosedWindow(start: oldest, end: progress.endDate), nil, 0))
+                report.notes.append("the interrupted window started at \(Timestamp.iso8601(progress.startDate)), now older than Apple's "
+                    + "\(days)-day history; dropped its saved pagination token (after \(progress.pages) page\(progress.pages == 1 ? "" : "s")) "
+                    + "and fetching \(Timestamp.iso8601(oldest)) to \(Timestamp.iso8601(progress.endDate)) from its first page")
+            } else {
+                queue.append((BackfillCursor.ClosedWindow(start: progress.startDate, end: progress.endDate), progress.paginationToken,
+                              progress.pages))
+            }
             report.resumed = true
         } else {
             cursor.inProgress = nil
@@ -257,11 +279,13 @@ public struct NotificationBackfill {
         }
 
         var pageCount = 0
-        for (window, startToken, startPages) in queue {
+        windows: for (queuedWindow, startToken, startPages) in queue {
+            var window = queuedWindow
             report.windows.append(window)
             var token = startToken
             var pages = startPages
             var restartedWindow = false
+            var reclamps = 0
             while true {
                 pageCount += 1
                 guard pageCount <= maximumPages else {
@@ -272,7 +296,38 @@ public struct NotificationBackfill {
                 let (result, recorded) = try api.perform(.getNotificationHistory(request, paginationToken: token))
                 report.calls.append(result)
                 guard result.isSuccess, let body = result.body else {
-                    if token != nil, !restartedWindow, let status = result.status, (400..<500).contains(status), status != 401, status != 429 {
+                    if result.isAppleError(.startDate), reclamps < maximumReclamps {
+                        // Apple's history limit is past the window start (its clock runs ahead of
+                        // ours, or the run took long): move the start forward by a growing margin.
+                        reclamps += 1
+                        let margin = 60_000 * Int64(1 << (2 * reclamps))   // 4, 16, 64 minutes
+                        let elapsed = max(0, wallClock() - startedAt)
+                        let newStart = now + elapsed - historyLength + margin
+                        if newStart > window.start {
+                            let refused = window.start
+                            report.notes.append("Apple refused the start date \(Timestamp.iso8601(refused)) (\(result.summary)); "
+                                + "re-clamped the window to start at \(Timestamp.iso8601(min(newStart, window.end))) and fetching it from its first page "
+                                + "(Apple's clock may be ahead of ours); \(Timestamp.iso8601(refused)) to "
+                                + "\(Timestamp.iso8601(min(newStart, window.end))) is not fetched")
+                            if report.since == refused { report.since = min(newStart, until) }
+                            guard newStart < window.end else {
+                                // Nothing of this window is still in Apple's history.
+                                report.windows.removeLast()
+                                if let progress = cursor.inProgress, progress.onlyFailures == onlyFailures, progress.endDate == window.end {
+                                    cursor.inProgress = nil
+                                    try save(cursor)
+                                }
+                                continue windows
+                            }
+                            window.start = newStart
+                            report.windows[report.windows.count - 1] = window
+                            token = nil
+                            pages = 0
+                            continue
+                        }
+                    }
+                    if token != nil, !restartedWindow, !result.isAppleError(.startDate), let status = result.status, (400..<500).contains(status),
+                       status != 401, status != 429 {
                         // A stale or foreign pagination token: fetch the window from its first page.
                         restartedWindow = true
                         token = nil

@@ -30,6 +30,11 @@ public struct SeatOperationResult: Sendable {
     public let quarantined: [String]
     /// Notes for the user.
     public let notes: [String]
+    /// For unclaims whose answer was lost: the Get Seat Info call that checked the claim.
+    public let confirmation: APICallResult?
+    /// Whether the operation took effect: the call succeeded, or (unclaim) its retry was answered
+    /// `SeatClaimIdNotFoundError` after a lost answer and Get Seat Info no longer lists the claim.
+    public let succeeded: Bool
 
     /// The `seatClaimId` Apple answered (claims) or the one acted on.
     public var seatClaimId: String? { claimRequest?.seatClaimId ?? result.body?["seatClaimId"]?.stringValue }
@@ -37,10 +42,11 @@ public struct SeatOperationResult: Sendable {
     /// JSON for `--json`.
     public var json: JSONValue {
         [
-            "result": .string(result.isSuccess ? "ok" : "failed"), "originalTransactionId": .string(originalTransactionId),
+            "result": .string(succeeded ? "ok" : "failed"), "originalTransactionId": .string(originalTransactionId),
             "seatClaimId": .optional(seatClaimId), "requestIdentifier": .optional(claimRequest?.requestIdentifier),
             "resumed": .bool(resumed), "call": result.json, "claimRequest": claimRequest?.json ?? .null,
             "quarantined": .array(quarantined.map(JSONValue.string)), "notes": .array(notes.map(JSONValue.string)),
+            "confirmation": confirmation?.json ?? .null,
         ]
     }
 }
@@ -172,10 +178,18 @@ public struct SeatOperations {
         try store.updateClaimRequest(record.requestIdentifier, state: finalState, seatClaimId: seatClaimId, lastStatus: status,
                                      lastError: lastError, now: Timestamp.millis(Date()))
         return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: try store.claimRequest(record.requestIdentifier),
-                                   resumed: resumed, quarantined: Self.quarantined(recorded), notes: notes)
+                                   resumed: resumed, quarantined: Self.quarantined(recorded), notes: notes, confirmation: nil,
+                                   succeeded: result.isSuccess)
     }
 
     /// Unclaims `seatClaimId` in the group `reference` resolves to (revoke the member's access in your app too).
+    ///
+    /// Unclaim Seat is not idempotent: when an attempt got no answer (timeout) after Apple applied
+    /// it, the retry is answered `SeatClaimIdNotFoundError`. In that case only (final answer
+    /// `SeatClaimIdNotFoundError`, an earlier attempt of the same call without a response) Get Seat
+    /// Info is called (and recorded like every response): if Apple no longer lists the claim in
+    /// `assignedSeatClaimIds`, the unclaim took effect and the result counts as succeeded, with a
+    /// note; otherwise the error stands.
     public func unclaim(_ reference: String, seatClaimId: String, now: EpochMillis) throws -> SeatOperationResult {
         let state = try api.ledger.groupState(reference, asOf: now)
         let otid = try purchaser(of: state, reference: reference)
@@ -185,8 +199,27 @@ public struct SeatOperations {
         var call = APICall.unclaimSeat(originalTransactionId: otid, seatClaimId: seatClaimId)
         if let ref = member?.memberRef { call = call.with(context: "memberRef", .string(ref)) }
         let (result, recorded) = try api.perform(call)
+        var quarantined = Self.quarantined(recorded)
+        guard !result.isSuccess, result.isAppleError(.seatClaimIdNotFound), result.hadLostAnswer else {
+            return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: nil, resumed: false,
+                                       quarantined: quarantined, notes: notes, confirmation: nil, succeeded: result.isSuccess)
+        }
+        var check = APICall.getSeatInfo(originalTransactionId: otid).with(context: "confirmsUnclaimOf", .string(seatClaimId))
+        if let ref = member?.memberRef { check = check.with(context: "memberRef", .string(ref)) }
+        let (info, infoRecorded) = try api.perform(check)
+        quarantined += Self.quarantined(infoRecorded)
+        let listed = info.isSuccess ? info.body?["assignedSeatClaimIds"]?.arrayValue?.compactMap(\.stringValue) : nil
+        let released = listed.map { !$0.contains(seatClaimId) } ?? false
+        if released {
+            notes.append("the first attempt's answer was lost; Apple no longer lists the claim, so the unclaim took effect "
+                + "(\(result.summary); confirmed by Get Seat Info)")
+        } else if let listed, listed.contains(seatClaimId) {
+            notes.append("an attempt's answer was lost and the retry got SeatClaimIdNotFoundError, but Get Seat Info still lists claim \(seatClaimId)")
+        } else {
+            notes.append("an attempt's answer was lost and the retry got SeatClaimIdNotFoundError; Get Seat Info could not confirm the unclaim (\(info.summary))")
+        }
         return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: nil, resumed: false,
-                                   quarantined: Self.quarantined(recorded), notes: notes)
+                                   quarantined: quarantined, notes: notes, confirmation: info, succeeded: released)
     }
 
     /// Associates `seatClaimId` with the member's `appTransactionId`.
@@ -200,7 +233,7 @@ public struct SeatOperations {
         if let ref = member?.memberRef { call = call.with(context: "memberRef", .string(ref)) }
         let (result, recorded) = try api.perform(call)
         return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: nil, resumed: false,
-                                   quarantined: Self.quarantined(recorded), notes: notes)
+                                   quarantined: Self.quarantined(recorded), notes: notes, confirmation: nil, succeeded: result.isSuccess)
     }
 
     /// Get Seat Info for the group `reference` resolves to.
@@ -209,7 +242,7 @@ public struct SeatOperations {
         let otid = try purchaser(of: state, reference: reference)
         let (result, recorded) = try api.perform(.getSeatInfo(originalTransactionId: otid))
         return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: nil, resumed: false,
-                                   quarantined: Self.quarantined(recorded), notes: [])
+                                   quarantined: Self.quarantined(recorded), notes: [], confirmation: nil, succeeded: result.isSuccess)
     }
 
     static func quarantined(_ recorded: [RecordedExchange]) -> [String] {

@@ -254,7 +254,9 @@ enum SeatsCommand: Command {
     REF and --member-ref, else --app-transaction-id) finds the unfinished request and reuses its
     requestIdentifier, so Apple returns the same seatClaimId and never takes a second seat;
     --request-id resumes one request explicitly.
-    unclaim: Unclaim Seat (revoke the member's access in your app at the same time).
+    unclaim: Unclaim Seat (revoke the member's access in your app at the same time). If an attempt
+    got no answer and the retry gets SeatClaimIdNotFoundError, Get Seat Info (recorded) checks the
+    claim: no longer listed means the lost attempt took effect (success, with a note).
     associate: Associate Seat (links the claim to the member's appTransactionId; access unchanged).
     info: Get Seat Info.  requests: the stored Claim Seat requests (no API call).
 
@@ -346,7 +348,7 @@ enum SeatsCommand: Command {
             Terminal.json(outcome.json)
         } else {
             var lines: [String] = outcome.notes.map { "note: \($0)" }
-            if outcome.result.isSuccess {
+            if outcome.succeeded {
                 switch action {
                 case "claim":
                     lines.append("Claimed seat \(outcome.seatClaimId ?? "?") in group \(outcome.originalTransactionId) "
@@ -363,7 +365,7 @@ enum SeatsCommand: Command {
             for item in outcome.quarantined { lines.append("! \(item)") }
             if !lines.isEmpty { Terminal.out(lines.joined(separator: "\n")) }
         }
-        if !outcome.result.isSuccess {
+        if !outcome.succeeded {
             Terminal.err("seatledger seats \(action): \(outcome.result.summary)")
             return .failure
         }
