@@ -9,7 +9,7 @@ enum IngestCommand: Command {
     static let summary = "verify and append notifications / API responses from files, stdin or a spool directory"
     static let options: Set<String> = ["db", "batch-size", "max-line-length", "poll-interval", "from", "consumer-group", "consumer",
                                        "block-ms", "min-idle-ms"]
-    static let flags: Set<String> = ["json", "progress", "follow", "until-empty"]
+    static let flags: Set<String> = ["json", "progress", "follow", "until-empty", "spool"]
     static let help = """
     Usage: seatledger ingest [INPUT …] [--db PATH] [--json] [--progress] [--follow]
 
@@ -26,7 +26,9 @@ enum IngestCommand: Command {
 
     Spool directories: one message per file. A file moves to `done/` after its event commits and to
     `rejected/` after it is quarantined. Files whose names start with `.` or end in `.tmp` are
-    skipped (write then rename). With --follow, keep watching until SIGINT/SIGTERM, which finish
+    skipped (write then rename). Because files are moved, a directory is taken as a spool only
+    when it already has a `done/` or `rejected/` folder, or with --spool or --follow (which create
+    them): a directory named by mistake (say /tmp) is refused and nothing in it is touched. With --follow, keep watching until SIGINT/SIGTERM, which finish
     the current batch and exit normally (0, or 3 if anything was quarantined).
 
     From a Redis stream (consumer groups; at-least-once in, exactly-once in the ledger):
@@ -51,6 +53,7 @@ enum IngestCommand: Command {
                             exit 2 after 5 consecutive failed attempts to reach Redis
       --batch-size N        messages per transaction (default 256)
       --max-line-length N   longer lines are quarantined as line_too_long (default 1048576)
+      --spool               take directory INPUTs as spool directories (creates done/ and rejected/)
       --follow              keep watching spool directories
       --poll-interval S     seconds between spool scans with --follow (default 1)
       --progress            progress on stderr even when it is not a terminal
@@ -76,7 +79,10 @@ enum IngestCommand: Command {
         let inputs = arguments.positionals.isEmpty ? ["-"] : arguments.positionals
         // Every input must be there before anything is appended: a typo in the last name must not
         // leave the earlier inputs committed and no summary printed.
-        for input in inputs where input != "-" { try FileChecks.requireReadable(input, allowDirectory: true) }
+        for input in inputs where input != "-" {
+            try FileChecks.requireReadable(input, allowDirectory: true)
+            try requireSpoolIfDirectory(input, explicit: arguments.flag("spool") || arguments.flag("follow"))
+        }
         let ledger = try Ledger.open(path: arguments.databasePath)
         ledger.warnIfProjectionsOutdated(command: name)
         let progress = ProgressReporter(enabled: arguments.flag("progress") || Terminal.stderrIsTTY)
@@ -175,6 +181,19 @@ enum IngestCommand: Command {
             return batch.isEmpty ? nil : batch
         }, onBatch: { summary, _, _ in onBatch(summary) })
         return reachedEnd
+    }
+
+    /// Refuses a directory INPUT that is not marked as a spool (files in it would be moved): it must
+    /// already have `done/` or `rejected/`, or the user must say `--spool`.
+    static func requireSpoolIfDirectory(_ input: String, explicit: Bool) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue, !explicit else { return }
+        let spool = SpoolDirectory(url: URL(fileURLWithPath: input))
+        let marked = [spool.doneURL, spool.rejectedURL].contains { FileManager.default.fileExists(atPath: $0.path) }
+        guard marked else {
+            throw UsageError(message: "\(input) is a directory without done/ or rejected/: ingesting it as a spool directory would "
+                + "move every file in it (each taken as one message); pass --spool (or --follow) if that is what you want")
+        }
     }
 
     static func positiveInt(_ arguments: Arguments, _ name: String, default value: Int) throws -> Int {

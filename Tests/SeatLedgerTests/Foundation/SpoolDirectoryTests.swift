@@ -21,7 +21,7 @@ struct SpoolDirectoryTests {
         try spool.write(try factory.notification(uuid: "spool-partial"), to: "006-partial.json.tmp")
         try spool.write(try factory.notification(uuid: "spool-hidden"), to: ".007-hidden.json")
 
-        let first = try CLI.run(["ingest", "--db", test.path, "--json", "--batch-size", "2", spool.url.path])
+        let first = try CLI.run(["ingest", "--db", test.path, "--json", "--batch-size", "2", "--spool", spool.url.path])
         #expect(first.exitCode == 3, "\(first)")
         #expect(try first.json() == ["appended": 2, "duplicates": 1, "quarantined": 2])
 
@@ -53,6 +53,24 @@ struct SpoolDirectoryTests {
         let third = try CLI.run(["ingest", "--db", test.path, "--json", spool.url.path])
         #expect(try third.json() == ["appended": 1, "duplicates": 0, "quarantined": 0])
         #expect(try spool.contents(of: "done").contains("006-partial.json"))
+    }
+
+    @Test("a directory without done/ or rejected/ is not taken for a spool without --spool: nothing in it moves")
+    func unmarkedDirectoryRefused() throws {
+        let test = try TestLedger()
+        let directory = try TemporaryDirectory(label: "not-a-spool")
+        try directory.write(try PayloadFactory().notification(uuid: "stray-1"), to: "build.lock")
+        try directory.write("not a message", to: "notes.txt")
+        let refused = try CLI.run(["ingest", "--db", test.path, "--json", directory.url.path])
+        #expect(refused.exitCode == 2, "\(refused)")
+        #expect(refused.stderr.contains("\(directory.url.path) is a directory without done/ or rejected/"), "\(refused)")
+        #expect(refused.stderr.contains("pass --spool"), "\(refused)")
+        #expect(try directory.contents() == ["build.lock", "notes.txt"], "nothing moved, nothing created")
+        #expect(try test.freshStore().eventCount() == 0 && test.freshStore().quarantine().isEmpty)
+
+        let accepted = try CLI.run(["ingest", "--db", test.path, "--json", "--spool", directory.url.path])
+        #expect(accepted.exitCode == 3, "one appended, one quarantined: \(accepted)")
+        #expect(try directory.contents(of: "done") == ["build.lock"] && directory.contents(of: "rejected") == ["notes.txt"])
     }
 
     @Test("library: SpoolDirectory.ingest reports per batch and a same-named file in done/ is not overwritten")
