@@ -201,6 +201,11 @@ public struct EventFacts: Sendable, Hashable {
         case .claimSeat:
             claimedSeatId = body["seatClaimId"]?.stringValue
         case .getSeatInfo:
+            // A body that is not a Get Seat Info object (an HTML page from a proxy, say) says nothing
+            // about the claims; only an object with at least one documented field is Apple's view.
+            guard case .object(let members) = body,
+                  ["totalSeatCount", "availableSeatCount", "assignedSeatClaimIds"].contains(where: { members[$0] != nil })
+            else { break }
             seatInfo = SeatInfoFact(totalSeatCount: body["totalSeatCount"]?.int64Value,
                                     availableSeatCount: body["availableSeatCount"]?.int64Value,
                                     assignedSeatClaimIds: body["assignedSeatClaimIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])

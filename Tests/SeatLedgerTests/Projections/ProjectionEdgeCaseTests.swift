@@ -357,4 +357,21 @@ struct ProjectionEdgeCaseTests {
         let before = try #require(b.state(Self.p, asOf: B.days(2.5)))
         #expect(before.member(claim: "c-1")?.hasAccess == true)
     }
+
+    @Test("a 2xx Get Seat Info whose body is not Apple's object is no view of the claims (no drift, no claim)")
+    func seatInfoWithForeignBody() throws {
+        var b = devGroup(seats: 5)
+        b.claim("c-1", purchaser: Self.p, at: B.days(1))
+        b.api("GetSeatInfo", path: "/groups/v1/transactions/\(Self.p)/seats", body: "<html>gateway</html>", at: B.days(2))
+        b.api("GetSeatInfo", path: "/groups/v1/transactions/\(Self.p)/seats", body: ["unexpected": true], at: B.days(3))
+        let state = try #require(b.state(Self.p, asOf: B.days(4)))
+        #expect(state.apple == nil && state.drift.isEmpty)
+        #expect(state.seats.claimed == 1)
+
+        b.api("GetSeatInfo", path: "/groups/v1/transactions/\(Self.p)/seats", body: ["totalSeatCount": 5, "availableSeatCount": 4],
+              at: B.days(5))
+        let listed = try #require(b.state(Self.p, asOf: B.days(6)))
+        #expect(listed.apple?.assignedSeatClaimIds == [], "an omitted list is an empty one")
+        #expect(listed.drift.map(\.field) == ["available", "assignedSeatClaimIds"], "Apple counts 4 available and no claim; we hold c-1")
+    }
 }
