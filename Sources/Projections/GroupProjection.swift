@@ -131,10 +131,17 @@ struct FactIndex {
     var graceDates: [String: Set<EpochMillis>] = [:]
     /// Transaction ids by original transaction id (so a member's lookup does not scan every transaction).
     private var transactionIdsByOriginal: [String: [String]] = [:]
+    /// Positions in `facts` of the facts that name each seat claim (so a claim's lookup does not scan every fact).
+    private var factsByClaim: [String: [Int]] = [:]
 
     init(_ facts: [EventFacts]) {
         self.facts = facts
-        for fact in facts {
+        for (offset, fact) in facts.enumerated() {
+            var claims: [String] = fact.unclaimSeatIds
+            if let id = fact.claimedSeatId { claims.append(id) }
+            if let id = fact.seatPathClaimId { claims.append(id) }
+            claims += fact.seatInfo?.assignedSeatClaimIds ?? []
+            for claim in claims where factsByClaim[claim]?.last != offset { factsByClaim[claim, default: []].append(offset) }
             for tx in fact.transactions {
                 let key = (tx.signedDate ?? fact.occurredAt, fact.occurredAt, fact.eventId)
                 if var existing = transactions[tx.transactionId] {
@@ -162,6 +169,11 @@ struct FactIndex {
             }
         }
         for (id, versioned) in transactions { transactionIdsByOriginal[versioned.fact.originalTransactionId, default: []].append(id) }
+    }
+
+    /// The facts that name `claimId` (Claim Seat, Get Seat Info listing, a seat path, `UNCLAIM_SEATS`), in order.
+    func facts(namingClaim claimId: String) -> [EventFacts] {
+        (factsByClaim[claimId] ?? []).map { facts[$0] }
     }
 
     /// Latest versions of the transactions of `otid` (optionally only purchaser or assigned ones).

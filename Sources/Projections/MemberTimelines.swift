@@ -18,7 +18,9 @@ struct ClaimTimeline {
         self.claimId = claimId
         self.at = t
         var firstClaim: EpochMillis?
-        for fact in index.facts where fact.isSuccessfulResponse {
+        // Only the facts that name this claim (in log order), not every fact of the group per claim.
+        let facts = index.facts(namingClaim: claimId)
+        for fact in facts where fact.isSuccessfulResponse {
             let claims = fact.claimedSeatId == claimId
             let listed = fact.seatInfo?.assignedSeatClaimIds.contains(claimId) ?? false
             let associates = fact.endpoint == .associateSeat && fact.seatPathClaimId == claimId
@@ -42,12 +44,12 @@ struct ClaimTimeline {
         // Apple answering our Unclaim Seat with 404 (SeatClaimIdNotFoundError) says the claim no
         // longer exists, e.g. when the answer to an earlier attempt that did unclaim it was lost:
         // it ends the claim too (an earlier end keeps its reason).
-        for fact in index.facts where fact.kind == .apiResponse && fact.endpoint == .unclaimSeat && fact.status == 404
+        for fact in facts where fact.kind == .apiResponse && fact.endpoint == .unclaimSeat && fact.status == 404
             && fact.seatPathClaimId == claimId {
             evidence.append(fact.eventId)
             consider(Revocation(reason: .unclaimedByDeveloper, at: fact.occurredAt, eventId: fact.eventId))
         }
-        for fact in index.facts where fact.unclaimSeatIds.contains(claimId) {
+        for fact in facts where fact.unclaimSeatIds.contains(claimId) {
             evidence.append(fact.eventId)
             let afterSeatRefund = seatRefunds.contains { $0 <= fact.occurredAt && fact.occurredAt - $0 <= GroupProjection.seatRefundWindow }
             consider(Revocation(reason: afterSeatRefund ? .seatRefund : .unclaimedByAppStore, at: fact.occurredAt, eventId: fact.eventId))
