@@ -79,6 +79,9 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
     public init() {}
 
     /// Records the link evidence of one event; `id` turns each identifier string into an `ID`.
+    // Specialized here for the rebuild's interned ids: the rebuild lives in another module, where
+    // this generic code would otherwise run unspecialized (through value witnesses).
+    @_specialize(exported: true, where ID == UInt32)
     public mutating func add(_ fact: EventFacts, id: (String) -> ID) {
         // Only a successful seat-endpoint response proves the path names a purchaser (a 404 for a
         // mistyped id must not create a group).
@@ -170,6 +173,7 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
     /// `placeholderGroupId` and `placeholderMember` are the sandbox placeholders as `ID`s (`nil`
     /// when no event mentioned them); `unlinkedKey` gives the key of the group of an assigned seat
     /// holder nothing links (``GroupIdentityResolver/unlinkedKey(for:)``).
+    @_specialize(exported: true, where ID == UInt32)
     public func groups(placeholderGroupId: ID?, placeholderMember: ID?, unlinkedKey: (ID) -> ID) -> [ID: Group] {
         var claims = claimPurchaser
         for link in unclaimLinks {
