@@ -84,9 +84,12 @@ extension EventStore {
         var outcomes: [AppendOutcome] = []
         outcomes.reserveCapacity(events.count)
         var appended: [LedgerEvent] = []
-        var inBatch: [String: Int64] = [:]
+        // Keyed by the id's bytes, as the UNIQUE index compares them (Swift's String equality would
+        // take canonically equivalent spellings for one id).
+        var inBatch: [[UInt8]: Int64] = [:]
         for event in events {
-            var existing = inBatch[event.eventId]
+            let key = Array(event.eventId.utf8)
+            var existing = inBatch[key]
             if existing == nil {
                 findExisting.reset()
                 try findExisting.bind(.text(event.eventId))
@@ -116,7 +119,7 @@ extension EventStore {
             try insertKeys(Set(event.identifiers), position: position)
             insertArrival.reset()
             try insertArrival.bind(.text(event.eventId), .integer(now), .text(event.source), .integer(0)).run()
-            inBatch[event.eventId] = position
+            inBatch[key] = position
             outcomes.append(.appended(position: position))
             appended.append(LedgerEvent(position: position, eventId: event.eventId, kind: event.kind, type: event.type,
                                         subtype: event.subtype, status: event.status, occurredAt: event.occurredAt,

@@ -47,9 +47,12 @@ extension PostgresEventStore {
         var appendedSources: [NewEvent] = []
         var arrivals: [(eventId: String, source: String, duplicate: Bool)] = []
         arrivals.reserveCapacity(events.count)
-        var inBatch: [String: Int64] = [:]
+        // Keyed by the id's bytes, as the UNIQUE constraint compares them (Swift's String equality
+        // would take canonically equivalent spellings for one id).
+        var inBatch: [[UInt8]: Int64] = [:]
         for event in events {
-            if let existing = inBatch[event.eventId] ?? stored[event.eventId] {
+            let key = Array(event.eventId.utf8)
+            if let existing = inBatch[key] ?? stored[key] {
                 outcomes.append(.duplicate(existingPosition: existing))
                 arrivals.append((event.eventId, event.source, true))
                 continue
@@ -61,7 +64,7 @@ extension PostgresEventStore {
                                      origin: event.origin.rawValue, raw: event.raw)
             let hash = EventChain.hash(previous: head.hash, row: row)
             arrivals.append((event.eventId, event.source, false))
-            inBatch[event.eventId] = head.position
+            inBatch[key] = head.position
             outcomes.append(.appended(position: head.position))
             appended.append(LedgerEvent(position: head.position, eventId: event.eventId, kind: event.kind, type: event.type,
                                         subtype: event.subtype, status: event.status, occurredAt: event.occurredAt,
@@ -122,13 +125,16 @@ extension PostgresEventStore {
     }
 
     /// Positions of the batch's event ids that are already stored, by event id.
-    private func storedPositions(of events: [NewEvent]) throws -> [String: Int64] {
+    /// Positions of the events already stored, keyed by the bytes of their ids.
+    private func storedPositions(of events: [NewEvent]) throws -> [[UInt8]: Int64] {
         guard !events.isEmpty else { return [:] }
+        var seen = Set<[UInt8]>()
+        let ids = events.map(\.eventId).filter { seen.insert(Array($0.utf8)).inserted }
         let result = try connection.run(
             "SELECT e.event_id, e.position FROM unnest($1::text[]) AS q(v) JOIN events e ON e.event_id = q.v",
-            [PostgresArrayLiteral.texts(Set(events.map(\.eventId)))])
-        var positions: [String: Int64] = [:]
-        for row in result { positions[try row.text(0)] = try row.int64(1) }
+            [PostgresArrayLiteral.texts(ids)])
+        var positions: [[UInt8]: Int64] = [:]
+        for row in result { positions[Array(try row.text(0).utf8)] = try row.int64(1) }
         return positions
     }
 

@@ -71,6 +71,7 @@ public final class PostgresEventStore: LedgerStore {
     public static func create(url: String, configuration: LedgerConfiguration,
                               roots: [StoredTrustRoot]) throws -> PostgresEventStore {
         let store = PostgresEventStore(connection: try PostgresConnection(url: url), url: url, isReader: false)
+        try store.requireUTF8()
         try store.connection.transaction {
             if try store.schemaExists() { throw EventStoreError.alreadyExists(path: store.location) }
             try store.connection.execute(PostgresLedgerSchema.version1)
@@ -90,13 +91,28 @@ public final class PostgresEventStore: LedgerStore {
     /// Opens the ledger in the database `url` names, refusing a database without one
     /// (``EventStoreError/missing(path:)``), with a foreign `ledger_meta`
     /// (``EventStoreError/notALedger(path:)``) or with a newer schema (``EventStoreError/newerSchema(path:found:supported:)``).
-    public static func open(url: String) throws -> PostgresEventStore {
-        try open(url: url, reader: false)
+    ///
+    /// With `readOnly`, every transaction of the session is read-only (as SQLite's read-only open):
+    /// a command that only reads cannot write by mistake.
+    public static func open(url: String, readOnly: Bool = false) throws -> PostgresEventStore {
+        try open(url: url, reader: readOnly)
+    }
+
+    /// Refuses a database whose server encoding is not UTF-8: events carry any Unicode text (a
+    /// product name, a file name in `source`), which such a database would refuse at append time.
+    private func requireUTF8() throws {
+        let encoding = try connection.query("SHOW server_encoding").first.map { try $0.text(0) } ?? "unknown"
+        guard encoding.uppercased().replacingOccurrences(of: "-", with: "") == "UTF8" else {
+            throw EventStoreError.badConfiguration(
+                "\(location) uses server encoding \(encoding); a SeatLedger ledger needs a UTF8 database "
+                    + "(createdb --encoding=UTF8 --template=template0 …)")
+        }
     }
 
     private static func open(url: String, reader: Bool) throws -> PostgresEventStore {
         let store = PostgresEventStore(connection: try PostgresConnection(url: url), url: url, isReader: reader)
         guard try store.schemaExists() else { throw EventStoreError.missing(path: store.location) }
+        try store.requireUTF8()
         let meta = try store.connection.query("SELECT application_id, schema_version FROM ledger_meta")
         guard let row = meta.first, try row.int64(0) == PostgresLedgerSchema.applicationID else {
             throw EventStoreError.notALedger(path: store.location)

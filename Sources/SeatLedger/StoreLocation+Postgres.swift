@@ -4,8 +4,8 @@ import PostgresStore
 
 extension StoreLocation {
     /// Opens the PostgreSQL ledger at `url` (the database must hold one: `seatledger init --db URL`).
-    static func openPostgres(_ url: String) throws -> any LedgerStore {
-        try PostgresEventStore.open(url: url)
+    static func openPostgres(_ url: String, readOnly: Bool) throws -> any LedgerStore {
+        try PostgresEventStore.open(url: url, readOnly: readOnly)
     }
 
     /// Creates a ledger in the PostgreSQL database at `url` (refused if it already holds one).

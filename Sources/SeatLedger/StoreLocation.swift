@@ -1,4 +1,5 @@
 import EventStore
+import PostgresStore
 import Foundation
 
 /// Where a ledger lives: an embedded SQLite file (the default) or a PostgreSQL database.
@@ -31,19 +32,17 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// `url` with the password of its user-info replaced by `***`.
+    /// `url` without its password: in the user info, as a `password=` query parameter, or in a
+    /// `key=value` connection string (``PostgresEventStore/redactedLocation(_:)``).
     public static func redacted(_ url: String) -> String {
-        guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") else { return url }
-        let userInfo = url[scheme.upperBound..<at]
-        guard let colon = userInfo.firstIndex(of: ":") else { return url }
-        return String(url[..<colon]) + ":***" + String(url[at...])
+        PostgresEventStore.redactedLocation(url)
     }
 
     /// Opens the existing ledger at this location.
     public func open(readOnly: Bool = false) throws -> any LedgerStore {
         switch self {
         case .sqlite(let path): return try EventStore.open(at: path, readOnly: readOnly)
-        case .postgres(let url): return try Self.openPostgres(url)
+        case .postgres(let url): return try Self.openPostgres(url, readOnly: readOnly)
         }
     }
 

@@ -18,7 +18,8 @@ struct StoreLocationTests {
     }
 
     @Test("messages never show a URL's password", arguments: [
-        ("postgresql://seatledger:s3cret@db.internal/ledger", "postgresql://seatledger:***@db.internal/ledger"),
+        ("postgresql://seatledger:s3cret@db.internal/ledger", "postgresql://seatledger@db.internal/ledger"),
+        ("postgresql://seatledger@db.internal/ledger?password=s3cret&sslmode=disable", "postgresql://seatledger@db.internal/ledger?sslmode=disable"),
         ("postgresql://seatledger@db.internal/ledger", "postgresql://seatledger@db.internal/ledger"),
         ("postgresql://db.internal/ledger", "postgresql://db.internal/ledger"),
     ])
