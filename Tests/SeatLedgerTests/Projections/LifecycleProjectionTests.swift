@@ -241,9 +241,7 @@ struct LifecycleProjectionTests {
     func organizationSeat() throws {
         var b = B()
         let seat = "2000000000000501"
-        b.notification("SUBSCRIBED", "INITIAL_BUY", at: start,
-                       transaction: B.transaction(id: seat, original: seat, app: "704000000000000501", ownership: "ASSIGNED",
-                                                  purchase: start, expires: end, model: nil))
+        b.assignedSeat(seat, app: "704000000000000501", purchase: start, expires: end)
         b.api("GetCustomerGroups", path: "/groups/v1/currentGroups/\(seat)",
               body: ["groups": [["groupId": "org-7", "groupType": "ORGANIZATION", "roles": [["productId": .string(B.product), "role": "NONE"]]]]],
               at: B.days(1))

@@ -80,9 +80,7 @@ struct ProjectionEdgeCaseTests {
     func organizationSeatCountsAreIntegers() throws {
         var b = B()
         let seat = "2000000000000501"
-        b.notification("SUBSCRIBED", "INITIAL_BUY", at: start,
-                       transaction: B.transaction(id: seat, original: seat, app: "704000000000000501", ownership: "ASSIGNED",
-                                                  purchase: start, expires: end, model: nil))
+        b.assignedSeat(seat, app: "704000000000000501", purchase: start, expires: end)
         b.api("GetCustomerGroups", path: "/groups/v1/currentGroups/\(seat)",
               body: ["groups": [["groupId": "org-7", "groupType": "ORGANIZATION"]]], at: B.days(1))
         let state = try #require(b.state("org-7", asOf: B.days(2)))

@@ -109,9 +109,7 @@ struct ReportFixTests {
     func unlinkedMemberExpiryDated() throws {
         var b = B()
         let m = "2000000000000301"
-        b.notification("SUBSCRIBED", "INITIAL_BUY", at: B.days(1),
-                       transaction: B.transaction(id: m, original: m, app: "704000000000000301", ownership: "ASSIGNED",
-                                                  purchase: B.days(1), expires: B.days(10), model: nil))
+        b.assignedSeat(m, app: "704000000000000301", purchase: B.days(1), expires: B.days(10))
         let entries = GroupReplay.entries(membership: try membership(b, "unlinked:" + m), facts: b.facts, now: B.days(40))
         let lost = entries.first { $0.changes.contains { $0.field == "member.access" } }
         #expect(lost?.effectiveAt == B.days(10), "effectiveAt \(lost.map { Timestamp.iso8601($0.effectiveAt) } ?? "none")")
@@ -121,9 +119,7 @@ struct ReportFixTests {
     func unlinkedGroupNoUnknownStatusChange() throws {
         var b = B()
         let m = "2000000000000301"
-        b.notification("SUBSCRIBED", "INITIAL_BUY", at: B.days(1),
-                       transaction: B.transaction(id: m, original: m, app: "704000000000000301", ownership: "ASSIGNED",
-                                                  purchase: B.days(1), expires: B.days(10), model: nil))
+        b.assignedSeat(m, app: "704000000000000301", purchase: B.days(1), expires: B.days(10))
         let entries = GroupReplay.entries(membership: try membership(b, "unlinked:" + m), facts: b.facts, now: B.days(5))
         #expect(!entries.contains { $0.changes.contains { $0.field == "status" } }, "\(entries.map { $0.changes.map(\.text) })")
         #expect(entries.first?.changes.contains { $0.field == "member.added" } == true)

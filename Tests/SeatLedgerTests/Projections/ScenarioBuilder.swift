@@ -108,6 +108,16 @@ struct ScenarioBuilder {
 
     // MARK: Common steps
 
+    /// An `ASSIGNED` seat holder's `SUBSCRIBED`/`INITIAL_BUY` with their own transaction `otid`
+    /// (`model` nil: an organization seat, no invitation model); returns the event id.
+    @discardableResult
+    mutating func assignedSeat(_ otid: String, app: String, purchase: EpochMillis, expires: EpochMillis,
+                               model: String? = nil) -> String {
+        notification("SUBSCRIBED", "INITIAL_BUY", at: purchase,
+                     transaction: Self.transaction(id: otid, original: otid, app: app, ownership: "ASSIGNED", purchase: purchase,
+                                                   expires: expires, model: model))
+    }
+
     @discardableResult
     mutating func claim(_ claimId: String, purchaser: String, at time: EpochMillis, request: String? = nil,
                         app: String? = nil, memberRef: String? = nil) -> String {
