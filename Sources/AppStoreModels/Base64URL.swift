@@ -36,6 +36,20 @@ public enum Base64URL {
     public static func decodeBytes(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var count = buffer.count
         while count > 0, buffer[count - 1] == UInt8(ascii: "=") { count -= 1 }
+        return decodeBytes(buffer: buffer, count: count, strict: false)
+    }
+
+    /// Decodes the canonical unpadded base64url of compact JWS (RFC 7515 §2): `nil` for a byte
+    /// outside the alphabet, any `=`, a length of 1 mod 4, or non-zero bits left over in the last
+    /// character. So each byte string has exactly one accepted text: a JWS with `=` appended or
+    /// its last character's spare bits changed is refused rather than verifying as the original.
+    public static func decodeCanonicalBytes(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        decodeBytes(buffer: buffer, count: buffer.count, strict: true)
+    }
+
+    /// Decodes the first `count` bytes of `buffer`; `strict` refuses non-zero leftover bits
+    /// (a `=` is then outside the alphabet, as `count` covers the whole buffer).
+    private static func decodeBytes(buffer: UnsafeBufferPointer<UInt8>, count: Int, strict: Bool) -> [UInt8]? {
         if count % 4 == 1 { return nil }
         let outputCount = count / 4 * 3 + max(0, count % 4 - 1)
         var valid = true
@@ -63,6 +77,8 @@ public enum Base64URL {
                         if value & 0x80 != 0 { valid = false; break }
                         group = group << 6 | value
                     }
+                    // 2 characters carry 12 bits for 8, 3 carry 18 for 16: the rest must be zero.
+                    if valid, strict, group & (count - input == 2 ? 0x0F : 0x03) != 0 { valid = false }
                     if valid {
                         if count - input == 2 {
                             out[written] = UInt8(truncatingIfNeeded: group >> 4)

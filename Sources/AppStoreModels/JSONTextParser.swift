@@ -161,21 +161,34 @@ struct JSONTextParser {
         if index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+                let run = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                guard Self.isValidUTF8(run) else { throw fail("invalid UTF-8 in string") }
+                let text = String(decoding: run, as: UTF8.self)
                 index += 1
                 return text
             }
             if byte < 0x20 { throw fail("control character in string") }
         }
         var scalars = Array(bytes[start..<index])
+        // Escapes only ever add whole, valid sequences; raw bytes at or above 0x80 need checking.
+        var sawNonASCII = Self.containsNonASCII(UnsafeBufferPointer(rebasing: bytes[start..<index]))
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
+                if sawNonASCII {
+                    let valid = scalars.withUnsafeBufferPointer { Self.isValidUTF8($0) }
+                    guard valid else { throw fail("invalid UTF-8 in string") }
+                }
                 index += 1
                 return String(decoding: scalars, as: UTF8.self)
             }
             if byte < 0x20 { throw fail("control character in string") }
-            if byte != UInt8(ascii: "\\") { scalars.append(byte); index += 1; continue }
+            if byte != UInt8(ascii: "\\") {
+                if byte >= 0x80 { sawNonASCII = true }
+                scalars.append(byte)
+                index += 1
+                continue
+            }
             index += 1
             guard index < bytes.count else { break }
             let escape = bytes[index]
@@ -208,6 +221,64 @@ struct JSONTextParser {
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// Whether `run` holds a byte at or above 0x80 (eight bytes at a time).
+    static func containsNonASCII(_ run: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        let count = run.count
+        if let base = run.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= count {
+                if raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return true }
+                i += 8
+            }
+        }
+        while i < count {
+            if run[i] >= 0x80 { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// Whether `run` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+    /// above U+10FFFF, no truncated sequence). Plain ASCII is skipped eight bytes at a time, so
+    /// the common all-ASCII string costs one pass of word loads.
+    static func isValidUTF8(_ run: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        let count = run.count
+        guard let base = run.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        while i < count {
+            if i + 8 <= count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                i += 8
+                continue
+            }
+            let lead = run[i]
+            if lead < 0x80 { i += 1; continue }
+            let length: Int
+            var low: UInt8 = 0x80, high: UInt8 = 0xBF  // allowed range of the second byte
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; high = 0x9F
+            case 0xF0: length = 4; low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; high = 0x8F
+            default: return false
+            }
+            guard i + length <= count else { return false }
+            let second = run[i + 1]
+            guard second >= low, second <= high else { return false }
+            var k = 2
+            while k < length {
+                guard run[i + k] & 0xC0 == 0x80 else { return false }
+                k += 1
+            }
+            i += length
+        }
+        return true
     }
 
     private mutating func parseHex4() throws(JSONParseError) -> UInt32 {
@@ -263,9 +334,23 @@ struct JSONTextParser {
             }
             return .int(negative ? -value : value)
         }
+        // Number text is ASCII digits, sign, '.', 'e' only (checked above).
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-        if integral, let exact = Int64(text) { return .int(exact) }
-        guard let double = Double(text) else { throw fail("number out of range") }
+        if integral {
+            // An integer literal is kept exact or refused: rounding it to a Double would make
+            // distinct inputs (and their canonical forms, hence event ids) collide.
+            guard let exact = Int64(text) else {
+                index = start
+                let shown = text.count > 32 ? text.prefix(32) + "…" : Substring(text)
+                throw fail("integer \(shown) out of range (must fit a signed 64-bit integer)")
+            }
+            return .int(exact)
+        }
+        // A literal such as 1e999 overflows to infinity, which has no JSON form to write back.
+        guard let double = Double(text), double.isFinite else {
+            index = start
+            throw fail("number out of range")
+        }
         return .double(double)
     }
 

@@ -66,7 +66,7 @@ public enum JSONValue: Sendable, Hashable {
     public var int64Value: Int64? {
         switch self {
         case .int(let i): return i
-        case .double(let d) where d.rounded() == d && abs(d) < 9.2e18: return Int64(d)
+        case .double(let d): return Int64(exactly: d)  // nil for fractions, ±infinity, NaN and |d| ≥ 2^63
         case .string(let s): return Int64(s)
         default: return nil
         }
@@ -270,6 +270,11 @@ public enum JSONValue: Sendable, Hashable {
     /// the first quote, backslash or control character, or the whole count when there is none.
     public static func plainPrefixLength(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
         JSONTextParser.plainRunEnd(utf8, from: 0)
+    }
+
+    /// Whether `utf8` is well-formed UTF-8 (what the parser requires of every string and name).
+    public static func isValidUTF8(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        JSONTextParser.isValidUTF8(utf8)
     }
 
     /// Writes the decimal digits of `value` (what `String(value)` renders).

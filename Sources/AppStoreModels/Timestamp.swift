@@ -18,11 +18,14 @@ public enum Timestamp {
     }
 
     /// Reads a JSON timestamp: a number of milliseconds, or a string in either form.
+    ///
+    /// A fractional number is truncated toward zero; one outside the `Int64` range (e.g. `1e300`)
+    /// or not finite gives `nil`, never a trap.
     public static func parse(_ json: JSONValue?) -> EpochMillis? {
         guard let json else { return nil }
         switch json {
         case .int(let i): return i
-        case .double(let d) where d.isFinite: return Int64(d)
+        case .double(let d): return d.isFinite ? Int64(exactly: d.rounded(.towardZero)) : nil
         case .string(let s): return parse(s)
         default: return nil
         }

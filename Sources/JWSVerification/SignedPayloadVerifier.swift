@@ -118,11 +118,11 @@ public final class SignedPayloadVerifier: Sendable {
         guard !headerPart.isEmpty, !payloadPart.isEmpty, !signaturePart.isEmpty else {
             throw VerificationError(.notJWS, "a part is empty")
         }
-        guard let payloadBytes = Base64URL.decodeBytes(buffer: payloadPart) else {
-            throw VerificationError(.notJWS, "payload is not base64url")
+        guard let payloadBytes = Base64URL.decodeCanonicalBytes(buffer: payloadPart) else {
+            throw VerificationError(.notJWS, "payload is not unpadded base64url (RFC 7515: no '=', no stray bits)")
         }
-        guard let signature = Base64URL.decodeBytes(buffer: signaturePart) else {
-            throw VerificationError(.notJWS, "signature is not base64url")
+        guard let signature = Base64URL.decodeCanonicalBytes(buffer: signaturePart) else {
+            throw VerificationError(.notJWS, "signature is not unpadded base64url (RFC 7515: no '=', no stray bits)")
         }
         let parsedHeader = try header(of: headerPart)
         let header = parsedHeader.header
@@ -229,8 +229,8 @@ public final class SignedPayloadVerifier: Sendable {
             cache.last = RecentHeader(text: [UInt8](text), parsed: found)
             return found
         }) { return cached }
-        guard let headerBytes = Base64URL.decodeBytes(buffer: text) else {
-            throw VerificationError(.notJWS, "header is not base64url")
+        guard let headerBytes = Base64URL.decodeCanonicalBytes(buffer: text) else {
+            throw VerificationError(.notJWS, "header is not unpadded base64url (RFC 7515: no '=', no stray bits)")
         }
         let header: JSONValue
         do {

@@ -35,7 +35,7 @@ public struct MessageDecoder: Sendable {
         // The form Apple posts, read in place: no copy of the (often 15 KB) body before the JWS string.
         let plain = message.raw.withUnsafeBytes { raw -> String? in
             let all = raw.bindMemory(to: UInt8.self)
-            var start = 0, end = all.count
+            var start = Self.byteOrderMarkLength(all), end = all.count
             while start < end, isSpace(all[start]) { start += 1 }
             while end > start, isSpace(all[end - 1]) { end -= 1 }
             return Self.plainSignedPayload(UnsafeBufferPointer(rebasing: all[start..<end]))
@@ -44,7 +44,7 @@ public struct MessageDecoder: Sendable {
             return [try decodeNotification(jws: jws, raw: message.raw, source: message.source, origin: message.origin)]
         }
         let bytes = [UInt8](message.raw)
-        var start = 0, end = bytes.count
+        var start = bytes.withUnsafeBufferPointer { Self.byteOrderMarkLength($0) }, end = bytes.count
         while start < end, isSpace(bytes[start]) { start += 1 }
         while end > start, isSpace(bytes[end - 1]) { end -= 1 }
         guard start < end else { throw IngestRejection(code: "empty_message", reason: "empty message") }
@@ -74,6 +74,14 @@ public struct MessageDecoder: Sendable {
 
     private func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
+    /// 3 when `bytes` starts with a UTF-8 byte order mark (EF BB BF), else 0.
+    ///
+    /// Editors on Windows often write one at the start of a file; it is skipped for decoding only
+    /// (the raw bytes stored or quarantined keep it), so such a line decodes like the line without it.
+    static func byteOrderMarkLength(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
+    }
+
     private static let signedPayloadPrefix = Array(#"{"signedPayload":""#.utf8)
     private static let signedPayloadSuffix = Array(#""}"#.utf8)
 
@@ -87,6 +95,8 @@ public struct MessageDecoder: Sendable {
         let value = UnsafeBufferPointer(rebasing: body[prefix.count..<(body.count - suffix.count)])
         // A quote, backslash or control character inside means another shape: parse it in full.
         guard JSONValue.plainPrefixLength(value) == value.count else { return nil }
+        // Invalid UTF-8 takes the general path too, which refuses it as malformed JSON.
+        guard JSONValue.isValidUTF8(value) else { return nil }
         return String(decoding: value, as: UTF8.self)
     }
 
@@ -152,28 +162,53 @@ public struct MessageDecoder: Sendable {
                         source: source, origin: origin)
     }
 
+    /// Top-level members other than `data`, `summary` and `unclaimInfo` that name an app
+    /// (`bundleId` / `environment` / `appAppleId`), in the order they are consulted.
+    static let otherIdentityMembers = ["appData", "externalPurchaseToken"]
+
     /// Bundle, environment and (Production) app Apple id must match the ledger.
     ///
-    /// An `UNCLAIM_SEATS` payload carrying only `unclaimInfo` with no app identifiers at all is
-    /// accepted on its trusted signature alone (Apple documents no identity fields there; see
-    /// `Events/notifications/UNCLAIM_SEATS.md`).
+    /// The identity is read from `data`, else `summary`, else `appData`, else
+    /// `externalPurchaseToken`, else `unclaimInfo`. The one exemption: a notification whose
+    /// `notificationType` is `UNCLAIM_SEATS`, with no `data`, `summary`, `appData` or
+    /// `externalPurchaseToken`, and whose `unclaimInfo` names no app at all, is accepted on its
+    /// trusted signature alone (Apple documents no identity fields there; see
+    /// `Events/notifications/UNCLAIM_SEATS.md`). Any other type, or any other identity-bearing
+    /// member, is checked as usual.
     private func checkAppIdentity(_ payload: NotificationPayload) throws(IngestRejection) {
-        let where_ = payload.data != nil ? "data" : payload.summary != nil ? "summary" : payload.unclaimInfo != nil ? "unclaimInfo" : "payload"
-        if payload.data == nil, payload.summary == nil, let unclaim = payload.unclaimInfo,
+        let other = payload.data == nil && payload.summary == nil
+            ? Self.otherIdentityMembers.first { payload.json[$0] != nil && !(payload.json[$0]?.isNull ?? true) }
+            : nil
+        if payload.data == nil, payload.summary == nil, other == nil,
+           payload.notificationType?.rawValue == "UNCLAIM_SEATS", let unclaim = payload.unclaimInfo,
            unclaim.bundleId == nil, unclaim.environment == nil, unclaim.appAppleId == nil {
             return
         }
-        if payload.bundleId != configuration.bundleId {
-            throw .bundleMismatch(found: payload.bundleId, expected: configuration.bundleId, at: where_)
+        let where_: String
+        let bundleId: String?, environment: AppStoreEnvironment?, appAppleId: Int64?
+        if payload.data == nil, payload.summary == nil, let other {
+            let member = payload.json[other]
+            where_ = other
+            bundleId = member?["bundleId"]?.stringValue
+            environment = member?["environment"]?.stringValue.map(AppStoreEnvironment.init(rawValue:))
+            appAppleId = member?["appAppleId"]?.int64Value
+        } else {
+            where_ = payload.data != nil ? "data" : payload.summary != nil ? "summary" : payload.unclaimInfo != nil ? "unclaimInfo" : "payload"
+            bundleId = payload.bundleId
+            environment = payload.environment
+            appAppleId = payload.appAppleId
         }
-        if payload.environment != configuration.environment {
-            throw .environmentMismatch(found: payload.environment?.rawValue, expected: configuration.environment.rawValue,
+        if bundleId != configuration.bundleId {
+            throw .bundleMismatch(found: bundleId, expected: configuration.bundleId, at: where_)
+        }
+        if environment != configuration.environment {
+            throw .environmentMismatch(found: environment?.rawValue, expected: configuration.environment.rawValue,
                                        at: where_)
         }
         if configuration.environment == .production, let expected = configuration.appAppleId,
-           payload.appAppleId != expected {
+           appAppleId != expected {
             throw IngestRejection(code: "app_apple_id_mismatch",
-                                  reason: "app Apple id mismatch: \(where_) names \(payload.appAppleId.map(String.init) ?? "none"), ledger expects \(expected)")
+                                  reason: "app Apple id mismatch: \(where_) names \(appAppleId.map(String.init) ?? "none"), ledger expects \(expected)")
         }
     }
 

@@ -173,8 +173,10 @@ enum IngestCommand: Command {
                 }
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
                 let source = "\(label):\(reader.lineNumber)"
-                let rejection: IngestRejection? = line.count > reader.maxLineLength
-                    ? IngestRejection(code: "line_too_long", reason: "line too long: \(line.count) bytes (limit \(reader.maxLineLength))")
+                // A CRLF line end's '\r' is not content: one trailing '\r' does not count toward the limit.
+                let length = line.last == 0x0D ? line.count - 1 : line.count
+                let rejection: IngestRejection? = length > reader.maxLineLength
+                    ? IngestRejection(code: "line_too_long", reason: "line too long: \(length) bytes (limit \(reader.maxLineLength))")
                     : nil
                 batch.append(InboundMessage(raw: line, source: source, origin: .live, preRejection: rejection))
             }
