@@ -372,4 +372,80 @@ struct ProjectionEdgeCaseTests {
         #expect(listed.apple?.assignedSeatClaimIds == [], "an omitted list is an empty one")
         #expect(listed.drift.map(\.field) == ["available", "assignedSeatClaimIds"], "Apple counts 4 available and no claim; we hold c-1")
     }
+
+    // MARK: Which event a loss cites, and losses no other test reads (found by mutating the code)
+
+    @Test("an expiry cites the EXPIRED notification, not a later event that repeats the transaction")
+    func expiryCitesTheNotice() throws {
+        var b = devGroup(seats: 3)
+        b.claim("c-1", purchaser: Self.p, at: B.days(1))
+        let expired = b.notification("EXPIRED", "VOLUNTARY", at: end + 1000,
+                                     transaction: B.transaction(id: Self.p, original: Self.p, quantity: 3, purchase: start, expires: end,
+                                                                signed: end + 1000))
+        b.api("GetTransactionHistory", path: "/inApps/v2/history/\(Self.p)", body: ["hasMore": false], at: B.days(32),
+              transactions: [B.transaction(id: Self.p, original: Self.p, quantity: 3, purchase: start, expires: end, signed: B.days(32))])
+        let state = try #require(b.state(Self.p, asOf: B.days(33)))
+        #expect(state.purchaser?.revocation == Revocation(reason: .expired, at: end, eventId: expired))
+        #expect(state.member(claim: "c-1")?.revocation == Revocation(reason: .groupExpired, at: end, eventId: expired))
+    }
+
+    @Test("a revocation cites the event that first carried it, for the purchaser and for a member")
+    func revocationCitesFirstCarrier() throws {
+        var b = appleGroup()
+        let m = "2000000000000101"
+        let member = B.transaction(id: m, original: m, app: "7\(m)", ownership: "ASSIGNED", purchase: B.days(1), expires: end,
+                                   signed: B.days(3), model: "APPLE", revocationDate: B.days(3), revocationType: "ASSIGNMENT_REVOKE")
+        let purchaser = B.transaction(id: Self.p, original: Self.p, app: Self.pApp, quantity: 5, purchase: start, expires: end,
+                                      signed: B.days(5), model: "APPLE", revocationDate: B.days(5), revocationType: "REFUND_FULL")
+        let revoke = b.notification("REVOKE", at: B.days(3), transaction: member)
+        let refund = b.notification("REFUND", at: B.days(5), transaction: purchaser)
+        // Later, a transaction history repeats both revoked transactions (newer signed dates).
+        func later(_ tx: JSONValue) -> JSONValue {
+            guard case .object(var fields) = tx else { return tx }
+            fields["signedDate"] = .int(B.days(8))
+            return .object(fields)
+        }
+        b.api("GetTransactionHistory", path: "/inApps/v2/history/\(Self.p)", body: ["hasMore": false], at: B.days(8),
+              transactions: [later(member), later(purchaser)])
+        let state = try #require(b.state(Self.p, asOf: B.days(9)))
+        #expect(state.purchaser?.revocation == Revocation(reason: .refundFull, at: B.days(5), eventId: refund))
+        #expect(state.member(otid: m)?.revocation == Revocation(reason: .assignmentRevoke, at: B.days(3), eventId: revoke))
+    }
+
+    @Test("a claim unclaimed before the group expired keeps its unclaim as the reason after the expiry")
+    func unclaimBeforeExpiryWins() throws {
+        var b = devGroup(seats: 3)
+        b.claim("c-1", purchaser: Self.p, at: B.days(1))
+        let unclaimed = b.unclaim("c-1", purchaser: Self.p, at: B.days(20))
+        b.notification("EXPIRED", "VOLUNTARY", at: end + 1000,
+                       transaction: B.transaction(id: Self.p, original: Self.p, quantity: 3, purchase: start, expires: end))
+        let state = try #require(b.state(Self.p, asOf: B.days(35)))
+        let claim = try #require(state.member(claim: "c-1"))
+        #expect(claim.revocation == Revocation(reason: .unclaimedByDeveloper, at: B.days(20), eventId: unclaimed))
+        #expect(claim.accessUntil == B.days(20) && !claim.hasAccess)
+    }
+
+    @Test("a claim whose purchaser's transaction was never seen has no access (nothing proves the subscription)")
+    func claimWithoutPurchaserTransaction() throws {
+        var b = B()
+        b.claim("c-1", purchaser: Self.p, at: B.days(1))
+        let state = try #require(b.state(Self.p, asOf: B.days(2)))
+        #expect(state.status == .unknown)
+        #expect(state.member(claim: "c-1")?.hasAccess == false)
+        #expect(state.seats.claimed == 1)
+    }
+
+    @Test("a purchaser revoked with any revocationType keeps it verbatim; members get GROUP_REVOKED",
+          arguments: ["REFUND_PRORATED", "FAMILY_REVOKE", "SOMETHING_NEW"])
+    func purchaserRevocationTypeVerbatim(_ type: String) throws {
+        var b = devGroup(seats: 3)
+        b.claim("c-1", purchaser: Self.p, at: B.days(1))
+        let refund = b.notification("REFUND", at: B.days(5), transaction: B.transaction(
+            id: Self.p, original: Self.p, quantity: 3, purchase: start, expires: end, signed: B.days(5),
+            revocationDate: B.days(5), revocationType: type))
+        let state = try #require(b.state(Self.p, asOf: B.days(6)))
+        #expect(state.status == .revoked)
+        #expect(state.purchaser?.revocation == Revocation(reason: RevocationReason(rawValue: type), at: B.days(5), eventId: refund))
+        #expect(state.member(claim: "c-1")?.revocation == Revocation(reason: .groupRevoked, at: B.days(5), eventId: refund))
+    }
 }
