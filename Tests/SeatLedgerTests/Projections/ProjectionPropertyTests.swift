@@ -7,13 +7,17 @@ import Projections
 @testable import SeatLedger
 import Testing
 
-/// Random group histories built from the lifecycle steps.
+/// Random group histories built from the lifecycle steps of the testing guide: claims (with retries
+/// and Associate Seat), Apple-hosted joins and removals (typed, untyped and unknown revocation
+/// types), `UNCLAIM_SEATS`, seat increases and decreases, renewals, partial seat refunds, Get Seat
+/// Info, billing grace, and the endings: cancellation then expiry, grace expired, full refund.
 enum StreamGenerator {
     typealias B = ScenarioBuilder
 
     static func stream(seed: UInt64, groups: Int = 3) -> B {
         var rng = SeededRandom(seed: seed)
         var b = B()
+        var revocations = 0  // member revocations so far: their types take turns
         for g in 0..<groups {
             let otid = "20000000000\(String(format: "%05d", g + 1))"
             let app = "70400000000\(String(format: "%07d", g + 1))"
@@ -29,10 +33,16 @@ enum StreamGenerator {
                            renewal: B.renewal(original: otid, quantity: seats, signed: periodStart))
             var claims: [String] = []
             var members: [(String, String)] = []
+            // The current period's transactions (id, quantity) and seats refunded from its first.
+            var periodTransactions: [(id: String, quantity: Int64)] = [(otid, seats)]
+            var periodRefunded: Int64 = 0
             var time = periodStart
-            for step in 0..<Int.random(in: 4...14, using: &rng) {
+            var ended = false
+            for step in 0..<Int.random(in: 4...14, using: &rng) where !ended {
                 time += EpochMillis.random(in: 3_600_000...(3 * B.day), using: &rng)
-                switch Int.random(in: 0..<9, using: &rng) {
+                // Joins and removals (0–2) twice as likely as the rest, so groups have members to lose.
+                let pick = Int.random(in: 0..<20, using: &rng)
+                switch pick < 15 ? pick : pick % 3 {
                 case 0, 1:
                     if model == "DEVELOPER" {
                         let claim = "claim-\(g)-\(step)"
@@ -52,17 +62,21 @@ enum StreamGenerator {
                 case 2:
                     if let claim = claims.randomElement(using: &rng) { b.unclaim(claim, purchaser: otid, at: time) }
                     if let (member, memberApp) = members.randomElement(using: &rng) {
+                        let type = ["ASSIGNMENT_REVOKE", nil, "SOMETHING_NEW", "FAMILY_REVOKE"][(revocations + g + Int(seed % 4)) % 4]
+                        revocations += 1
                         b.notification("REVOKE", at: time, transaction: B.transaction(
                             id: member, original: member, app: memberApp, ownership: "ASSIGNED", purchase: periodStart,
-                            expires: periodEnd, signed: time, model: "APPLE", revocationDate: time, revocationType: "ASSIGNMENT_REVOKE"))
+                            expires: periodEnd, signed: time, model: "APPLE", revocationDate: time, revocationType: type))
                     }
                 case 3:
                     if let claim = claims.randomElement(using: &rng) { b.notification("UNCLAIM_SEATS", at: time, unclaim: [claim]) }
                 case 4:
                     let added = Int64.random(in: 1...3, using: &rng)
                     seats += added
+                    let addition = nextTx()
+                    periodTransactions.append((addition, added))
                     b.notification("DID_CHANGE_RENEWAL_PREF", "INCREASE_QUANTITY", at: time,
-                                   transaction: B.transaction(id: nextTx(), original: otid, app: app, quantity: added, purchase: time,
+                                   transaction: B.transaction(id: addition, original: otid, app: app, quantity: added, purchase: time,
                                                               expires: periodEnd, model: model, seatAddition: true),
                                    renewal: B.renewal(original: otid, quantity: seats, signed: time))
                 case 5:
@@ -73,17 +87,65 @@ enum StreamGenerator {
                     periodEnd = periodStart + 30 * B.day
                     seats = max(2, seats - Int64.random(in: 0...2, using: &rng))
                     time = max(time, periodStart)
+                    let renewal = nextTx()
+                    periodTransactions = [(renewal, seats)]
+                    periodRefunded = 0
                     b.notification("DID_RENEW", at: periodStart,
-                                   transaction: B.transaction(id: nextTx(), original: otid, app: app, quantity: seats,
+                                   transaction: B.transaction(id: renewal, original: otid, app: app, quantity: seats,
                                                               purchase: periodStart, expires: periodEnd, model: model),
                                    renewal: B.renewal(original: otid, quantity: seats, signed: periodStart))
                 case 7:
                     b.api("GetSeatInfo", path: "/groups/v1/transactions/\(otid)/seats",
                           body: ["totalSeatCount": .int(seats), "availableSeatCount": 0,
                                  "assignedSeatClaimIds": .array(claims.map(JSONValue.string))], at: time)
-                default:
+                case 8:
                     b.notification("DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: time,
                                    renewal: B.renewal(original: otid, quantity: seats, grace: periodEnd + 6 * B.day, retry: true, signed: time))
+                case 9:
+                    // A partial seat refund on the period's first transaction.
+                    guard seats > 2, let first = periodTransactions.first, periodRefunded + 1 < first.quantity else { continue }
+                    seats -= 1
+                    periodRefunded += 1
+                    b.notification("REFUND", "SEATS", at: time,
+                                   transaction: B.transaction(id: first.id, original: otid, app: app, quantity: first.quantity,
+                                                              purchase: periodStart, expires: periodEnd, signed: time, model: model,
+                                                              revokedSeats: periodRefunded),
+                                   renewal: B.renewal(original: otid, quantity: seats, signed: time))
+                case 10:
+                    if let claim = claims.randomElement(using: &rng) {
+                        b.api("AssociateSeat", method: "POST", path: "/groups/v1/transactions/\(otid)/seats/\(claim)/associate",
+                              request: ["appTransactionId": .string("app-\(claim)")], at: time)
+                    }
+                case 11:
+                    // Claim Seat retried with the same request: one seat.
+                    if let claim = claims.randomElement(using: &rng) { b.claim(claim, purchaser: otid, at: time) }
+                case 12:
+                    // Cancellation, then expiry at the period end: the group ends.
+                    b.notification("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", at: min(time, periodEnd - 1000),
+                                   renewal: B.renewal(original: otid, quantity: seats, signed: min(time, periodEnd - 1000)))
+                    let first = periodTransactions[0]
+                    b.notification("EXPIRED", "VOLUNTARY", at: periodEnd + 1000,
+                                   transaction: B.transaction(id: first.id, original: otid, app: app, quantity: first.quantity,
+                                                              purchase: periodStart, expires: periodEnd, model: model,
+                                                              revokedSeats: periodRefunded > 0 ? periodRefunded : nil))
+                    ended = true
+                case 13:
+                    // Billing grace, then grace expired: the group ends.
+                    let graceEnd = periodEnd + 6 * B.day
+                    b.notification("DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: periodEnd + 1000,
+                                   renewal: B.renewal(original: otid, quantity: seats, grace: graceEnd, retry: true, signed: periodEnd + 1000))
+                    b.notification("GRACE_PERIOD_EXPIRED", at: graceEnd + 1000,
+                                   renewal: B.renewal(original: otid, quantity: seats, grace: graceEnd, retry: true, signed: graceEnd + 1000))
+                    ended = true
+                default:
+                    // Full refund of the current period: every transaction revoked, the group ends.
+                    for (offset, transaction) in periodTransactions.enumerated() {
+                        b.notification("REFUND", at: time + EpochMillis(offset), transaction: B.transaction(
+                            id: transaction.id, original: otid, app: app, quantity: transaction.quantity, purchase: periodStart,
+                            expires: periodEnd, signed: time + EpochMillis(offset), model: model, revocationDate: time + EpochMillis(offset),
+                            revocationType: "REFUND_FULL", seatAddition: offset > 0))
+                    }
+                    ended = true
                 }
             }
         }
@@ -104,20 +166,46 @@ enum StreamGenerator {
 
 @Suite("Projection properties")
 struct ProjectionPropertyTests {
+    @Test("the generated histories of the property tests cover every lifecycle step")
+    func generatorCoversTheLifecycles() {
+        var kinds = Set<String>()
+        var revocationTypes = Set<String>()
+        for seed in UInt64(1)...UInt64(12) {
+            for fact in StreamGenerator.stream(seed: seed).facts {
+                kinds.insert([fact.type, fact.subtype].compactMap { $0 }.joined(separator: "/"))
+                for tx in fact.transactions where tx.revocationDate != nil {
+                    revocationTypes.insert(tx.revocationType?.rawValue ?? "none")
+                }
+            }
+        }
+        let required: Set = ["SUBSCRIBED/INITIAL_BUY", "ClaimSeat", "UnclaimSeat", "AssociateSeat", "GetSeatInfo", "GetGroupMembers",
+                             "REVOKE", "UNCLAIM_SEATS", "DID_CHANGE_RENEWAL_PREF/INCREASE_QUANTITY",
+                             "DID_CHANGE_RENEWAL_PREF/DECREASE_QUANTITY", "DID_RENEW", "REFUND/SEATS", "REFUND",
+                             "DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "EXPIRED/VOLUNTARY", "DID_FAIL_TO_RENEW/GRACE_PERIOD",
+                             "GRACE_PERIOD_EXPIRED"]
+        #expect(required.subtracting(kinds).isEmpty, "never generated: \(required.subtracting(kinds).sorted())")
+        #expect(revocationTypes.isSuperset(of: ["ASSIGNMENT_REVOKE", "SOMETHING_NEW", "REFUND_FULL"]), "\(revocationTypes.sorted())")
+    }
+
     @Test("any arrival order with any duplicates gives the identical state", arguments: Array(UInt64(1)...UInt64(12)))
     func orderAndDuplicatesDoNotMatter(seed: UInt64) {
         let stream = StreamGenerator.stream(seed: seed)
         let facts = stream.facts
         let horizon = (facts.map(\.occurredAt).max() ?? 0) + 40 * ScenarioBuilder.day
         var rng = SeededRandom(seed: seed &* 7919)
-        let expected = StreamGenerator.states(facts, asOf: horizon)
-        #expect(!expected.isEmpty)
+        // At the end and in the middle of the histories (three moments between the first and last event).
+        let times = facts.map(\.occurredAt).sorted()
+        let moments = [horizon] + (0..<3).compactMap { _ in times.randomElement(using: &rng).map { $0 + 1 } }
+        let expected = moments.map { StreamGenerator.states(facts, asOf: $0) }
+        #expect(!expected[0].isEmpty)
         for _ in 0..<5 {
             var shuffled = facts.shuffled(using: &rng)
             // Duplicates reach projections only as repeated facts if dedupe failed; they must be harmless too.
             shuffled += facts.filter { _ in Bool.random(using: &rng) }
             shuffled.shuffle(using: &rng)
-            #expect(StreamGenerator.states(shuffled, asOf: horizon) == expected)
+            for (moment, states) in zip(moments, expected) {
+                #expect(StreamGenerator.states(shuffled, asOf: moment) == states, "as of \(Timestamp.iso8601(moment))")
+            }
         }
     }
 
