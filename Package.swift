@@ -35,7 +35,7 @@ let package = Package(
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "EventStore", "PostgresClient", "PostgresTestSupport", "GroupSimulator", "Projections", "LedgerEvents", "AppStoreModels", "JWSVerification"]),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
-        .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport"], exclude: ["Golden/files"]),
+        .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams"], exclude: ["Golden/files"]),
     ],
     swiftLanguageModes: [.v6]
 )

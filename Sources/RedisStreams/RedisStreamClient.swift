@@ -48,10 +48,12 @@ public final class RedisStreamClient {
     public let url: RedisStreamURL
     private let connection: RedisConnection
 
-    /// Connects to the stream's server.
-    public init(url: RedisStreamURL, timeoutMilliseconds: Int = 2000) throws(RedisError) {
+    /// Connects to the stream's server. `longestBlockMilliseconds` is the longest `BLOCK` a read
+    /// will ask for: commands may take that long plus a margin before they time out.
+    public init(url: RedisStreamURL, timeoutMilliseconds: Int = 2000, longestBlockMilliseconds: Int = 0) throws(RedisError) {
         self.url = url
-        connection = try RedisConnection(host: url.host, port: url.port, timeoutMilliseconds: timeoutMilliseconds)
+        connection = try RedisConnection(host: url.host, port: url.port, timeoutMilliseconds: timeoutMilliseconds,
+                                         commandTimeoutMilliseconds: max(10_000, longestBlockMilliseconds + 5_000))
     }
 
     /// Creates the consumer group at the start of the stream (creating the stream too) unless it exists.

@@ -46,4 +46,9 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
 
     /// Whether this is a `NOGROUP` (consumer group or stream missing) reply.
     public var isNoGroup: Bool { message.hasPrefix("NOGROUP") }
+
+    /// Whether the server refused for now and will serve the same command later: it is loading its
+    /// dataset after a restart (`LOADING`), running a script (`BUSY`), mid-failover (`TRYAGAIN`,
+    /// `MASTERDOWN`).
+    public var isTransient: Bool { ["LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN"].contains { message.hasPrefix($0) } }
 }

@@ -65,7 +65,7 @@ public final class SQLiteConnection {
         // A cached statement stepped but not finished holds an implicit read snapshot; upgrading
         // it to a write fails with SQLITE_BUSY without consulting the busy timeout. Reset them all.
         resetStatements()
-        try execute("BEGIN IMMEDIATE")
+        try beginImmediate()
         do {
             let result = try body()
             try execute("COMMIT")
@@ -73,6 +73,25 @@ public final class SQLiteConnection {
         } catch {
             try? execute("ROLLBACK")
             throw error
+        }
+    }
+
+    /// How many times `BEGIN IMMEDIATE` is tried when another process holds the write lock through
+    /// a whole busy timeout (a writer committing batch after batch takes the lock back between
+    /// the busy handler's polls, so one timeout is not a fair chance).
+    public var beginAttempts = 20
+
+    /// `BEGIN IMMEDIATE`, tried again after a short random pause while the database stays busy.
+    private func beginImmediate() throws(SQLiteError) {
+        var attempt = 1
+        while true {
+            do {
+                try execute("BEGIN IMMEDIATE")
+                return
+            } catch where error.isBusy && attempt < beginAttempts {
+                attempt += 1
+                usleep(UInt32.random(in: 1_000...50_000))
+            }
         }
     }
 

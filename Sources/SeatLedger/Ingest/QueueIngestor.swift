@@ -110,6 +110,12 @@ public final class QueueIngestor {
                         // an already-read batch back (it commits as soon as this returns). Several
                         // batches can be read ahead, so any of them may be the one waiting.
                         let awaitingCommit = batchIds.contains { !$0.isEmpty }
+                        // Entries a dead consumer left pending are claimed on a timer, also while traffic
+                        // keeps every read busy (not only when a read comes back empty).
+                        if Date().timeIntervalSince(lastClaim) * 1000 > Double(options.minIdleMilliseconds) {
+                            try claimIdle(client, shouldStop: shouldStop, onBatch: onBatch)
+                            lastClaim = Date()
+                        }
                         let entries = try client.read(group: options.group, consumer: options.consumer, count: options.batchSize,
                                                       blockMilliseconds: awaitingCommit ? nil : options.blockMilliseconds)
                         backoff = 0.1
@@ -121,11 +127,10 @@ public final class QueueIngestor {
                         if entries.isEmpty {
                             stats.pending = try client.pendingCount(group: options.group)
                             stats.lag = try client.lag(group: options.group)
-                            if options.untilEmpty { drained = true; return nil }
-                            if Date().timeIntervalSince(lastClaim) * 1000 > Double(options.minIdleMilliseconds) {
-                                try claimIdle(client, shouldStop: shouldStop, onBatch: onBatch)
-                                lastClaim = Date()
-                            }
+                            // Drained means nothing new and nothing pending: entries another (maybe dead)
+                            // consumer holds are waited for, and claimed once idle for --min-idle-ms.
+                            if options.untilEmpty, stats.pending == 0 { drained = true; return nil }
+                            if options.untilEmpty { Thread.sleep(forTimeInterval: min(0.2, Double(options.minIdleMilliseconds) / 1000)) }
                             continue
                         }
                         batchIds.append(entries.map(\.id))
@@ -154,8 +159,9 @@ public final class QueueIngestor {
                     backoff = min(backoff * 2, options.maxBackoffSeconds)
                     if (try? ledger.store.reconnect()) != nil { break }
                 }
-            } catch let error as RedisError where error.isConnectionError || error.isNoGroup {
-                // Redis restarted or unreachable (or the group vanished with the data): reconnect with backoff.
+            } catch let error as RedisError where error.isConnectionError || error.isNoGroup || error.isTransient {
+                // Redis restarted or unreachable (or the group vanished with the data, or the server is
+                // still loading its dataset): reconnect with backoff.
                 client = nil
                 recovered = false
                 stats.reconnects += 1
@@ -178,7 +184,7 @@ public final class QueueIngestor {
 
     private func connectedClient() throws -> RedisStreamClient {
         if let client { return client }
-        let fresh = try RedisStreamClient(url: url)
+        let fresh = try RedisStreamClient(url: url, longestBlockMilliseconds: options.blockMilliseconds)
         try fresh.ensureGroup(options.group)
         client = fresh
         return fresh

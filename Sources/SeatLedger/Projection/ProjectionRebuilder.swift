@@ -103,7 +103,17 @@ struct ProjectionRebuilder {
     }
 
     /// Group keys whose stored projection (index rows or snapshot) differs from a recomputation.
+    ///
+    /// The scan runs on the same connection, inside the same read snapshot as the stored states it
+    /// is compared with: a reader thread with its own connection would see appends that a running
+    /// ingest committed in between, and report their groups as stale.
     func staleGroups(progress: ((String) -> Void)?) throws -> [String] {
+        var rebuilder = self
+        rebuilder.scansOnReaderThread = false
+        return try rebuilder.staleGroupsInOneSnapshot(progress: progress)
+    }
+
+    private func staleGroupsInOneSnapshot(progress: ((String) -> Void)?) throws -> [String] {
         try store.read {
             let stored = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) })
             var differing = Set<String>()

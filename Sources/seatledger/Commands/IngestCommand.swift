@@ -49,8 +49,10 @@ enum IngestCommand: Command {
       --consumer C          consumer name (default: host name and process id)
       --block-ms N          how long one read waits for new entries (default 1000)
       --min-idle-ms N       claim other consumers' entries idle this long (default 30000)
-      --until-empty         stop when the stream has nothing new (one-shot drain); give up with
-                            exit 2 after 5 consecutive failed attempts to reach Redis
+      --until-empty         stop when the stream has nothing new and nothing pending (one-shot
+                            drain; entries a dead consumer left pending are claimed once idle
+                            for --min-idle-ms); give up with exit 2 after 5 consecutive failed
+                            attempts to reach Redis
       --batch-size N        messages per transaction (default 256)
       --max-line-length N   longer lines are quarantined as line_too_long (default 1048576)
       --spool               take directory INPUTs as spool directories (creates done/ and rejected/)

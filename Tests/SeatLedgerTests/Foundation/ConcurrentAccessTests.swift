@@ -45,4 +45,45 @@ struct ConcurrentAccessTests {
         let verify = try CLI.run(["verify", "--db", test.path, "--json"])
         #expect(verify.exitCode == 0, "\(verify)")
     }
+
+    /// Holds a connection for another thread. `@unchecked Sendable` is safe: the test hands the
+    /// connection over once and the main thread does not touch it afterwards.
+    final class Handover: @unchecked Sendable {
+        let connection: SQLiteConnection
+        init(_ connection: SQLiteConnection) { self.connection = connection }
+    }
+
+    @Test("a writer that waits longer than its busy timeout tries BEGIN IMMEDIATE again instead of failing")
+    func beginRetriesWhileBusy() throws {
+        let directory = try TemporaryDirectory(label: "busy")
+        let path = directory.path("busy.sqlite")
+        let setup = try SQLiteConnection(path: path, create: true)
+        try setup.execute("PRAGMA journal_mode = WAL")
+        try setup.execute("CREATE TABLE t(x INTEGER)")
+        let waiter = try SQLiteConnection(path: path, create: false)
+        waiter.setBusyTimeout(milliseconds: 20)
+
+        func holdWriteLock(seconds: Double) throws -> DispatchSemaphore {
+            let holder = Handover(try SQLiteConnection(path: path, create: false))
+            try holder.connection.execute("BEGIN IMMEDIATE")
+            let released = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: seconds)
+                try? holder.connection.execute("COMMIT")
+                released.signal()
+            }
+            return released
+        }
+
+        waiter.beginAttempts = 1
+        let first = try holdWriteLock(seconds: 0.3)
+        #expect(throws: SQLiteError.self) { try waiter.writeTransaction { try waiter.execute("INSERT INTO t VALUES (1)") } }
+        first.wait()
+
+        waiter.beginAttempts = 100
+        let second = try holdWriteLock(seconds: 0.3)
+        try waiter.writeTransaction { try waiter.execute("INSERT INTO t VALUES (2)") }
+        second.wait()
+        #expect(try waiter.scalarInt("SELECT count(*) FROM t") == 1, "only the retried write landed")
+    }
 }
