@@ -221,8 +221,14 @@ public final class QueueIngestor {
         let source = "redis:\(url.key):\(entry.id)"
         guard let body = entry.fields[options.field] else {
             let fields = entry.fields.keys.sorted().joined(separator: ", ")
-            let raw = Data(entry.fields.sorted { $0.key < $1.key }.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" }
-                .joined(separator: "\n").utf8)
+            // The entry as it was, bytes exact (values are binary), under its stream id: two such
+            // entries are two quarantine items, never one (the quarantine dedups on the raw bytes).
+            var raw = Data("redis entry \(entry.id)\n".utf8)
+            for (name, value) in entry.fields.sorted(by: { $0.key < $1.key }) {
+                raw.append(contentsOf: Array("\(name)=".utf8))
+                raw.append(value)
+                raw.append(0x0A)
+            }
             return InboundMessage(raw: raw, source: source, preRejection: IngestRejection(
                 code: "missing_body_field", reason: "stream entry has no \"\(options.field)\" field (fields: \(fields.isEmpty ? "none" : fields))"))
         }

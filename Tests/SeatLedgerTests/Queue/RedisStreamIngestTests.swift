@@ -50,15 +50,21 @@ struct RedisStreamIngestTests {
         let test = try TestLedger()
         try Self.enqueue(["{\"signedPayload\": \"not.a.jws\"}", "{broken json"], to: "\(redis.url)/notes", in: test.directory)
         let otherId = try redis.redisCLI(["XADD", "notes", "*", "wrongfield", "x"])
+        let sameAgainId = try redis.redisCLI(["XADD", "notes", "*", "wrongfield", "x"])  // the same fields: another entry
         let result = try CLI.run(["ingest", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
                                   "--consumer", "w1", "--until-empty", "--block-ms", "200", "--json"])
         #expect(result.exitCode == 3, "quarantined inputs give exit 3: \(result)")
         #expect(try result.json()["pending"]?.int64Value == 0)
         let quarantine = try CLI.run(["quarantine", "list", "--db", test.path, "--json"]).json().arrayValue ?? []
-        #expect(quarantine.count == 3)
+        #expect(quarantine.count == 4, "two entries with the same fields are two items")
         let codes = Set(quarantine.compactMap { $0["errorCode"]?.stringValue })
         #expect(codes.isSuperset(of: ["malformed_json", "missing_body_field"]))
-        #expect(quarantine.contains { $0["source"]?.stringValue == "redis:notes:\(otherId)" })
+        for id in [otherId, sameAgainId] {
+            #expect(quarantine.contains { $0["source"]?.stringValue == "redis:notes:\(id)" }, "\(id)")
+            let raw = try CLI.run(["quarantine", "show", "--db", test.path, "--raw",
+                                   String(quarantine.first { $0["source"]?.stringValue == "redis:notes:\(id)" }?["id"]?.int64Value ?? 0)])
+            #expect(raw.stdout == "redis entry \(id)\nwrongfield=x\n", "the entry's fields, bytes exact: \(raw)")
+        }
     }
 
     @Test("a consumer killed with kill -9 mid-batch, restarted: every message exactly once, none pending")
