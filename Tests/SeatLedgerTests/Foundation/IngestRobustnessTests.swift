@@ -86,22 +86,15 @@ struct IngestRobustnessTests {
         #expect(fractional?.occurredAt == 1_793_613_600_000)
     }
 
-    @Test("a non-finite number literal is malformed_json: 1e999 must not become null",
-          arguments: ["1e999", "-1e999", "1E+400"])
-    func nonFiniteNumberRefused(_ literal: String) throws {
+    @Test("a number that cannot be kept exactly is malformed_json: 1e999 must not become null, nor a big integer a double",
+          arguments: [("1e999", "number out of range"), ("-1e999", "number out of range"), ("1E+400", "number out of range"),
+                      ("12345678901234567890", "12345678901234567890"), ("-9223372036854775809", "-9223372036854775809"),
+                      ("9223372036854775808", "9223372036854775808")])
+    func numberOutOfRangeRefused(_ literal: String, _ reason: String) throws {
         let test = try TestLedger()
         try Self.expectQuarantined(
             Data(Self.envelope(respondedAt: "1793613600000", extra: #","context":{"n":"# + literal + "}").utf8),
-            code: "malformed_json", reason: ["malformed JSON", "number out of range"], in: test)
-    }
-
-    @Test("an integer literal outside Int64 is malformed_json: it must not be rounded to a double",
-          arguments: ["12345678901234567890", "-9223372036854775809", "9223372036854775808"])
-    func integerBeyondInt64Refused(_ literal: String) throws {
-        let test = try TestLedger()
-        try Self.expectQuarantined(
-            Data(Self.envelope(respondedAt: "1793613600000", extra: #","context":{"n":"# + literal + "}").utf8),
-            code: "malformed_json", reason: ["malformed JSON", literal, "out of range"], in: test)
+            code: "malformed_json", reason: ["malformed JSON", reason, "out of range"], in: test)
     }
 
     @Test("envelopes differing only in a number get different event ids; Int64 bounds stay exact")
