@@ -31,12 +31,39 @@ public struct NotificationPayload: Sendable, Hashable {
         unclaimInfo = json["unclaimInfo"].flatMap { $0.objectValue == nil ? nil : UnclaimInfo(json: $0) }
     }
 
-    /// The bundle id the payload names: `data`, else `summary`, else `unclaimInfo`.
-    public var bundleId: String? { data?.bundleId ?? summary?.bundleId ?? unclaimInfo?.bundleId }
-    /// The environment the payload names: `data`, else `summary`, else `unclaimInfo`.
-    public var environment: AppStoreEnvironment? { data?.environment ?? summary?.environment ?? unclaimInfo?.environment }
-    /// The app Apple id the payload names: `data`, else `summary`, else `unclaimInfo`.
-    public var appAppleId: Int64? { data?.appAppleId ?? summary?.appAppleId ?? unclaimInfo?.appAppleId }
+    /// The members that can name the app, in the order they are consulted.
+    public static let identityMembers = ["data", "summary", "appData", "externalPurchaseToken", "unclaimInfo"]
+
+    /// The app the payload names and the member it comes from: the first of ``identityMembers``
+    /// present (and not `null`); `nil` when none is.
+    public var appIdentity: AppIdentity? {
+        for member in Self.identityMembers {
+            guard let value = json[member], !value.isNull else { continue }
+            return AppIdentity(member: member, bundleId: value["bundleId"]?.stringValue,
+                               environment: value["environment"]?.stringValue.map(AppStoreEnvironment.init(rawValue:)),
+                               appAppleId: value["appAppleId"]?.int64Value)
+        }
+        return nil
+    }
+
+    /// The bundle id the payload names (see ``appIdentity``).
+    public var bundleId: String? { appIdentity?.bundleId }
+    /// The environment the payload names (see ``appIdentity``).
+    public var environment: AppStoreEnvironment? { appIdentity?.environment }
+    /// The app Apple id the payload names (see ``appIdentity``).
+    public var appAppleId: Int64? { appIdentity?.appAppleId }
+}
+
+/// The app a notification payload names (bundle id, environment, app Apple id) and where.
+public struct AppIdentity: Sendable, Hashable {
+    /// The payload member it was read from (`data`, `summary`, `appData`, `externalPurchaseToken`, `unclaimInfo`).
+    public let member: String
+    public let bundleId: String?
+    public let environment: AppStoreEnvironment?
+    public let appAppleId: Int64?
+
+    /// Whether the member names no app at all.
+    public var namesNoApp: Bool { bundleId == nil && environment == nil && appAppleId == nil }
 }
 
 /// The `data` member of a notification payload.

@@ -36,16 +36,12 @@ struct ClaimTimeline {
                 if let app = fact.requestAppTransactionId { appTransactionId = app }
                 memberRef = fact.memberRef ?? memberRef
             }
-            if fact.endpoint == .unclaimSeat, fact.seatPathClaimId == claimId {
-                evidence.append(fact.eventId)
-                consider(Revocation(reason: .unclaimedByDeveloper, at: fact.occurredAt, eventId: fact.eventId))
-            }
         }
-        // Apple answering our Unclaim Seat with 404 (SeatClaimIdNotFoundError) says the claim no
-        // longer exists, e.g. when the answer to an earlier attempt that did unclaim it was lost:
-        // it ends the claim too (an earlier end keeps its reason).
-        for fact in facts where fact.kind == .apiResponse && fact.endpoint == .unclaimSeat && fact.status == 404
-            && fact.seatPathClaimId == claimId {
+        // Our Unclaim Seat ends the claim when it succeeds, and also when Apple answers 404
+        // (SeatClaimIdNotFoundError): the claim no longer exists, e.g. because the answer to an
+        // earlier attempt that did unclaim it was lost. An earlier end keeps its reason.
+        for fact in facts where fact.endpoint == .unclaimSeat && fact.seatPathClaimId == claimId
+            && (fact.isSuccessfulResponse || (fact.kind == .apiResponse && fact.status == 404)) {
             evidence.append(fact.eventId)
             consider(Revocation(reason: .unclaimedByDeveloper, at: fact.occurredAt, eventId: fact.eventId))
         }

@@ -162,53 +162,31 @@ public struct MessageDecoder: Sendable {
                         source: source, origin: origin)
     }
 
-    /// Top-level members other than `data`, `summary` and `unclaimInfo` that name an app
-    /// (`bundleId` / `environment` / `appAppleId`), in the order they are consulted.
-    static let otherIdentityMembers = ["appData", "externalPurchaseToken"]
-
     /// Bundle, environment and (Production) app Apple id must match the ledger.
     ///
-    /// The identity is read from `data`, else `summary`, else `appData`, else
-    /// `externalPurchaseToken`, else `unclaimInfo`. The one exemption: a notification whose
-    /// `notificationType` is `UNCLAIM_SEATS`, with no `data`, `summary`, `appData` or
-    /// `externalPurchaseToken`, and whose `unclaimInfo` names no app at all, is accepted on its
-    /// trusted signature alone (Apple documents no identity fields there; see
-    /// `Events/notifications/UNCLAIM_SEATS.md`). Any other type, or any other identity-bearing
+    /// The identity comes from the first member of ``NotificationPayload/identityMembers`` the
+    /// payload has (`data`, `summary`, `appData`, `externalPurchaseToken`, `unclaimInfo`). The one
+    /// exemption: an `UNCLAIM_SEATS` whose only such member is an `unclaimInfo` naming no app at
+    /// all is accepted on its trusted signature alone (Apple documents no identity fields there;
+    /// see `Events/notifications/UNCLAIM_SEATS.md`). Any other type, or any other identity-bearing
     /// member, is checked as usual.
     private func checkAppIdentity(_ payload: NotificationPayload) throws(IngestRejection) {
-        let other = payload.data == nil && payload.summary == nil
-            ? Self.otherIdentityMembers.first { payload.json[$0] != nil && !(payload.json[$0]?.isNull ?? true) }
-            : nil
-        if payload.data == nil, payload.summary == nil, other == nil,
-           payload.notificationType?.rawValue == "UNCLAIM_SEATS", let unclaim = payload.unclaimInfo,
-           unclaim.bundleId == nil, unclaim.environment == nil, unclaim.appAppleId == nil {
+        let identity = payload.appIdentity
+        if payload.notificationType == .unclaimSeats, let identity, identity.member == "unclaimInfo", identity.namesNoApp {
             return
         }
-        let where_: String
-        let bundleId: String?, environment: AppStoreEnvironment?, appAppleId: Int64?
-        if payload.data == nil, payload.summary == nil, let other {
-            let member = payload.json[other]
-            where_ = other
-            bundleId = member?["bundleId"]?.stringValue
-            environment = member?["environment"]?.stringValue.map(AppStoreEnvironment.init(rawValue:))
-            appAppleId = member?["appAppleId"]?.int64Value
-        } else {
-            where_ = payload.data != nil ? "data" : payload.summary != nil ? "summary" : payload.unclaimInfo != nil ? "unclaimInfo" : "payload"
-            bundleId = payload.bundleId
-            environment = payload.environment
-            appAppleId = payload.appAppleId
+        let where_ = identity?.member ?? "payload"
+        if identity?.bundleId != configuration.bundleId {
+            throw .bundleMismatch(found: identity?.bundleId, expected: configuration.bundleId, at: where_)
         }
-        if bundleId != configuration.bundleId {
-            throw .bundleMismatch(found: bundleId, expected: configuration.bundleId, at: where_)
-        }
-        if environment != configuration.environment {
-            throw .environmentMismatch(found: environment?.rawValue, expected: configuration.environment.rawValue,
+        if identity?.environment != configuration.environment {
+            throw .environmentMismatch(found: identity?.environment?.rawValue, expected: configuration.environment.rawValue,
                                        at: where_)
         }
         if configuration.environment == .production, let expected = configuration.appAppleId,
-           appAppleId != expected {
+           identity?.appAppleId != expected {
             throw IngestRejection(code: "app_apple_id_mismatch",
-                                  reason: "app Apple id mismatch: \(where_) names \(appAppleId.map(String.init) ?? "none"), ledger expects \(expected)")
+                                  reason: "app Apple id mismatch: \(where_) names \(identity?.appAppleId.map(String.init) ?? "none"), ledger expects \(expected)")
         }
     }
 
