@@ -59,6 +59,9 @@ enum Report {
         if let ours = number("ingest_notifications_per_s"), let bound = number("es256_verifies_per_s"), bound > 0 {
             r["fraction_of_verify_bound"] = round(ours * 3 / bound, 4)
         }
+        if let ours = number("ingest_notifications_per_s"), let bound = number("jws_verifies_per_s"), bound > 0 {
+            r["fraction_of_jws_bound"] = round(ours * 3 / bound, 4)
+        }
         if let events = number("rebuild_events"), let s = number("rebuild_seconds"), s > 0 {
             r["rebuild_events_per_s"] = round(events / s, 0)
         }
@@ -129,6 +132,8 @@ enum Report {
         rows.append(("", "ratio ours / peer", v("ratio_vs_peer", suffix: "×"), mark("ratio_vs_peer")))
         rows.append(("3 limits", "ES256 verifies/s, all \(v("es256_threads")) cores (1 core: \(v("es256_verifies_per_s_one_core")))", v("es256_verifies_per_s"), ""))
         rows.append(("", "fraction of the verify bound (3 JWS/notification)", v("fraction_of_verify_bound", scale: 100, suffix: "%"), mark("fraction_of_verify_bound")))
+        rows.append(("", "SeatLedger's whole JWS check/s, all cores (key table, caches)", v("jws_verifies_per_s"), ""))
+        rows.append(("", "fraction of that bound (3 JWS/notification)", v("fraction_of_jws_bound", scale: 100, suffix: "%"), ""))
         rows.append(("", "SQLite inserts/s (raw lines, 1000-row tx, WAL, FULL)", v("sqlite_inserts_per_s"), "(\(v("sqlite_mb_per_s")) MB/s)"))
         rows.append(("4 rebuild", "events/s (\(v("rebuild_events")) events, \(v("rebuild_groups")) groups, from the log)", v("rebuild_events_per_s"), mark("rebuild_events_per_s")))
         rows.append(("", "peak RSS MB", v("rebuild_peak_rss_mb"), mark("rebuild_peak_rss_mb")))
