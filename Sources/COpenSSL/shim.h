@@ -24,8 +24,9 @@ static inline X509 *seatledger_sk_X509_value(const STACK_OF(X509) *sk, int i) { 
 /* RFC 2253 escaping and separators but in certificate (DER) order, like `openssl x509 -subject`:
    Apple's names render "CN=…,OU=…,O=…,C=US". The flag macros are expressions Swift cannot import. */
 static inline unsigned long seatledger_XN_FLAG_ONELINE_DER_ORDER(void) { return XN_FLAG_RFC2253 & ~XN_FLAG_DN_REV; }
-/* EC_GROUP_precompute_mult is deprecated in OpenSSL 3.0 (it remains in every 3.x build, and
-   EC_POINT_mul still uses the table it builds); the warning is silenced here, in one place. */
+/* EC_GROUP_precompute_mult is deprecated in OpenSSL 3.0 (Debian's libssl3 keeps it, as does
+   any build not configured `no-deprecated`, and EC_POINT_mul still uses the table it builds);
+   the warning is silenced here, in one place. */
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
 static inline int seatledger_EC_GROUP_precompute_mult(EC_GROUP *group, BN_CTX *ctx) { return EC_GROUP_precompute_mult(group, ctx); }

@@ -152,6 +152,11 @@ final class PublicKey: @unchecked Sendable {
         self.precomputed = Mutex(precomputeAfter == nil ? .unavailable : .counting(0))
     }
 
+    deinit {
+        verifiers.withLock { idle in for bits in idle { EVP_PKEY_CTX_free(OpaquePointer(bitPattern: bits)) } }
+        EVP_PKEY_free(pointer)
+    }
+
     /// Whether verifications now use a precomputed table for this key.
     var usesPrecomputedTable: Bool {
         precomputed.withLock { if case .ready = $0 { true } else { false } }

@@ -66,4 +66,16 @@ struct P256OrderInverseTests {
             #expect(inverse(invalid) == nil)
         }
     }
+
+    @Test("carries and borrows ripple through every limb")
+    func ripple() {
+        typealias Number = P256OrderInverse.Number
+        // (2^256 - n) + n = 2^256: zero with a carry out, through all four limbs.
+        let (sum, carry) = Number(0x0C46_353D_039C_DAAF, 0x4319_0552_58E8_617B, 0, 0xFFFF_FFFF).adding(P256OrderInverse.order)
+        #expect(sum.isZero && carry)
+        let (difference, borrow) = Number(0, 0, 0, 0).subtracting(Number(1, 0, 0, 0))
+        #expect(difference == Number(.max, .max, .max, .max) && borrow)
+        let (middle, middleBorrow) = Number(0, 0, 1, 0).subtracting(Number(1, 0, 0, 0))
+        #expect(middle == Number(.max, .max, 0, 0) && !middleBorrow)
+    }
 }

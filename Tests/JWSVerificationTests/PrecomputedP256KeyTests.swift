@@ -6,6 +6,14 @@ import Testing
 
 @testable import JWSVerification
 
+/// How many marked `EVP_PKEY`s OpenSSL has freed (see ``PrecomputedP256KeyTests/freesItsKey()``).
+private let freedKeyMarkers = Atomic<Int>(0)
+
+/// An ex-data slot on `EVP_PKEY` whose free callback counts marked keys as they are destroyed.
+private let freedKeyIndex: Int32 = CRYPTO_get_ex_new_index(CRYPTO_EX_INDEX_EVP_PKEY, 0, nil, nil, nil) { _, pointer, _, _, _, _ in
+    if pointer == UnsafeMutableRawPointer(bitPattern: 0x5EA7) { freedKeyMarkers.add(1, ordering: .relaxed) }
+}
+
 /// The table-driven ES256 check (``PrecomputedP256Key``) agrees with `EVP_PKEY_verify` on every
 /// kind of signature: valid, high-S, tampered, out of range, from another key.
 @Suite("Precomputed P-256 key")
@@ -140,10 +148,10 @@ struct PrecomputedP256KeyTests {
         #expect(table.usesPrecomputedTable)
     }
 
-    /// A valid signature with `s = 5` over a digest chosen to fit (with the private key `d`, a
-    /// random `k` and `r = x(kG)`: `e = s·k - r·d mod n`). Its `s + n` still fits in 32 bytes and
-    /// names the same residue, so only the range check can refuse it.
-    private func smallSSignature(_ pair: KeyPair) throws -> (digest: [UInt8], r: [UInt8], s: [UInt8]) {
+    /// A valid signature made with the private key `d` for a chosen digest or a chosen `s`:
+    /// a random `k`, `r = x(kG) mod n`, then `s = k⁻¹(e + r·d)` for a given `e`, or, for a given
+    /// `s`, the digest `e = s·k - r·d` it signs. Returns 32-byte big-endian `e`, `r`, `s`.
+    private func signature(_ pair: KeyPair, digest chosenDigest: [UInt8]? = nil, s chosenS: UInt = 5) throws -> (digest: [UInt8], r: [UInt8], s: [UInt8]) {
         let group = try #require(EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1))
         defer { EC_GROUP_free(group) }
         let context = try #require(BN_CTX_new())
@@ -160,16 +168,24 @@ struct PrecomputedP256KeyTests {
         #expect(EC_POINT_mul(group, point, k, nil, nil, context) == 1)
         #expect(EC_POINT_get_affine_coordinates(group, point, r, nil, context) == 1)
         #expect(BN_nnmod(r, r, order, context) == 1)
-        #expect(BN_set_word(s, 5) == 1)
-        #expect(BN_mod_mul(e, s, k, order, context) == 1)
         #expect(BN_mod_mul(product, r, d, order, context) == 1)
-        #expect(BN_mod_sub(e, e, product, order, context) == 1)
+        if let chosenDigest {
+            #expect(BN_bin2bn(chosenDigest, 32, e) != nil)
+            let inverse = try #require(BN_mod_inverse(nil, k, order, context))
+            defer { BN_free(inverse) }
+            #expect(BN_mod_add(s, e, product, order, context) == 1)
+            #expect(BN_mod_mul(s, s, inverse, order, context) == 1)
+        } else {
+            #expect(BN_set_word(s, chosenS) == 1)
+            #expect(BN_mod_mul(e, s, k, order, context) == 1)
+            #expect(BN_mod_sub(e, e, product, order, context) == 1)
+        }
         func bytes(_ number: OpaquePointer?) -> [UInt8] {
             var out = [UInt8](repeating: 0, count: 32)
             _ = out.withUnsafeMutableBufferPointer { BN_bn2binpad(number, $0.baseAddress, 32) }
             return out
         }
-        return (bytes(e), bytes(r), bytes(s))
+        return (chosenDigest ?? bytes(e), bytes(r), bytes(s))
     }
 
     /// `EVP_PKEY_verify` of a raw signature over a digest.
@@ -189,7 +205,7 @@ struct PrecomputedP256KeyTests {
         let pair = try KeyPair()
         let table = try #require(PrecomputedP256Key(publicKey: pair.pointer))
         for _ in 0..<5 {
-            let (digest, r, s) = try smallSSignature(pair)
+            let (digest, r, s) = try signature(pair, s: 5)
             let bigS = try #require(Self.add(s, Self.order))
             func fast(_ raw: [UInt8]) -> Bool {
                 raw.withUnsafeBytes { sig in digest.withUnsafeBytes { table.verify(signature: sig, digest: $0) } }
@@ -199,6 +215,50 @@ struct PrecomputedP256KeyTests {
             #expect(!fast(r + bigS))
             #expect(try !openSSLVerifies(pair, digest: digest, raw: r + bigS))
         }
+    }
+
+    @Test("digest 0 (u1 = 0) and a digest of n or more (used unreduced, like OpenSSL) agree with EVP_PKEY_verify")
+    func unusualDigests() throws {
+        let pair = try KeyPair()
+        let table = try #require(PrecomputedP256Key(publicKey: pair.pointer))
+        func fast(_ digest: [UInt8], _ raw: [UInt8]) -> Bool {
+            raw.withUnsafeBytes { sig in digest.withUnsafeBytes { table.verify(signature: sig, digest: $0) } }
+        }
+        let zero = [UInt8](repeating: 0, count: 32)
+        let (_, r0, s0) = try signature(pair, digest: zero)
+        #expect(fast(zero, r0 + s0))
+        #expect(try openSSLVerifies(pair, digest: zero, raw: r0 + s0))
+        // A digest d < 2^256 - n signs like d + n: both checks reduce it the same way.
+        let small = [UInt8](repeating: 0, count: 31) + [7]
+        let (_, r1, s1) = try signature(pair, digest: small)
+        let big = try #require(Self.add(small, Self.order))
+        for digest in [small, big] {
+            #expect(fast(digest, r1 + s1))
+            #expect(try openSSLVerifies(pair, digest: digest, raw: r1 + s1))
+        }
+        // The digest n itself is 0 mod n.
+        #expect(fast(Self.order, r0 + s0))
+        #expect(try openSSLVerifies(pair, digest: Self.order, raw: r0 + s0))
+    }
+
+    @Test("dropping a PublicKey frees its EVP_PKEY (and its pooled contexts and table)")
+    func freesItsKey() throws {
+        let before = freedKeyMarkers.load(ordering: .relaxed)
+        do {
+            let pair = try KeyPair()
+            let message = Array("free me".utf8)
+            let raw = try pair.sign(message)
+            // A key owned by the PublicKey alone, marked so that its destruction is seen.
+            EVP_PKEY_up_ref(pair.pointer)
+            #expect(EVP_PKEY_set_ex_data(pair.pointer, freedKeyIndex, UnsafeMutableRawPointer(bitPattern: 0x5EA7)) == 1)
+            let key = PublicKey(owning: pair.pointer, precomputeAfter: 1)
+            for _ in 0..<3 {
+                #expect(raw.withUnsafeBytes { sig in message.withUnsafeBytes { key.verifyES256(signature: sig, message: $0) } })
+            }
+            #expect(key.usesPrecomputedTable)
+        }
+        // Both references (the pair's and the PublicKey's) are gone: the key was freed once.
+        #expect(freedKeyMarkers.load(ordering: .relaxed) == before + 1)
     }
 
     @Test("a signature by another key is refused")
