@@ -38,6 +38,10 @@ public protocol LedgerStore: AnyObject {
     /// long write transaction otherwise keeps the whole default cache full of dirty pages). An
     /// engine whose server owns the cache just runs `body`.
     func withPageCache<T>(mebibytes: Int, _ body: () throws -> T) throws -> T
+    /// Runs `body`, a long run of appends, with the engine's log housekeeping moved off the
+    /// appending thread where it can be (SQLite: WAL checkpoints on a thread of their own). An
+    /// engine whose server does that already just runs `body`.
+    func withBackgroundCheckpoints<T>(_ body: () throws -> T) throws -> T
 
     // MARK: Configuration
 
@@ -181,6 +185,19 @@ extension EventStore: LedgerStore {
         let previous = try connection.scalarInt("PRAGMA cache_size") ?? -65_536
         try setPageCache(mebibytes: mebibytes)
         defer { try? connection.execute("PRAGMA cache_size = \(previous)") }  // a cache size only: nothing is lost if it fails
+        return try body()
+    }
+
+    /// Runs `body` with WAL checkpoints on a thread and connection of their own
+    /// (``WALCheckpointer``); an in-memory database just runs `body`.
+    public func withBackgroundCheckpoints<T>(_ body: () throws -> T) throws -> T {
+        guard isFileBacked else { return try body() }
+        let checkpointer = try WALCheckpointer(path: path)
+        checkpointer.install(on: connection)
+        defer {
+            checkpointer.uninstall(from: connection)
+            checkpointer.stop()
+        }
         return try body()
     }
 

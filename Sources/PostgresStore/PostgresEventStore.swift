@@ -214,6 +214,9 @@ public final class PostgresEventStore: LedgerStore {
     /// Runs `body`: the server owns the cache.
     public func withPageCache<T>(mebibytes: Int, _ body: () throws -> T) throws -> T { try body() }
 
+    /// Runs `body`: the server's checkpointer already works apart from the appending client.
+    public func withBackgroundCheckpoints<T>(_ body: () throws -> T) throws -> T { try body() }
+
     /// A second store on a new connection to the same database, whose session refuses writes.
     /// It sees committed data only; each ``read(_:)`` is one snapshot.
     public func openReader() throws -> (any LedgerStore)? {

@@ -115,14 +115,18 @@ public final class Ledger {
                 queued.append((batch, workers.submit(batch)))
             }
         }
-        try topUp()
-        while !queued.isEmpty {
-            let (current, job) = queued.removeFirst()
-            // The writer helps decode whatever of this batch is left instead of waiting for it.
-            let prepared = job.finish(decoder: decoder)
+        // Checkpoints (copying the log into the database file, with their fsyncs) run beside the
+        // writer instead of inside every thousandth frame's commit.
+        try store.withBackgroundCheckpoints {
             try topUp()
-            let (summary, outcomes) = try commit(current, prepared: prepared)
-            try onBatch(summary, current, outcomes)
+            while !queued.isEmpty {
+                let (current, job) = queued.removeFirst()
+                // The writer helps decode whatever of this batch is left instead of waiting for it.
+                let prepared = job.finish(decoder: decoder)
+                try topUp()
+                let (summary, outcomes) = try commit(current, prepared: prepared)
+                try onBatch(summary, current, outcomes)
+            }
         }
     }
 
