@@ -19,6 +19,8 @@ public final class EventStore {
     public let path: String
     /// The clock for `recorded_at` (epoch ms): now, or `$SEATLEDGER_NOW` when set; injectable for tests.
     public var clock: @Sendable () -> EpochMillis
+    /// The checkpointer of a running ``withBackgroundCheckpoints(_:)`` (nested calls reuse it).
+    var backgroundCheckpointer: WALCheckpointer?
 
     private init(connection: SQLiteConnection, path: String) {
         self.connection = connection
@@ -89,6 +91,9 @@ public final class EventStore {
         try connection.execute("PRAGMA journal_mode = WAL")
         try connection.execute("PRAGMA synchronous = FULL")
         try connection.execute("PRAGMA cache_size = -65536")  // 64 MiB of page cache
+        // After a restart the log file is cut back to 64 MiB (background checkpoints let it grow
+        // to about that during an ingest; SQLite otherwise keeps the largest size it ever had).
+        try connection.execute("PRAGMA journal_size_limit = 67108864")
         try connection.execute("PRAGMA foreign_keys = ON")
     }
 

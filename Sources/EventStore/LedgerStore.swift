@@ -191,14 +191,24 @@ extension EventStore: LedgerStore {
     /// Runs `body` with WAL checkpoints on a thread and connection of their own
     /// (``WALCheckpointer``); an in-memory database just runs `body`.
     public func withBackgroundCheckpoints<T>(_ body: () throws -> T) throws -> T {
-        guard isFileBacked else { return try body() }
-        let checkpointer = try WALCheckpointer(path: path)
+        try withBackgroundCheckpoints(thresholdFrames: WALCheckpointer.defaultThresholdFrames,
+                                      hardLimitFrames: WALCheckpointer.defaultHardLimitFrames) { _ in try body() }
+    }
+
+    /// ``withBackgroundCheckpoints(_:)`` with given thresholds; `body` gets the checkpointer
+    /// (`nil` when none runs: an in-memory or read-only database, or a nested call).
+    func withBackgroundCheckpoints<T>(thresholdFrames: Int32, hardLimitFrames: Int32,
+                                      _ body: (WALCheckpointer?) throws -> T) throws -> T {
+        guard isFileBacked, !connection.isReadOnly, backgroundCheckpointer == nil else { return try body(nil) }
+        let checkpointer = try WALCheckpointer(path: path, thresholdFrames: thresholdFrames, hardLimitFrames: hardLimitFrames)
         checkpointer.install(on: connection)
+        backgroundCheckpointer = checkpointer
         defer {
             checkpointer.uninstall(from: connection)
             checkpointer.stop()
+            backgroundCheckpointer = nil
         }
-        return try body()
+        return try body(checkpointer)
     }
 
     /// A read-only connection to the same file, or `nil` for an in-memory database.

@@ -134,4 +134,15 @@ public final class SQLiteConnection {
         guard try statement.step() else { return nil }
         return statement.isNull(0) ? nil : statement.int64(0)
     }
+
+    /// Reads a single text value, e.g. `PRAGMA journal_mode`.
+    public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        guard try statement.step() else { return nil }
+        return statement.isNull(0) ? nil : statement.text(0)
+    }
+
+    /// Whether this connection can write.
+    public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 }

@@ -9,11 +9,17 @@ import Foundation
 /// 100,000-notification ingest that was 187 checkpoints and ~3.8 s of `fdatasync` on the writer
 /// thread, out of 26 s, while the other core waited for the writer. Here a hook on the writer
 /// (``install(on:)``) only signals this thread, which runs a `PASSIVE` checkpoint: it copies what
-/// no reader still needs and never blocks the writer. If the log still grows past
-/// ``hardLimitFrames`` (the checkpoint cannot keep up), the writer checkpoints itself, as before.
+/// no reader still needs and never blocks the writer.
+///
+/// A background checkpoint cannot restart the log while commits keep coming (the log restarts
+/// when a writer begins after *every* frame was copied, and the next commit always lands first).
+/// So once the log reaches ``hardLimitFrames`` the writer checkpoints itself inside the hook: by
+/// then the thread has copied all but the latest commits' frames, so this costs the writer little,
+/// and its next transaction restarts the log. The log therefore stays under about
+/// ``hardLimitFrames`` plus one batch.
 ///
 /// Durability is unchanged: every commit is `fsync`ed in the WAL by the writer
-/// (`synchronous = FULL`); the checkpoint only moves committed pages into the main file.
+/// (`synchronous = FULL`); a checkpoint only moves committed pages into the main file.
 final class WALCheckpointer: @unchecked Sendable {
     // @unchecked Sendable: `requested`, `stopping` and `finished` are only touched while holding
     // `condition`'s lock; `connection` is created in init and used by the checkpoint thread alone.
@@ -21,20 +27,51 @@ final class WALCheckpointer: @unchecked Sendable {
     private var requested = false
     private var stopping = false
     private var finished = false
+    private var counts = Counts()
     private let connection: SQLiteConnection
     private var thread: Thread?
 
     /// WAL frames after which the checkpoint thread is woken (SQLite's own default threshold).
-    static let thresholdFrames: Int32 = 1_000
-    /// WAL frames after which the writer checkpoints itself (256 MiB at 16 KiB pages).
-    static let hardLimitFrames: Int32 = 16_000
+    let thresholdFrames: Int32
+    /// WAL frames after which the writer checkpoints itself and so restarts the log.
+    let hardLimitFrames: Int32
+
+    /// The default ``thresholdFrames``.
+    static let defaultThresholdFrames: Int32 = 1_000
+    /// The default ``hardLimitFrames``: 64 MiB of log at 16 KiB pages.
+    static let defaultHardLimitFrames: Int32 = 4_000
+
+    /// What happened so far (for tests and diagnostics).
+    struct Counts: Sendable, Equatable {
+        /// Checkpoints run by the checkpoint thread.
+        var background = 0
+        /// Checkpoints the writer ran itself at the hard limit.
+        var writer = 0
+        /// The most frames the log held after a commit.
+        var largestLog: Int32 = 0
+    }
+
+    /// What happened so far.
+    var statistics: Counts {
+        condition.lock()
+        defer { condition.unlock() }
+        return counts
+    }
 
     /// Opens a second connection to the ledger file at `path` and starts the checkpoint thread.
-    init(path: String) throws(SQLiteError) {
+    init(path: String, thresholdFrames: Int32 = defaultThresholdFrames,
+         hardLimitFrames: Int32 = defaultHardLimitFrames) throws(SQLiteError) {
+        self.thresholdFrames = thresholdFrames
+        self.hardLimitFrames = hardLimitFrames
         connection = try SQLiteConnection(path: path, create: false)
         connection.setBusyTimeout(milliseconds: 30_000)
         // The checkpoint's fsyncs follow this connection's setting: as durable as the writer's.
+        // The pragma also reads the schema, which is what puts this connection in WAL mode:
+        // without that, a checkpoint on it would do nothing and still return SQLITE_OK.
         try connection.execute("PRAGMA synchronous = FULL")
+        guard try connection.scalarText("PRAGMA journal_mode") == "wal" else {
+            throw SQLiteError(resultCode: SQLITE_MISUSE, message: "background checkpoints need a ledger in WAL mode", path: path)
+        }
         let thread = Thread { [self] in run() }
         thread.name = "seatledger.wal.checkpoint"
         self.thread = thread
@@ -58,6 +95,26 @@ final class WALCheckpointer: @unchecked Sendable {
             // PASSIVE: copy what can be copied without waiting for anyone; a busy or failed
             // checkpoint is only deferred (the next request, or the writer's own, retries it).
             _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            condition.lock()
+            counts.background += 1
+            condition.unlock()
+        }
+    }
+
+    /// Called by the writer's hook after each commit with the frames in the log.
+    fileprivate func committed(frames: Int32, writer database: OpaquePointer?) {
+        condition.lock()
+        counts.largestLog = max(counts.largestLog, frames)
+        condition.unlock()
+        if frames >= hardLimitFrames {
+            // The thread has copied all but the latest commits: the writer copies the rest, and
+            // its next transaction restarts the log.
+            _ = sqlite3_wal_checkpoint_v2(database, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            condition.lock()
+            counts.writer += 1
+            condition.unlock()
+        } else if frames >= thresholdFrames {
+            request()
         }
     }
 
@@ -84,19 +141,13 @@ final class WALCheckpointer: @unchecked Sendable {
     func install(on writer: SQLiteConnection) {
         sqlite3_wal_hook(writer.handle, { context, database, _, frames in
             guard let context else { return SQLITE_OK }
-            let checkpointer = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
-            if frames >= WALCheckpointer.hardLimitFrames {
-                // The background checkpoint fell behind: the writer catches up itself.
-                _ = sqlite3_wal_checkpoint_v2(database, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            } else if frames >= WALCheckpointer.thresholdFrames {
-                checkpointer.request()
-            }
+            Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue().committed(frames: frames, writer: database)
             return SQLITE_OK
         }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     /// Gives `writer` back SQLite's automatic checkpoint (every 1,000 frames).
     func uninstall(from writer: SQLiteConnection) {
-        sqlite3_wal_autocheckpoint(writer.handle, WALCheckpointer.thresholdFrames)
+        sqlite3_wal_autocheckpoint(writer.handle, WALCheckpointer.defaultThresholdFrames)
     }
 }
