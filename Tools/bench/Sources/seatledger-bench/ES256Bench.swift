@@ -68,42 +68,30 @@ enum ES256Bench {
         let md: OpaquePointer?
     }
 
-    /// Verifications per second with `threads` workers for about `seconds`.
+    /// Raw ES256 verifications per second with `threads` workers for about `seconds`.
     static func measure(_ samples: [Sample], _ handles: Handles, threads: Int, seconds: Double) -> Double {
-        let counts = Counters(threads)
-        let started = now()
-        let deadline = started + seconds
-        DispatchQueue.concurrentPerform(iterations: threads) { worker in
-            var done = 0
-            var index = worker * 7919 % samples.count
-            while true {
-                for _ in 0..<64 {
-                    if !verify(samples[index], handles) { fatalError("verification failed during the run") }
-                    index += 1
-                    if index == samples.count { index = 0 }
-                }
-                done += 64
-                if now() >= deadline { break }
-            }
-            counts.set(worker, done)
-        }
-        let elapsed = now() - started
-        return Double(counts.total) / elapsed
+        rate(count: samples.count, threads: threads, seconds: seconds) { verify(samples[$0], handles) }
     }
 
     /// Full JWS verifications per second through SeatLedger's verifier with `threads` workers.
     static func measureVerifier(_ samples: [Sample], _ verifier: SignedPayloadVerifier, threads: Int, seconds: Double) -> Double {
+        rate(count: samples.count, threads: threads, seconds: seconds) { (try? verifier.verify(samples[$0].compact)) != nil }
+    }
+
+    /// Calls of `check` (on sample indices, round robin) per second with `threads` workers for
+    /// about `seconds`; every call must succeed.
+    static func rate(count: Int, threads: Int, seconds: Double, _ check: @escaping @Sendable (Int) -> Bool) -> Double {
         let counts = Counters(threads)
         let started = now()
         let deadline = started + seconds
         DispatchQueue.concurrentPerform(iterations: threads) { worker in
             var done = 0
-            var index = worker * 7919 % samples.count
+            var index = worker * 7919 % count
             while true {
                 for _ in 0..<64 {
-                    guard (try? verifier.verify(samples[index].compact)) != nil else { fatalError("verification failed during the run") }
+                    if !check(index) { fatalError("verification failed during the run") }
                     index += 1
-                    if index == samples.count { index = 0 }
+                    if index == count { index = 0 }
                 }
                 done += 64
                 if now() >= deadline { break }
