@@ -53,7 +53,8 @@ enum IngestCommand: Command {
                             drain; entries a dead consumer left pending are claimed once idle
                             for --min-idle-ms); give up with exit 2 after 5 consecutive failed
                             attempts to reach Redis
-      --batch-size N        messages per transaction (default 256)
+      --batch-size N        messages per transaction (default 1024 for a regular file, 256 for
+                            stdin, pipes, spool directories and --from)
       --max-line-length N   longer lines are quarantined as line_too_long (default 1048576)
       --spool               take directory INPUTs as spool directories (creates done/ and rejected/)
       --follow              keep watching spool directories
@@ -75,7 +76,10 @@ enum IngestCommand: Command {
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         if let from = arguments.value("from") { return try QueueIngestCommand.run(from: from, arguments) }
-        let batchSize = try positiveInt(arguments, "batch-size", default: 256)
+        // A regular file is a bulk load: bigger transactions mean fewer WAL fsyncs (a full bench
+        // ingest: 24.6 s at 256, 21.2–21.7 s at 1,024). A stream keeps small batches, which commit
+        // without waiting for many more messages to arrive.
+        let explicitBatchSize = arguments.value("batch-size") == nil ? nil : try positiveInt(arguments, "batch-size", default: Self.streamBatchSize)
         let maxLine = try positiveInt(arguments, "max-line-length", default: 1 << 20)
         let interval = try pollInterval(arguments)
         let inputs = arguments.positionals.isEmpty ? ["-"] : arguments.positionals
@@ -96,7 +100,7 @@ enum IngestCommand: Command {
             var isDirectory: ObjCBool = false
             if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
                 let spool = SpoolDirectory(url: URL(fileURLWithPath: input))
-                try spool.ingest(into: ledger, batchSize: batchSize, follow: follow,
+                try spool.ingest(into: ledger, batchSize: explicitBatchSize ?? Self.defaultBatchSize(for: input), follow: follow,
                                  pollInterval: interval, stop: stop) { batch in
                     summary.add(batch)
                     progress.report(summary)
@@ -118,6 +122,7 @@ enum IngestCommand: Command {
                     label = input
                 }
                 let reader = LineReader(handle: handle, maxLineLength: maxLine)
+                let batchSize = explicitBatchSize ?? Self.defaultBatchSize(for: input)
                 let readAll = try ingestLines(reader, label: label, into: ledger, batchSize: batchSize, stop: stop) { batch in
                     summary.add(batch)
                     progress.report(summary)
@@ -198,6 +203,19 @@ enum IngestCommand: Command {
             throw UsageError(message: "\(input) is a directory without done/ or rejected/: ingesting it as a spool directory would "
                 + "move every file in it (each taken as one message); pass --spool (or --follow) if that is what you want")
         }
+    }
+
+    /// The default batch of a regular file (a bulk load).
+    static let fileBatchSize = 1_024
+    /// The default batch of stdin, a pipe, a spool directory or a Redis stream.
+    static let streamBatchSize = 256
+
+    /// The batch size for `input` when `--batch-size` is not given: ``fileBatchSize`` for a
+    /// regular file, ``streamBatchSize`` for `-` (stdin), a pipe, a device or a spool directory.
+    static func defaultBatchSize(for input: String) -> Int {
+        guard input != "-" else { return streamBatchSize }
+        let type = (try? FileManager.default.attributesOfItem(atPath: input))?[.type] as? FileAttributeType
+        return type == .typeRegular ? fileBatchSize : streamBatchSize
     }
 
     static func positiveInt(_ arguments: Arguments, _ name: String, default value: Int) throws -> Int {
