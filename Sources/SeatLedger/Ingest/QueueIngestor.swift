@@ -8,8 +8,8 @@ public struct QueueIngestOptions: Sendable {
     public var group: String
     /// This consumer's name within the group.
     public var consumer: String
-    /// Entries per `XREADGROUP` and per ledger transaction.
-    public var batchSize = 256
+    /// Entries per `XREADGROUP` and per ledger transaction (at most: a read returns what is there).
+    public var batchSize = 1_024
     /// How long a read blocks waiting for new entries.
     public var blockMilliseconds = 1000
     /// Entries idle longer than this in another consumer's pending list are claimed (`XAUTOCLAIM`).

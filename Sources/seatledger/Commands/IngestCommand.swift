@@ -53,8 +53,9 @@ enum IngestCommand: Command {
                             drain; entries a dead consumer left pending are claimed once idle
                             for --min-idle-ms); give up with exit 2 after 5 consecutive failed
                             attempts to reach Redis
-      --batch-size N        messages per transaction (default 1024 for a regular file, 256 for
-                            stdin, pipes, spool directories and --from)
+      --batch-size N        messages per transaction (default 1024; 256 for stdin, pipes and
+                            spool directories, whose batches wait to fill: a Redis read returns
+                            what is there, up to N, without waiting)
       --max-line-length N   longer lines are quarantined as line_too_long (default 1048576)
       --spool               take directory INPUTs as spool directories (creates done/ and rejected/)
       --follow              keep watching spool directories
@@ -205,9 +206,10 @@ enum IngestCommand: Command {
         }
     }
 
-    /// The default batch of a regular file (a bulk load).
+    /// The default batch of a regular file (a bulk load) and of a Redis stream (a read returns
+    /// what is there, up to this many, without waiting for more).
     static let fileBatchSize = 1_024
-    /// The default batch of stdin, a pipe, a spool directory or a Redis stream.
+    /// The default batch of stdin, a pipe or a spool directory, whose batches wait to fill.
     static let streamBatchSize = 256
 
     /// The batch size for `input` when `--batch-size` is not given: ``fileBatchSize`` for a
