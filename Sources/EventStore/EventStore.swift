@@ -19,7 +19,8 @@ public final class EventStore {
     public let path: String
     /// The clock for `recorded_at` (epoch ms): now, or `$SEATLEDGER_NOW` when set; injectable for tests.
     public var clock: @Sendable () -> EpochMillis
-    /// The checkpointer of a running ``withBackgroundCheckpoints(_:)`` (nested calls reuse it).
+    /// The checkpointer of a running ``withBackgroundCheckpoints(_:)`` (a nested call starts none:
+    /// this one serves it).
     var backgroundCheckpointer: WALCheckpointer?
 
     private init(connection: SQLiteConnection, path: String) {

@@ -256,15 +256,16 @@ final class PublicKey: @unchecked Sendable {
     /// ECDSA check as `EVP_DigestVerify`, without OpenSSL 3's per-call context setup.
     func verifyES256(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer) -> Bool {
         guard signature.count == 64 else { return false }
-        var der = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        return withUnsafeMutableBytes(of: &der) { derBuffer in
-            withUnsafeMutableBytes(of: &digest) { digestBuffer in
+        return withUnsafeMutableBytes(of: &digest) { digestBuffer in
+            SHA256Digest.hash(message, into: digestBuffer)
+            if let table = precomputedKey() {
+                return table.verify(signature: signature, digest: UnsafeRawBufferPointer(digestBuffer))
+            }
+            // OpenSSL's check takes the signature as DER; the table reads R‖S as it comes.
+            var der = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+            return withUnsafeMutableBytes(of: &der) { derBuffer in
                 let derLength = ES256Signature.der(fromRaw: signature, into: derBuffer)
-                SHA256Digest.hash(message, into: digestBuffer)
-                if let table = precomputedKey() {
-                    return table.verify(signature: signature, digest: UnsafeRawBufferPointer(digestBuffer))
-                }
                 guard let context = takeVerifier() else { return false }
                 let result = EVP_PKEY_verify(context, derBuffer.bindMemory(to: UInt8.self).baseAddress, derLength,
                                              digestBuffer.bindMemory(to: UInt8.self).baseAddress, SHA256Digest.byteCount)

@@ -38,8 +38,6 @@ enum P256OrderInverse {
         }
 
         var isZero: Bool { limbs.0 | limbs.1 | limbs.2 | limbs.3 == 0 }
-        var isOne: Bool { limbs.0 == 1 && limbs.1 | limbs.2 | limbs.3 == 0 }
-        var isEven: Bool { limbs.0 & 1 == 0 }
 
         /// `self >= other`.
         func isAtLeast(_ other: Number) -> Bool {

@@ -15,7 +15,7 @@ import Synchronization
 /// `R.x mod n == r`. Only public values are involved (no secret, so no constant-time concern).
 /// Tests check it against `EVP_PKEY_verify` on valid, tampered and out-of-range signatures.
 final class PrecomputedP256Key: @unchecked Sendable {
-    // @unchecked Sendable: `curve`, `keyGroup` and `keyPoint` are built in init and never mutated
+    // @unchecked Sendable: `curve` and `keyGroup` are built in init and never mutated
     // afterwards; OpenSSL's EC_POINT_mul/EC_POINT_add take groups as `const` and keep all per-call
     // state in the caller's BN_CTX and points. Each verification takes a `Scratch` (its BN_CTX,
     // numbers and points) out of `idle` under the lock and uses it alone.

@@ -206,8 +206,8 @@ enum IngestCommand: Command {
         }
     }
 
-    /// The default batch of a regular file (a bulk load) and of a Redis stream (a read returns
-    /// what is there, up to this many, without waiting for more).
+    /// The default batch of a regular file (a bulk load). A Redis stream's is
+    /// `QueueIngestOptions.batchSize`, the same size.
     static let fileBatchSize = 1_024
     /// The default batch of stdin, a pipe or a spool directory, whose batches wait to fill.
     static let streamBatchSize = 256

@@ -12,7 +12,7 @@ enum QueueIngestCommand {
         let ledger = try Ledger.open(path: arguments.databasePath)
         var options = QueueIngestOptions(group: arguments.value("consumer-group") ?? "seatledger",
                                          consumer: arguments.value("consumer") ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
-        options.batchSize = try IngestCommand.positiveInt(arguments, "batch-size", default: IngestCommand.fileBatchSize)
+        options.batchSize = try IngestCommand.positiveInt(arguments, "batch-size", default: options.batchSize)
         options.blockMilliseconds = try IngestCommand.positiveInt(arguments, "block-ms", default: 1000)
         options.minIdleMilliseconds = try IngestCommand.positiveInt(arguments, "min-idle-ms", default: 30_000)
         options.untilEmpty = arguments.flag("until-empty")
