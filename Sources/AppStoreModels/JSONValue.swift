@@ -174,7 +174,7 @@ public enum JSONValue: Sendable, Hashable {
         out.append(UInt8(ascii: "}"))
     }
 
-    private func writeCanonical(into out: inout [UInt8]) {
+    func writeCanonical(into out: inout [UInt8]) {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
@@ -278,7 +278,7 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Writes the decimal digits of `value` (what `String(value)` renders).
-    private static func writeDecimal(_ value: Int64, into out: inout [UInt8]) {
+    static func writeDecimal(_ value: Int64, into out: inout [UInt8]) {
         if value < 0 { out.append(UInt8(ascii: "-")) }
         // The magnitude as UInt64, so Int64.min needs no special case.
         var magnitude = value.magnitude
@@ -295,7 +295,7 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Writes a JSON string literal, escaping only what JSON requires (bytes ≥ 0x80 pass through as UTF-8).
-    private static func writeString(_ s: String, into out: inout [UInt8]) {
+    static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in

@@ -96,42 +96,189 @@ public struct CustomerGroupFact: Sendable, Hashable {
 /// ```
 public struct EventFacts: Sendable, Hashable {
     public var position: Int64
-    public var eventId: String
-    public var kind: EventKind
     public var occurredAt: EpochMillis
     public var recordedAt: EpochMillis
-    public var origin: EventOrigin
+
+    public var eventId: String {
+        get { storage.fields.eventId }
+        set { uniqueStorage().fields.eventId = newValue }
+        _modify { yield &uniqueStorage().fields.eventId }
+    }
+    public var kind: EventKind {
+        get { storage.fields.kind }
+        set { uniqueStorage().fields.kind = newValue }
+        _modify { yield &uniqueStorage().fields.kind }
+    }
+    public var origin: EventOrigin {
+        get { storage.fields.origin }
+        set { uniqueStorage().fields.origin = newValue }
+        _modify { yield &uniqueStorage().fields.origin }
+    }
     /// `notificationType` (notifications) or endpoint name (API responses).
-    public var type: String?
-    public var subtype: String?
+    public var type: String? {
+        get { storage.fields.type }
+        set { uniqueStorage().fields.type = newValue }
+        _modify { yield &uniqueStorage().fields.type }
+    }
+    public var subtype: String? {
+        get { storage.fields.subtype }
+        set { uniqueStorage().fields.subtype = newValue }
+        _modify { yield &uniqueStorage().fields.subtype }
+    }
     /// HTTP status (API responses).
-    public var status: Int64?
-    public var transactions: [TransactionFact] = []
-    public var renewals: [RenewalFact] = []
+    public var status: Int64? {
+        get { storage.fields.status }
+        set { uniqueStorage().fields.status = newValue }
+        _modify { yield &uniqueStorage().fields.status }
+    }
+    public var transactions: [TransactionFact] {
+        get { storage.fields.transactions }
+        set { uniqueStorage().fields.transactions = newValue }
+        _modify { yield &uniqueStorage().fields.transactions }
+    }
+    public var renewals: [RenewalFact] {
+        get { storage.fields.renewals }
+        set { uniqueStorage().fields.renewals = newValue }
+        _modify { yield &uniqueStorage().fields.renewals }
+    }
     /// `unclaimInfo.unclaimSeatIds`.
-    public var unclaimSeatIds: [String] = []
+    public var unclaimSeatIds: [String] {
+        get { storage.fields.unclaimSeatIds }
+        set { uniqueStorage().fields.unclaimSeatIds = newValue }
+        _modify { yield &uniqueStorage().fields.unclaimSeatIds }
+    }
     /// `unclaimInfo.originalTransactionId`, if Apple sends it.
-    public var unclaimOriginalTransactionId: String?
+    public var unclaimOriginalTransactionId: String? {
+        get { storage.fields.unclaimOriginalTransactionId }
+        set { uniqueStorage().fields.unclaimOriginalTransactionId = newValue }
+        _modify { yield &uniqueStorage().fields.unclaimOriginalTransactionId }
+    }
     /// The purchaser's original transaction id from a seat endpoint path.
-    public var seatPathTransactionId: String?
+    public var seatPathTransactionId: String? {
+        get { storage.fields.seatPathTransactionId }
+        set { uniqueStorage().fields.seatPathTransactionId = newValue }
+        _modify { yield &uniqueStorage().fields.seatPathTransactionId }
+    }
     /// The claim id from an Unclaim/Associate path.
-    public var seatPathClaimId: String?
+    public var seatPathClaimId: String? {
+        get { storage.fields.seatPathClaimId }
+        set { uniqueStorage().fields.seatPathClaimId = newValue }
+        _modify { yield &uniqueStorage().fields.seatPathClaimId }
+    }
     /// `seatClaimId` returned by Claim Seat.
-    public var claimedSeatId: String?
-    public var requestIdentifier: String?
+    public var claimedSeatId: String? {
+        get { storage.fields.claimedSeatId }
+        set { uniqueStorage().fields.claimedSeatId = newValue }
+        _modify { yield &uniqueStorage().fields.claimedSeatId }
+    }
+    public var requestIdentifier: String? {
+        get { storage.fields.requestIdentifier }
+        set { uniqueStorage().fields.requestIdentifier = newValue }
+        _modify { yield &uniqueStorage().fields.requestIdentifier }
+    }
     /// `appTransactionId` of a Claim/Associate request.
-    public var requestAppTransactionId: String?
+    public var requestAppTransactionId: String? {
+        get { storage.fields.requestAppTransactionId }
+        set { uniqueStorage().fields.requestAppTransactionId = newValue }
+        _modify { yield &uniqueStorage().fields.requestAppTransactionId }
+    }
     /// `context.memberRef` of an envelope.
-    public var memberRef: String?
-    public var seatInfo: SeatInfoFact?
+    public var memberRef: String? {
+        get { storage.fields.memberRef }
+        set { uniqueStorage().fields.memberRef = newValue }
+        _modify { yield &uniqueStorage().fields.memberRef }
+    }
+    public var seatInfo: SeatInfoFact? {
+        get { storage.fields.seatInfo }
+        set { uniqueStorage().fields.seatInfo = newValue }
+        _modify { yield &uniqueStorage().fields.seatInfo }
+    }
     /// The customer id a Get Customer Groups call was made for.
-    public var customerId: String?
-    public var customerGroups: [CustomerGroupFact] = []
+    public var customerId: String? {
+        get { storage.fields.customerId }
+        set { uniqueStorage().fields.customerId = newValue }
+        _modify { yield &uniqueStorage().fields.customerId }
+    }
+    public var customerGroups: [CustomerGroupFact] {
+        get { storage.fields.customerGroups }
+        set { uniqueStorage().fields.customerGroups = newValue }
+        _modify { yield &uniqueStorage().fields.customerGroups }
+    }
     /// The group a Get Group Members call listed.
-    public var membersGroupId: String?
-    public var memberAppTransactionIds: [String] = []
+    public var membersGroupId: String? {
+        get { storage.fields.membersGroupId }
+        set { uniqueStorage().fields.membersGroupId = newValue }
+        _modify { yield &uniqueStorage().fields.membersGroupId }
+    }
+    public var memberAppTransactionIds: [String] {
+        get { storage.fields.memberAppTransactionIds }
+        set { uniqueStorage().fields.memberAppTransactionIds = newValue }
+        _modify { yield &uniqueStorage().fields.memberAppTransactionIds }
+    }
     /// `errorCode` of an API error body.
-    public var errorCode: Int64?
+    public var errorCode: Int64? {
+        get { storage.fields.errorCode }
+        set { uniqueStorage().fields.errorCode = newValue }
+        _modify { yield &uniqueStorage().fields.errorCode }
+    }
+
+    /// The fields other than the position and the two dates, boxed: a group's facts are copied
+    /// many times while it is folded (filtered, sorted, indexed), and copying the box costs one
+    /// reference count where copying the fields cost one per string and array. Copy on write.
+    private var storage: Storage
+
+    /// The boxed fields.
+    struct Fields: Sendable, Hashable {
+        var eventId: String
+        var kind: EventKind
+        var origin: EventOrigin
+        var type: String? = nil
+        var subtype: String? = nil
+        var status: Int64? = nil
+        var transactions: [TransactionFact] = []
+        var renewals: [RenewalFact] = []
+        var unclaimSeatIds: [String] = []
+        var unclaimOriginalTransactionId: String? = nil
+        var seatPathTransactionId: String? = nil
+        var seatPathClaimId: String? = nil
+        var claimedSeatId: String? = nil
+        var requestIdentifier: String? = nil
+        var requestAppTransactionId: String? = nil
+        var memberRef: String? = nil
+        var seatInfo: SeatInfoFact? = nil
+        var customerId: String? = nil
+        var customerGroups: [CustomerGroupFact] = []
+        var membersGroupId: String? = nil
+        var memberAppTransactionIds: [String] = []
+        var errorCode: Int64? = nil
+    }
+
+    /// The box of ``Fields``.
+    ///
+    /// `@unchecked Sendable` is safe: the box is only mutated through ``uniqueStorage()``, that
+    /// is while no other `EventFacts` value (on any thread) refers to it; shared, it is read-only.
+    final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    /// The box, copied first if another value shares it.
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        return storage
+    }
+
+    public static func == (lhs: EventFacts, rhs: EventFacts) -> Bool {
+        lhs.position == rhs.position && lhs.occurredAt == rhs.occurredAt && lhs.recordedAt == rhs.recordedAt
+            && (lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(position)
+        hasher.combine(occurredAt)
+        hasher.combine(recordedAt)
+        hasher.combine(storage.fields)
+    }
 
     /// Whether this is an API response with a 2xx status.
     public var isSuccessfulResponse: Bool { kind == .apiResponse && (status.map { (200..<300).contains($0) } ?? false) }
@@ -143,21 +290,15 @@ public struct EventFacts: Sendable, Hashable {
     /// Facts with only the event metadata (the codec fills the rest).
     init(position: Int64, eventId: String, kind: EventKind, occurredAt: EpochMillis, recordedAt: EpochMillis, origin: EventOrigin) {
         self.position = position
-        self.eventId = eventId
-        self.kind = kind
         self.occurredAt = occurredAt
         self.recordedAt = recordedAt
-        self.origin = origin
+        storage = Storage(Fields(eventId: eventId, kind: kind, origin: origin))
     }
 
     /// Extracts the facts of a stored event from its decoded payload.
     public init(_ event: LedgerEvent) {
-        position = event.position
-        eventId = event.eventId
-        kind = event.kind
-        occurredAt = event.occurredAt
-        recordedAt = event.recordedAt
-        origin = event.origin
+        self.init(position: event.position, eventId: event.eventId, kind: event.kind, occurredAt: event.occurredAt,
+                  recordedAt: event.recordedAt, origin: event.origin)
         type = event.type
         subtype = event.subtype
         status = event.status

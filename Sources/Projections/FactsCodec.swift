@@ -143,6 +143,71 @@ public enum FactsCodec {
     }
 }
 
+extension FactsCodec {
+    /// Calls `body` with the UTF-8 bytes of every identifier an encoded row mentions, without
+    /// decoding it: the identifiers ``EventFacts/forEachIdentifier(_:)`` visits (the same multiset,
+    /// in storage order, for any row ``encode(_:)`` wrote; a foreign row that repeats a
+    /// single-valued field decodes to its last value, while this visits each). A rebuild routes a million events to their groups with it, where a
+    /// full ``decode(bytes:)`` would build every string of every row.
+    ///
+    /// Returns `false` for exactly the rows ``decode(bytes:)`` refuses (it reads the same grammar
+    /// with the same steps, skipping what it does not need); `body` may have been called for
+    /// some identifiers of such a row before the damage was found.
+    public static func forEachIdentifier(in raw: UnsafeRawBufferPointer, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        var r = ByteReader(raw.bindMemory(to: UInt8.self))
+        func identifier(_ bytes: UnsafeBufferPointer<UInt8>?) { if let bytes { body(bytes) } }
+        guard r.byte() == version, r.int() != nil, r.skipString(), r.skipString(),
+              r.int() != nil, r.int() != nil, r.skipString() else { return false }
+        while let tag = r.byte() {
+            switch tag {
+            case 0: return true
+            case 1, 2: _ = r.skipString()
+            case 3, 19: _ = r.int()
+            case 4:
+                guard let id = r.stringBytes(), let otid = r.stringBytes(), r.bool() != nil else { return false }
+                body(id)
+                body(otid)
+                while let field = r.byte(), field != 0 {
+                    switch field {
+                    case 1: identifier(r.stringBytes())
+                    case 2, 3, 8, 10: _ = r.skipString()
+                    case 4, 5, 6, 7, 9, 11: _ = r.int()
+                    default: return false
+                    }
+                }
+            case 5:
+                guard let otid = r.stringBytes() else { return false }
+                body(otid)
+                while let field = r.byte(), field != 0 {
+                    guard (1...5).contains(field) else { return false }
+                    _ = r.int()
+                }
+            case 6: guard let id = r.stringBytes() else { return false }; body(id)
+            case 7, 8, 9, 10, 12, 15, 17: identifier(r.stringBytes())
+            case 11, 13: _ = r.skipString()
+            case 14:
+                while let field = r.byte(), field != 0 {
+                    switch field {
+                    case 1, 2: _ = r.int()
+                    case 3: guard let id = r.stringBytes() else { return false }; body(id)
+                    default: return false
+                    }
+                }
+            case 16:
+                guard let groupId = r.stringBytes() else { return false }
+                body(groupId)
+                while let field = r.byte(), field != 0 {
+                    guard field == 1 else { return false }
+                    _ = r.skipString()
+                }
+            case 18: guard let id = r.stringBytes() else { return false }; body(id)
+            default: return false
+            }
+        }
+        return false  // no terminator: truncated
+    }
+}
+
 /// Appends varints and length-prefixed strings.
 struct ByteWriter {
     var bytes: [UInt8] = []
@@ -201,8 +266,16 @@ struct ByteReader {
     }
 
     mutating func string() -> String? {
+        stringBytes().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// A string's bytes in place, with the same steps as ``string()``.
+    mutating func stringBytes() -> UnsafeBufferPointer<UInt8>? {
         guard let length = int(), length >= 0, index + Int(length) <= buffer.count else { return nil }
         defer { index += Int(length) }
-        return String(decoding: UnsafeBufferPointer(rebasing: buffer[index..<index + Int(length)]), as: UTF8.self)
+        return UnsafeBufferPointer(rebasing: buffer[index..<index + Int(length)])
     }
+
+    /// Steps over a string as ``string()`` reads it; `false` where ``string()`` returns `nil`.
+    mutating func skipString() -> Bool { stringBytes() != nil }
 }

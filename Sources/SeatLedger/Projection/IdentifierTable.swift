@@ -49,6 +49,11 @@ struct IdentifierTable: Sendable {
         return identifier.withUTF8 { probe($0, hash: Self.hash($0)).id }
     }
 
+    /// The id of the identifier whose UTF-8 bytes are `bytes`, or `nil` if the table does not hold it.
+    func lookup(bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        probe(bytes, hash: Self.hash(bytes)).id
+    }
+
     /// The identifier named by `id` (an id this table returned).
     func string(_ id: UInt32) -> String {
         let range = self.range(Int(id))
@@ -57,7 +62,8 @@ struct IdentifierTable: Sendable {
 
     // MARK: Internals
 
-    private mutating func intern(bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+    /// The id of the identifier whose UTF-8 bytes are `bytes`, adding it if it is new.
+    mutating func intern(bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
         if (count + 1) * 2 > slots.count { grow() }
         let (slot, found) = probe(bytes, hash: Self.hash(bytes))
         if let found { return found }

@@ -227,7 +227,7 @@ struct ProjectionMaintainer {
     static func snapshot(_ membership: GroupMembership, facts: [EventFacts]) -> StoredGroupState {
         let asOf = facts.map(\.occurredAt).max() ?? 0
         let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: nil)
-        return StoredGroupState(groupKey: membership.groupKey, state: state.json.canonicalString(), asOf: asOf,
+        return StoredGroupState(groupKey: membership.groupKey, state: state.canonicalJSONText(), asOf: asOf,
                                 lastPosition: facts.map(\.position).max() ?? 0)
     }
 }

@@ -1,4 +1,5 @@
 import AppStoreModels
+import Dispatch
 import EventStore
 import Foundation
 import LedgerEvents
@@ -248,6 +249,8 @@ struct ProjectionRebuilder {
         var open: [Int32: EncodedFacts] = [:]
         /// The size of everything buffered.
         var openBytes = 0
+        /// The fold started for the previous batch's ready groups, not yet handed on.
+        var pending: PendingFold?
     }
 
     /// Encoded facts rows, back to back.
@@ -280,15 +283,20 @@ struct ProjectionRebuilder {
         let route = identity.route
         let shared = identity.shared
         var outcome = PassOutcome.complete
+        // A fold still running when the scan fails is waited for (it is pure: nothing to undo).
+        defer { _ = fold.pending?.wait() }
         try scanFacts { batch in
             guard outcome == .complete || partition != nil else { return }
             // Decode and route on all cores; the decoded facts are dropped there too, and this
             // thread keeps only bytes (a row whose cached facts do not decode is re-derived from
             // its event below and buffered re-encoded). `nil`: the row does not decode.
+            // The row's identifiers are read in place (``FactsCodec/forEachIdentifier(in:_:)``): no
+            // strings are built to route it.
             let routed: [[Int32]?] = parallelChunks(batch.count) { range in
                 range.map { index -> [Int32]? in
-                    guard let facts = batch.withRow(index, { FactsCodec.decode(bytes: $0) }) else { return nil }
-                    return Self.groups(of: facts, table: table, route: route, shared: shared, partition: partition, written: writtenNow)
+                    batch.withRow(index) { row in
+                        Self.groups(ofRow: row, table: table, route: route, shared: shared, partition: partition, written: writtenNow)
+                    }
                 }
             }
             var ready: [Int32] = []
@@ -310,15 +318,28 @@ struct ProjectionRebuilder {
                     FactsCodec.encode(derived).withUnsafeBytes { buffer($0, to: ordinals) }
                 }
             }
-            try flush(ready, identity: identity, fold: &fold, written: &written, each: each)
+            // Fold this batch's ready groups on other threads while this one writes the groups of
+            // the batch before (handed to `each` in order, after their fold has finished).
+            let started = startFold(ready, identity: identity, fold: &fold)
+            if let previous = fold.pending {
+                fold.pending = nil
+                do { try deliver(previous, written: &written, each: each) } catch { _ = started?.wait(); throw error }
+            }
+            fold.pending = started
             folded += ready.count
             if !ready.isEmpty && folded * 10 / max(total, 1) != (folded - ready.count) * 10 / max(total, 1) {
                 progress?("folded \(folded) of \(total) groups")
             }
             if partition == nil && fold.openBytes > memoryBudget { outcome = .overBudget }
         }
+        if let pending = fold.pending {
+            fold.pending = nil
+            try deliver(pending, written: &written, each: each)
+        }
         if outcome == .overBudget { return .overBudget }
-        try flush(Array(fold.open.keys).sorted(), identity: identity, fold: &fold, written: &written, each: each)
+        if let rest = startFold(Array(fold.open.keys).sorted(), identity: identity, fold: &fold) {
+            try deliver(rest, written: &written, each: each)
+        }
         return .complete
     }
 
@@ -327,37 +348,66 @@ struct ProjectionRebuilder {
                                partition: (index: Int, count: Int)?, written: [Bool]) -> [Int32] {
         var result: [Int32] = []
         facts.forEachIdentifier { identifier in
-            guard let id = table.lookup(identifier) else { return }
-            let entry = route[Int(id)]
-            guard entry != .min else { return }
-            if entry >= 0 {
-                if !result.contains(entry) { result.append(entry) }
-            } else {
-                for ordinal in shared[Int(-entry) - 1] where !result.contains(ordinal) { result.append(ordinal) }
-            }
+            addGroups(of: table.lookup(identifier), to: &result, route: route, shared: shared)
         }
-        return result.filter { ordinal in
+        return keep(result, partition: partition, written: written)
+    }
+
+    /// ``groups(of:table:route:shared:partition:written:)`` of an encoded facts row, read in
+    /// place; `nil` when the row does not decode.
+    private static func groups(ofRow row: UnsafeRawBufferPointer, table: IdentifierTable, route: [Int32], shared: [[Int32]],
+                               partition: (index: Int, count: Int)?, written: [Bool]) -> [Int32]? {
+        var result: [Int32] = []
+        let decodes = FactsCodec.forEachIdentifier(in: row) { bytes in
+            addGroups(of: table.lookup(bytes: bytes), to: &result, route: route, shared: shared)
+        }
+        return decodes ? keep(result, partition: partition, written: written) : nil
+    }
+
+    /// Adds the groups identifier `id` routes to (none for `nil`), each once.
+    private static func addGroups(of id: UInt32?, to result: inout [Int32], route: [Int32], shared: [[Int32]]) {
+        guard let id else { return }
+        let entry = route[Int(id)]
+        guard entry != .min else { return }
+        if entry >= 0 {
+            if !result.contains(entry) { result.append(entry) }
+        } else {
+            for ordinal in shared[Int(-entry) - 1] where !result.contains(ordinal) { result.append(ordinal) }
+        }
+    }
+
+    /// The groups of `result` within `partition` and not yet written.
+    private static func keep(_ result: [Int32], partition: (index: Int, count: Int)?, written: [Bool]) -> [Int32] {
+        result.filter { ordinal in
             !written[Int(ordinal)] && (partition.map { Int(ordinal) % $0.count == $0.index } ?? true)
         }
     }
 
-    /// Folds the `ready` groups on all cores and hands them to `each` in ordinal order.
-    private func flush(_ ready: [Int32], identity: Identity, fold: inout FoldState, written: inout [Bool],
-                       each: (GroupMembership, StoredGroupState) throws -> Void) throws {
-        guard !ready.isEmpty else { return }
+    /// Starts folding the `ready` groups on all cores, off this thread (`nil` when there are none);
+    /// their buffered facts leave `fold`.
+    private func startFold(_ ready: [Int32], identity: Identity, fold: inout FoldState) -> PendingFold? {
+        guard !ready.isEmpty else { return nil }
         let work: [(Int, EncodedFacts)] = ready.map { ordinal in
             let entry = fold.open.removeValue(forKey: ordinal) ?? EncodedFacts()
             fold.openBytes -= entry.bytes.count
             return (Int(ordinal), entry)
         }
-        // Decoding, the group's strings and the fold all happen here, on all cores.
-        let folded = parallelChunks(work.count, minimumPerChunk: 8) { range in
-            range.map { index -> (GroupMembership, StoredGroupState) in
-                let membership = identity.membership(work[index].0)
-                return (membership, ProjectionMaintainer.snapshot(membership, facts: work[index].1.decoded()))
+        // Decoding, the group's strings and the fold all happen there, on all cores.
+        return PendingFold(ordinals: ready) {
+            parallelChunks(work.count, minimumPerChunk: 8) { range in
+                range.map { index -> (GroupMembership, StoredGroupState) in
+                    let membership = identity.membership(work[index].0)
+                    return (membership, ProjectionMaintainer.snapshot(membership, facts: work[index].1.decoded()))
+                }
             }
         }
-        for (index, ordinal) in ready.enumerated() {
+    }
+
+    /// Waits for a fold and hands its groups to `each`, in the order they were ready.
+    private func deliver(_ pending: PendingFold, written: inout [Bool],
+                         each: (GroupMembership, StoredGroupState) throws -> Void) throws {
+        let folded = pending.wait()
+        for (index, ordinal) in pending.ordinals.enumerated() {
             try each(folded[index].0, folded[index].1)
             written[Int(ordinal)] = true
         }
@@ -418,4 +468,36 @@ struct ProjectionRebuilder {
 private final class ReaderHandOver: @unchecked Sendable {
     let store: any LedgerStore
     init(_ store: any LedgerStore) { self.store = store }
+}
+
+/// A fold of ready groups, running on other threads while the rebuilding thread writes the
+/// groups folded before.
+///
+/// `@unchecked Sendable` is safe: `result` is written once, by the folding block, before it
+/// signals `done`; it is read only after `wait()` has seen that signal, and `collected` is used
+/// by the waiting (rebuilding) thread alone.
+private final class PendingFold: @unchecked Sendable {
+    /// The groups being folded, in the order their results come.
+    let ordinals: [Int32]
+    private var result: [(GroupMembership, StoredGroupState)] = []
+    private let done = DispatchSemaphore(value: 0)
+    private var collected = false
+
+    /// Starts `fold` on a global queue.
+    init(ordinals: [Int32], fold: @escaping @Sendable () -> [(GroupMembership, StoredGroupState)]) {
+        self.ordinals = ordinals
+        DispatchQueue.global().async {
+            self.result = fold()
+            self.done.signal()
+        }
+    }
+
+    /// The folded groups, once the fold has finished.
+    func wait() -> [(GroupMembership, StoredGroupState)] {
+        if !collected {
+            done.wait()
+            collected = true
+        }
+        return result
+    }
 }
