@@ -235,6 +235,7 @@ struct ProjectionRebuilder {
                 }
             }
         }
+        progress?("found \(groups.count) groups among \(table.count) identifiers")
         return Identity(table: table, groups: groups, route: route, shared: shared, lastPosition: lastPosition)
     }
 

@@ -37,6 +37,35 @@ struct IdentifierTableTests {
         #expect(table.lookup("") == a)
     }
 
+    @Test("the table's hash spreads sequential identifiers over the slots, and depends on every byte")
+    func hashSpread() {
+        // 100,000 purchaser-like ids that differ only in their last digits, into 131,072 slots:
+        // a random hash fills about 70,000 distinct slots; a hash that ignored bytes would fill far fewer.
+        let slots = 1 << 17
+        var used = Set<Int>()
+        for index in 0..<100_000 {
+            var identifier = "2000000000\(String(format: "%06d", index))"
+            used.insert(identifier.withUTF8 { IdentifierTable.hash($0) } & (slots - 1))
+        }
+        #expect(used.count > 65_000)
+        // Every single-byte change of ids of every length up to 40 changes the hash.
+        for length in 0...40 {
+            let base = [UInt8](repeating: UInt8(ascii: "7"), count: length)
+            let h = base.withUnsafeBufferPointer { IdentifierTable.hash($0) }
+            for index in 0..<length {
+                var changed = base
+                changed[index] = UInt8(ascii: "8")
+                #expect(changed.withUnsafeBufferPointer { IdentifierTable.hash($0) } != h, "length \(length), byte \(index)")
+            }
+            let longer = (base + [0]).withUnsafeBufferPointer { IdentifierTable.hash($0) }
+            #expect(longer != h, "a trailing zero byte changes the hash (length \(length))")
+        }
+        var table = IdentifierTable()
+        let id = table.intern("2000000000000001")
+        var text = "2000000000000001"
+        #expect(text.withUTF8 { table.lookup(bytes: $0) } == id)
+    }
+
     @Test("the resolver's rules over interned ids give the same groups as over strings", arguments: [UInt64(71), 72, 73])
     func sameGroupsAsStrings(seed: UInt64) {
         let facts = StreamGenerator.stream(seed: seed, groups: 6).facts
