@@ -16,8 +16,10 @@
 public struct CanonicalJSONWriter {
     /// The text so far, as UTF-8.
     public private(set) var bytes: [UInt8] = []
-    /// Whether the open object or array (innermost last) has no member yet.
-    private var empty: [Bool] = []
+    /// How many objects and arrays are open (at most 64).
+    private var depth = 0
+    /// Bit `i` set: the container open at depth `i + 1` has no member yet.
+    private var emptyBits: UInt64 = 0
     #if DEBUG
     /// Whether each open container is an object (innermost last).
     private var objects: [Bool] = []
@@ -52,9 +54,10 @@ public struct CanonicalJSONWriter {
         separate()
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: utf8)
-        bytes.append(contentsOf: "\":".utf8)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
         // The member's value follows without a comma.
-        empty[empty.count - 1] = true
+        emptyBits |= 1 << UInt64(depth - 1)
     }
 
     /// Writes a string.
@@ -70,7 +73,13 @@ public struct CanonicalJSONWriter {
     /// Writes `null`.
     public mutating func null() { separate(); bytes.append(contentsOf: "null".utf8) }
     /// Writes epoch milliseconds as ISO 8601 text (``JSONValue/timestamp(_:)``), or `null`.
-    public mutating func timestamp(_ millis: EpochMillis?) { string(millis.map(Timestamp.iso8601)) }
+    public mutating func timestamp(_ millis: EpochMillis?) {
+        guard let millis else { return null() }
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.appendISO8601(millis, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
     /// Writes any value canonically.
     public mutating func value(_ value: JSONValue) { separate(); value.writeCanonical(into: &bytes) }
     /// Writes an array of strings.
@@ -85,7 +94,9 @@ public struct CanonicalJSONWriter {
     private mutating func open(_ bracket: UInt8) {
         separate()
         bytes.append(bracket)
-        empty.append(true)
+        precondition(depth < 64, "CanonicalJSONWriter: more than 64 levels")
+        emptyBits |= 1 << UInt64(depth)
+        depth += 1
         #if DEBUG
         objects.append(bracket == UInt8(ascii: "{"))
         lastKeys.append([])
@@ -98,15 +109,18 @@ public struct CanonicalJSONWriter {
         objects.removeLast()
         lastKeys.removeLast()
         #endif
-        empty.removeLast()
+        precondition(depth > 0, "CanonicalJSONWriter: close without an open")
+        depth -= 1
+        emptyBits &= ~(1 << UInt64(depth))
         bytes.append(bracket)
     }
 
     /// A comma before every value of an array or object but its first.
     private mutating func separate() {
-        guard !empty.isEmpty else { return }
-        if empty[empty.count - 1] {
-            empty[empty.count - 1] = false
+        guard depth > 0 else { return }
+        let bit: UInt64 = 1 << UInt64(depth - 1)
+        if emptyBits & bit != 0 {
+            emptyBits &= ~bit
         } else {
             bytes.append(UInt8(ascii: ","))
         }

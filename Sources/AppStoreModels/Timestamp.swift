@@ -33,6 +33,14 @@ public enum Timestamp {
 
     /// ISO 8601 with milliseconds in UTC, e.g. `2026-11-02T10:00:00.000Z`.
     public static func iso8601(_ millis: EpochMillis) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        appendISO8601(millis, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends ``iso8601(_:)``'s text as UTF-8 (ASCII digits and `-:.TZ`: nothing a JSON string escapes).
+    public static func appendISO8601(_ millis: EpochMillis, to out: inout [UInt8]) {
         var seconds = millis / 1000
         var ms = millis % 1000
         if ms < 0 { ms += 1000; seconds -= 1 }
@@ -42,8 +50,6 @@ public enum Timestamp {
         let (y, m, d) = civilFromDays(days)
         let hh = secOfDay / 3600, mm = (secOfDay % 3600) / 60, ss = secOfDay % 60
         // Hand-written digits: String(format:) goes through Foundation's locale machinery and is slow.
-        var out = [UInt8]()
-        out.reserveCapacity(24)
         func digits(_ value: Int64, _ width: Int) {
             var divisor: Int64 = 1
             for _ in 1..<width { divisor *= 10 }
@@ -57,7 +63,6 @@ public enum Timestamp {
         digits(y, 4); out.append(UInt8(ascii: "-")); digits(m, 2); out.append(UInt8(ascii: "-")); digits(d, 2)
         out.append(UInt8(ascii: "T")); digits(hh, 2); out.append(UInt8(ascii: ":")); digits(mm, 2)
         out.append(UInt8(ascii: ":")); digits(ss, 2); out.append(UInt8(ascii: ".")); digits(ms, 3); out.append(UInt8(ascii: "Z"))
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// A `Date` for epoch milliseconds.
