@@ -12,7 +12,11 @@ public enum Timestamp {
     /// Timestamp.parse("1793613600000")             // 1793613600000
     /// ```
     public static func parse(_ text: String) -> EpochMillis? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        // Stored and signed dates carry no surrounding blanks: only trim (through Foundation,
+        // slow) when there are some.
+        let blanks: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\t")]
+        let trimmed = text.utf8.first.map(blanks.contains) == true || text.utf8.last.map(blanks.contains) == true
+            ? text.trimmingCharacters(in: .whitespaces) : text
         if let millis = Int64(trimmed) { return millis }
         return parseISO8601(trimmed)
     }

@@ -329,9 +329,10 @@ public struct EventFacts: Sendable, Hashable {
         }
         guard let inner = decoded["apiResponse"], let envelope = try? APIResponseEnvelope(json: inner) else { return }
         errorCode = envelope.errorCode
-        seatPathTransactionId = envelope.seatPathTransactionId
+        let segments = envelope.pathSegments  // split once for the three readings below
+        seatPathTransactionId = APIResponseEnvelope.seatPathTransactionId(in: segments)
         if seatPathTransactionId != nil, envelope.endpoint == .unclaimSeat || envelope.endpoint == .associateSeat {
-            seatPathClaimId = envelope.seatPathClaimId
+            seatPathClaimId = APIResponseEnvelope.seatPathClaimId(in: segments)
         }
         requestIdentifier = envelope.requestBody?["requestIdentifier"]?.stringValue
         requestAppTransactionId = envelope.requestBody?["appTransactionId"]?.stringValue
@@ -351,13 +352,13 @@ public struct EventFacts: Sendable, Hashable {
                                     availableSeatCount: body["availableSeatCount"]?.int64Value,
                                     assignedSeatClaimIds: body["assignedSeatClaimIds"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         case .getCustomerGroups:
-            customerId = envelope.pathSegment(after: "currentGroups")
+            customerId = APIResponseEnvelope.segment(after: "currentGroups", in: segments)
             customerGroups = (body["groups"]?.arrayValue ?? []).compactMap { group in
                 guard let id = group["groupId"]?.stringValue else { return nil }
                 return CustomerGroupFact(groupId: id, groupType: group["groupType"]?.stringValue)
             }
         case .getGroupMembers:
-            membersGroupId = envelope.pathSegment(after: "group")
+            membersGroupId = APIResponseEnvelope.segment(after: "group", in: segments)
             memberAppTransactionIds = GroupMembersBodyReader.members(in: body)
         default:
             break

@@ -130,4 +130,33 @@ struct RebuildFastPathTests {
         bare.members = []
         #expect(bare.canonicalJSONText() == bare.json.canonicalString())
     }
+
+    @Test("envelope paths split as bytes give what String.split gave", arguments: [
+        "/groups/v1/transactions/2000000000000001/seats",
+        "/groups/v1/transactions/2000000000000001/seats/claim-1/associate",
+        "/groups/v1/transactions/2000000000000001/seats?limit=5&x=/y",
+        "//groups//v1/currentGroups/c-9/", "groups", "", "/", "/a?", "/é/ü-ß/名前?q=1", "/trailing/",
+    ])
+    func pathSegments(path: String) {
+        // The previous implementation, kept here as the reference.
+        let withoutQuery = path.split(separator: "?", maxSplits: 1).first.map(String.init) ?? path
+        let reference = withoutQuery.split(separator: "/").map(String.init)
+        #expect(APIResponseEnvelope.segments(ofPath: path) == reference)
+    }
+
+    @Test("a path that starts with its query has no segments (String.split used to drop the empty path before it)")
+    func pathStartingWithQuery() {
+        #expect(APIResponseEnvelope.segments(ofPath: "?a=/b").isEmpty)
+        #expect(APIResponseEnvelope.seatPathTransactionId(in: APIResponseEnvelope.segments(ofPath: "?/groups/transactions/1/seats")) == nil)
+    }
+
+    @Test("timestamps parse the same with and without surrounding blanks")
+    func timestampBlanks() {
+        for text in ["2026-11-02T10:00:00.000Z", "1793613600000", "2026-11-02T12:00:00+02:00"] {
+            #expect(Timestamp.parse(text) == 1_793_613_600_000)
+            #expect(Timestamp.parse(" \(text)\t") == 1_793_613_600_000)
+            #expect(Timestamp.parse("\t\(text)") == 1_793_613_600_000)
+        }
+        #expect(Timestamp.parse("") == nil && Timestamp.parse(" ") == nil && Timestamp.parse("2026-13-01") == nil)
+    }
 }
