@@ -13,10 +13,10 @@ public enum Timestamp {
     /// ```
     public static func parse(_ text: String) -> EpochMillis? {
         // Stored and signed dates carry no surrounding blanks: only trim (through Foundation,
-        // slow) when there are some.
-        let blanks: Set<UInt8> = [UInt8(ascii: " "), UInt8(ascii: "\t")]
-        let trimmed = text.utf8.first.map(blanks.contains) == true || text.utf8.last.map(blanks.contains) == true
-            ? text.trimmingCharacters(in: .whitespaces) : text
+        // slow) when an end could be one. `.whitespaces` is space, tab and the other Unicode
+        // space separators, which all start with a byte of 0x80 or more.
+        func mayBeBlank(_ byte: UInt8?) -> Bool { byte.map { $0 == 0x20 || $0 == 0x09 || $0 >= 0x80 } ?? false }
+        let trimmed = mayBeBlank(text.utf8.first) || mayBeBlank(text.utf8.last) ? text.trimmingCharacters(in: .whitespaces) : text
         if let millis = Int64(trimmed) { return millis }
         return parseISO8601(trimmed)
     }

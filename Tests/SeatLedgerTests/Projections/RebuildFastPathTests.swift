@@ -156,6 +156,7 @@ struct RebuildFastPathTests {
             #expect(Timestamp.parse(text) == 1_793_613_600_000)
             #expect(Timestamp.parse(" \(text)\t") == 1_793_613_600_000)
             #expect(Timestamp.parse("\t\(text)") == 1_793_613_600_000)
+            #expect(Timestamp.parse("\u{00A0}\(text)\u{2003}") == 1_793_613_600_000, "Unicode space separators are blanks too")
         }
         #expect(Timestamp.parse("") == nil && Timestamp.parse(" ") == nil && Timestamp.parse("2026-13-01") == nil)
     }
