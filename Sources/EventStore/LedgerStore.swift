@@ -132,6 +132,10 @@ public protocol LedgerStore: AnyObject {
     func allGroupKeys() throws -> [String]
     /// Deletes every projection row before a rebuild; events are untouched.
     func clearProjections() throws
+    /// Adds the rows and snapshots of groups a rebuild folded to projections that
+    /// ``clearProjections()`` emptied in this transaction: each row and group key is new, so an
+    /// engine may bulk-load them (PostgreSQL uses `COPY`) rather than upsert.
+    func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws
 
     // MARK: Seat claims (idempotent Claim Seat requests)
 
@@ -159,6 +163,11 @@ public protocol LedgerStore: AnyObject {
 }
 
 extension LedgerStore {
+    /// Default: ``replaceGroups(removing:rows:states:)`` with nothing to remove.
+    public func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws {
+        try replaceGroups(removing: [], rows: rows, states: states)
+    }
+
     /// Default: this engine cannot be copied from.
     public func forEachStoredRecord(from position: Int64, batchSize: Int, _ body: ([StoredEventRecord]) throws -> Void) throws {
         throw StoreOperationUnsupported(location: location, operation: "reading stored records for a copy")

@@ -301,6 +301,51 @@ struct LedgerStoreConformanceTests {
         #expect(try store.groupKeys(forAny: ["1000", "2000"]).isEmpty)
     }
 
+    @Test("a rebuild's bulk insert into emptied projections reads back like replaceGroups, in one transaction",
+          arguments: Backend.allCases)
+    func rebuiltGroups(_ backend: Backend) throws {
+        let fixture = try StoreFixture.make(backend)
+        let store = fixture.store
+        try store.replaceGroups(removing: [], rows: [GroupIndexRow(identifier: "old", groupKey: "g0", role: "key")],
+                                states: [StoredGroupState(groupKey: "g0", state: "old", asOf: 1, lastPosition: 1)])
+        let rows = (0..<700).flatMap { g in
+            [GroupIndexRow(identifier: "g\(g)", groupKey: "g\(g)", role: "key"),
+             GroupIndexRow(identifier: "200\(g)", groupKey: "g\(g)", role: "purchaser"),
+             GroupIndexRow(identifier: "shared", groupKey: "g\(g)", role: "alias")]
+        }
+        let states = (0..<700).map { g in
+            StoredGroupState(groupKey: "g\(g)", state: #"{"n":\#(g),"text":"é \" \\ \t 名前"}"#, asOf: Int64(g), lastPosition: Int64(g + 1))
+        }
+        try store.write {
+            try store.clearProjections()
+            try store.insertRebuiltGroups(rows: Array(rows.prefix(1_000)), states: Array(states.prefix(300)))
+            try store.insertRebuiltGroups(rows: Array(rows.dropFirst(1_000)), states: Array(states.dropFirst(300)))
+        }
+        #expect(try store.groupKeys(forAny: ["old"]).isEmpty)
+        func fields(_ state: StoredGroupState) -> [String] { [state.groupKey, state.state, "\(state.asOf)", "\(state.lastPosition)"] }
+        #expect(try store.groupStates().map(fields)
+                == states.sorted { Array($0.groupKey.utf8).lexicographicallyPrecedes(Array($1.groupKey.utf8)) }.map(fields))
+        #expect(try store.groupKeys(forAny: ["2005", "shared"]).count == 700)
+        #expect(try store.groupKeys(forAny: ["2005"]) == ["g5"])
+        #expect(try store.groupIndexRows(groupKeys: ["g42"]) == [
+            GroupIndexRow(identifier: "20042", groupKey: "g42", role: "purchaser"),
+            GroupIndexRow(identifier: "g42", groupKey: "g42", role: "key"),
+            GroupIndexRow(identifier: "shared", groupKey: "g42", role: "alias"),
+        ])
+        // All or nothing: a failure after the insert leaves the projections as they were.
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try store.write {
+                try store.clearProjections()
+                try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "x", groupKey: "gx", role: "key")],
+                                              states: [StoredGroupState(groupKey: "gx", state: "x", asOf: 1, lastPosition: 1)])
+                throw Stop()
+            }
+        }
+        #expect(try store.allGroupKeys().count == 700)
+        #expect(try store.groupKeys(forAny: ["x"]).isEmpty)
+    }
+
     @Test("claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing",
           arguments: Backend.allCases)
     func claimRequests(_ backend: Backend) throws {

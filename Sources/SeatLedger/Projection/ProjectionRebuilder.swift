@@ -87,7 +87,7 @@ struct ProjectionRebuilder {
                 var states: [StoredGroupState] = []
                 func flush() throws {
                     guard !states.isEmpty else { return }
-                    try store.replaceGroups(removing: [], rows: rows, states: states)
+                    try store.insertRebuiltGroups(rows: rows, states: states)
                     rows.removeAll(keepingCapacity: true)
                     states.removeAll(keepingCapacity: true)
                 }
