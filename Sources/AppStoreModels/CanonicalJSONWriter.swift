@@ -25,6 +25,8 @@ public struct CanonicalJSONWriter {
     private var objects: [Bool] = []
     /// The last key written in each open container (empty: none yet).
     private var lastKeys: [[UInt8]] = []
+    /// A key was written and its value not yet.
+    private var awaitingValue = false
     #endif
 
     /// An empty writer with room for `capacity` bytes.
@@ -47,11 +49,13 @@ public struct CanonicalJSONWriter {
         let utf8 = UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
         #if DEBUG
         precondition(objects.last == true, "CanonicalJSONWriter: key \(name) outside an object")
+        precondition(!awaitingValue, "CanonicalJSONWriter: key \(name) after a key without a value")
         let previous = lastKeys[lastKeys.count - 1]
         precondition(previous.isEmpty || previous.lexicographicallyPrecedes(utf8), "CanonicalJSONWriter: key \(name) out of order")
         lastKeys[lastKeys.count - 1] = Array(utf8)
+        awaitingValue = true
         #endif
-        separate()
+        comma()
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: utf8)
         bytes.append(UInt8(ascii: "\""))
@@ -106,6 +110,7 @@ public struct CanonicalJSONWriter {
     private mutating func close(_ bracket: UInt8) {
         #if DEBUG
         precondition(objects.last == (bracket == UInt8(ascii: "}")), "CanonicalJSONWriter: close does not match open")
+        precondition(!awaitingValue, "CanonicalJSONWriter: close after a key without a value")
         objects.removeLast()
         lastKeys.removeLast()
         #endif
@@ -115,8 +120,19 @@ public struct CanonicalJSONWriter {
         bytes.append(bracket)
     }
 
-    /// A comma before every value of an array or object but its first.
+    /// Before a value: the comma, and (checked in debug builds) in an object, a key first.
     private mutating func separate() {
+        #if DEBUG
+        if objects.last == true {
+            precondition(awaitingValue, "CanonicalJSONWriter: a value without a key")
+            awaitingValue = false
+        }
+        #endif
+        comma()
+    }
+
+    /// A comma before every member of an array or object but its first.
+    private mutating func comma() {
         guard depth > 0 else { return }
         let bit: UInt64 = 1 << UInt64(depth - 1)
         if emptyBits & bit != 0 {

@@ -110,21 +110,25 @@ struct IdentifierTable: Sendable {
         slots = grown
     }
 
-    /// A fast 64-bit hash of the bytes (eight at a time: multiply, rotate, final mix).
+    /// A fast 64-bit hash of the bytes (eight at a time: multiply, rotate, final mix), seeded
+    /// per process.
     ///
-    /// Not `Hasher`: SipHash cost a third of the identity pass, and its protection against chosen
-    /// collisions buys nothing here. The identifiers come from payloads whose signatures were
-    /// verified, and a table of colliding identifiers would only be slower, never wrong.
+    /// Not `Hasher`: SipHash cost a third of the identity pass. Most identifiers come from
+    /// payloads Apple signed, but some do not (a claim's `appTransactionId` is the caller's input,
+    /// path ids and group members come from API responses), so the seed is random: nobody can
+    /// prepare identifiers that collide. Colliding identifiers would only make the table slower,
+    /// never wrong.
     static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var h = UInt64(truncatingIfNeeded: bytes.count) &* multiplier
-        guard let base = bytes.baseAddress else { return Int(truncatingIfNeeded: h) }
-        let raw = UnsafeRawPointer(base)
+        var h = (seed ^ UInt64(truncatingIfNeeded: bytes.count)) &* multiplier
         var offset = 0
-        while offset + 8 <= bytes.count {
-            let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            h = ((h ^ word) &* multiplier).rotatedLeft(by: 29)
-            offset += 8
+        if let base = bytes.baseAddress {  // (an empty buffer may have none)
+            let raw = UnsafeRawPointer(base)
+            while offset + 8 <= bytes.count {
+                let word = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                h = ((h ^ word) &* multiplier).rotatedLeft(by: 29)
+                offset += 8
+            }
         }
         if offset < bytes.count {
             var tail: UInt64 = 0
@@ -139,6 +143,9 @@ struct IdentifierTable: Sendable {
         h ^= h >> 33
         return Int(truncatingIfNeeded: h)
     }
+
+    /// The hash's seed, drawn once per process.
+    private static let seed = UInt64.random(in: .min ... .max)
 }
 
 private extension UInt64 {

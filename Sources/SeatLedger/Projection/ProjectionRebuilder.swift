@@ -321,10 +321,10 @@ struct ProjectionRebuilder {
             }
             // Fold this batch's ready groups on other threads while this one writes the groups of
             // the batch before (handed to `each` in order, after their fold has finished).
-            let started = startFold(ready, identity: identity, fold: &fold)
+            let started = startFold(ready, identity: identity, fold: &fold, written: &written)
             if let previous = fold.pending {
                 fold.pending = nil
-                do { try deliver(previous, written: &written, each: each) } catch { _ = started?.wait(); throw error }
+                do { try deliver(previous, each: each) } catch { _ = started?.wait(); throw error }
             }
             fold.pending = started
             folded += ready.count
@@ -335,11 +335,11 @@ struct ProjectionRebuilder {
         }
         if let pending = fold.pending {
             fold.pending = nil
-            try deliver(pending, written: &written, each: each)
+            try deliver(pending, each: each)
         }
         if outcome == .overBudget { return .overBudget }
-        if let rest = startFold(Array(fold.open.keys).sorted(), identity: identity, fold: &fold) {
-            try deliver(rest, written: &written, each: each)
+        if let rest = startFold(Array(fold.open.keys).sorted(), identity: identity, fold: &fold, written: &written) {
+            try deliver(rest, each: each)
         }
         return .complete
     }
@@ -385,9 +385,11 @@ struct ProjectionRebuilder {
     }
 
     /// Starts folding the `ready` groups on all cores, off this thread (`nil` when there are none);
-    /// their buffered facts leave `fold`.
-    private func startFold(_ ready: [Int32], identity: Identity, fold: inout FoldState) -> PendingFold? {
+    /// their buffered facts leave `fold`, and they count as written from now on: no later row is
+    /// buffered for them (one could only come from a row the identity pass did not link to them).
+    private func startFold(_ ready: [Int32], identity: Identity, fold: inout FoldState, written: inout [Bool]) -> PendingFold? {
         guard !ready.isEmpty else { return nil }
+        for ordinal in ready { written[Int(ordinal)] = true }
         let work: [(Int, EncodedFacts)] = ready.map { ordinal in
             let entry = fold.open.removeValue(forKey: ordinal) ?? EncodedFacts()
             fold.openBytes -= entry.bytes.count
@@ -405,13 +407,9 @@ struct ProjectionRebuilder {
     }
 
     /// Waits for a fold and hands its groups to `each`, in the order they were ready.
-    private func deliver(_ pending: PendingFold, written: inout [Bool],
-                         each: (GroupMembership, StoredGroupState) throws -> Void) throws {
+    private func deliver(_ pending: PendingFold, each: (GroupMembership, StoredGroupState) throws -> Void) throws {
         let folded = pending.wait()
-        for (index, ordinal) in pending.ordinals.enumerated() {
-            try each(folded[index].0, folded[index].1)
-            written[Int(ordinal)] = true
-        }
+        for index in pending.ordinals.indices { try each(folded[index].0, folded[index].1) }
     }
 
     // MARK: Helpers

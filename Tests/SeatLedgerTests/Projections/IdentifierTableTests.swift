@@ -64,6 +64,19 @@ struct IdentifierTableTests {
         let id = table.intern("2000000000000001")
         var text = "2000000000000001"
         #expect(text.withUTF8 { table.lookup(bytes: $0) } == id)
+        // The same bytes hash alike wherever they sit (the rebuild interns from strings and looks
+        // up slices of facts rows), and an empty buffer hashes alike with or without an address.
+        for offset in 0..<8 {
+            let row = [UInt8](repeating: 0xEE, count: offset) + Array("2000000000000001".utf8) + [0xEE, 0xEE]
+            row.withUnsafeBufferPointer { buffer in
+                let slice = UnsafeBufferPointer(rebasing: buffer[offset..<offset + 16])
+                #expect(table.lookup(bytes: slice) == id, "offset \(offset)")
+            }
+        }
+        let empty = [UInt8]()
+        let emptyWithAddress = empty.withUnsafeBufferPointer { IdentifierTable.hash($0) }
+        #expect(IdentifierTable.hash(UnsafeBufferPointer(start: nil, count: 0)) == emptyWithAddress
+                || [UInt8](repeating: 0, count: 1).withUnsafeBufferPointer { IdentifierTable.hash(UnsafeBufferPointer(rebasing: $0[0..<0])) } == emptyWithAddress)
     }
 
     @Test("the resolver's rules over interned ids give the same groups as over strings", arguments: [UInt64(71), 72, 73])
