@@ -182,4 +182,14 @@ extension EventStore {
     public func clearProjections() throws(SQLiteError) {
         try connection.execute("DELETE FROM group_index; DELETE FROM group_state;")
     }
+
+    /// Drops `group_index_key`, runs `body` and creates the index again (one sort instead of a
+    /// B-tree insert per row). Inside the caller's transaction: if `body` throws, the rollback
+    /// restores the index; readers keep their snapshot, index included, until the commit.
+    public func withGroupKeyIndexBuiltAfter<T>(_ body: () throws -> T) throws -> T {
+        try connection.execute("DROP INDEX IF EXISTS group_index_key")
+        let result = try body()
+        try connection.execute("CREATE INDEX group_index_key ON group_index(group_key)")
+        return result
+    }
 }

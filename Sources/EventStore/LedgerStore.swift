@@ -132,6 +132,11 @@ public protocol LedgerStore: AnyObject {
     func allGroupKeys() throws -> [String]
     /// Deletes every projection row before a rebuild; events are untouched.
     func clearProjections() throws
+    /// Runs `body`, which refills the emptied projections inside the caller's write transaction,
+    /// with the group index's secondary index (by group key) built once at the end instead of
+    /// row by row, where the engine can do that without blocking readers (SQLite: they keep
+    /// reading their snapshot). Other engines just run `body`.
+    func withGroupKeyIndexBuiltAfter<T>(_ body: () throws -> T) throws -> T
     /// Adds the rows and snapshots of groups a rebuild folded to projections that
     /// ``clearProjections()`` emptied in this transaction: each row and group key is new, so an
     /// engine may bulk-load them (PostgreSQL uses `COPY`) rather than upsert.
@@ -163,6 +168,9 @@ public protocol LedgerStore: AnyObject {
 }
 
 extension LedgerStore {
+    /// Default: runs `body`.
+    public func withGroupKeyIndexBuiltAfter<T>(_ body: () throws -> T) throws -> T { try body() }
+
     /// Default: ``replaceGroups(removing:rows:states:)`` with nothing to remove.
     public func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws {
         try replaceGroups(removing: [], rows: rows, states: states)

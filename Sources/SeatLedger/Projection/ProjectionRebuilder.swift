@@ -80,27 +80,32 @@ struct ProjectionRebuilder {
             _ = try store.write { try deriveMissingFacts(progress: progress) }
             return try store.write {
                 try store.clearProjections()
-                var count = 0
-                // Groups are written soon after they are folded, a few hundred per statement (one round
-                // trip each on PostgreSQL); memory stays bounded by the groups still open.
-                var rows: [GroupIndexRow] = []
-                var states: [StoredGroupState] = []
-                func flush() throws {
-                    guard !states.isEmpty else { return }
-                    try store.insertRebuiltGroups(rows: rows, states: states)
-                    rows.removeAll(keepingCapacity: true)
-                    states.removeAll(keepingCapacity: true)
-                }
-                _ = try recompute(progress: progress) { membership, snapshot in
-                    rows += ProjectionMaintainer.rows(for: membership)
-                    states.append(snapshot)
-                    count += 1
-                    if states.count >= groupsPerWrite { try flush() }
-                }
-                try flush()
-                return count
+                return try store.withGroupKeyIndexBuiltAfter { try writeRecomputedGroups(progress: progress) }
             }
         }
+    }
+
+    /// Folds every group and writes its rows and snapshot into the emptied projections.
+    private func writeRecomputedGroups(progress: ((String) -> Void)?) throws -> Int {
+        var count = 0
+        // Groups are written soon after they are folded, a few hundred per statement (one round
+        // trip each on PostgreSQL); memory stays bounded by the groups still open.
+        var rows: [GroupIndexRow] = []
+        var states: [StoredGroupState] = []
+        func flush() throws {
+            guard !states.isEmpty else { return }
+            try store.insertRebuiltGroups(rows: rows, states: states)
+            rows.removeAll(keepingCapacity: true)
+            states.removeAll(keepingCapacity: true)
+        }
+        _ = try recompute(progress: progress) { membership, snapshot in
+            rows += ProjectionMaintainer.rows(for: membership)
+            states.append(snapshot)
+            count += 1
+            if states.count >= groupsPerWrite { try flush() }
+        }
+        try flush()
+        return count
     }
 
     /// Group keys whose stored projection (index rows or snapshot) differs from a recomputation.

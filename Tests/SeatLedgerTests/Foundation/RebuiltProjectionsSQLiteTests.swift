@@ -1,0 +1,44 @@
+import AppStoreModels
+@testable import EventStore
+import Foundation
+import LedgerEvents
+import Testing
+
+/// How a rebuild refills the SQLite projections: the group index's secondary index is built once.
+@Suite("Rebuilt projections on SQLite")
+struct RebuiltProjectionsSQLiteTests {
+    @Test("a rebuild's group-key index is dropped and built again in its transaction; a failure restores it")
+    func groupKeyIndexBuiltAfter() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-gki-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try EventStore.create(at: directory.appendingPathComponent("l.sqlite").path,
+                                          configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil),
+                                          roots: [])
+        func indexSQL() throws -> String? {
+            try store.connection.scalarText("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'group_index_key'")
+        }
+        let original = try #require(try indexSQL())
+        var insideHadIndex: Bool?
+        try store.write {
+            try store.clearProjections()
+            try store.withGroupKeyIndexBuiltAfter {
+                insideHadIndex = try indexSQL() != nil
+                try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "i1", groupKey: "g1", role: "key")],
+                                              states: [StoredGroupState(groupKey: "g1", state: "{}", asOf: 1, lastPosition: 1)])
+            }
+        }
+        #expect(insideHadIndex == false)
+        #expect(try indexSQL() == original)
+        #expect(try store.connection.scalarInt("SELECT count(*) FROM group_index INDEXED BY group_index_key WHERE group_key = 'g1'") == 1)
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try store.write {
+                try store.clearProjections()
+                try store.withGroupKeyIndexBuiltAfter { throw Stop() }
+            }
+        }
+        #expect(try indexSQL() == original)
+        #expect(try store.groupKeys(forAny: ["i1"]) == ["g1"])
+    }
+}
