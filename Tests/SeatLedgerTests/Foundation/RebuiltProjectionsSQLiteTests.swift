@@ -9,12 +9,8 @@ import Testing
 struct RebuiltProjectionsSQLiteTests {
     @Test("a rebuild's group-key index is dropped and built again in its transaction; a failure restores it")
     func groupKeyIndexBuiltAfter() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-gki-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try EventStore.create(at: directory.appendingPathComponent("l.sqlite").path,
-                                          configuration: LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil),
-                                          roots: [])
+        let directory = try TemporaryDirectory(label: "group-key-index")
+        let store = try directory.bareStore("l.sqlite")
         func indexSQL() throws -> String? {
             try store.connection.scalarText("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'group_index_key'")
         }
