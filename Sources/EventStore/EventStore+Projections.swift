@@ -186,7 +186,12 @@ extension EventStore {
     /// Drops `group_index_key`, runs `body` and creates the index again (one sort instead of a
     /// B-tree insert per row). Inside the caller's transaction: if `body` throws, the rollback
     /// restores the index; readers keep their snapshot, index included, until the commit.
+    /// Refused outside a transaction (only its rollback can bring the index back after a failure).
     public func withGroupKeyIndexBuiltAfter<T>(_ body: () throws -> T) throws -> T {
+        guard connection.isInTransaction else {
+            throw SQLiteError(resultCode: 21, message: "the group-key index is only rebuilt inside a write transaction",
+                              sql: "DROP INDEX group_index_key", path: path)  // 21: SQLITE_MISUSE
+        }
         try connection.execute("DROP INDEX IF EXISTS group_index_key")
         let result = try body()
         try connection.execute("CREATE INDEX group_index_key ON group_index(group_key)")

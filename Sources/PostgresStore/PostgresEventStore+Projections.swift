@@ -93,8 +93,14 @@ extension PostgresEventStore {
     }
 
     /// Deletes every projection row (group index and snapshots) before a rebuild; events are untouched.
+    ///
+    /// It first takes the append lock (`ledger_head FOR UPDATE`, which appenders queue on) for the
+    /// rest of the transaction, as SQLite's `BEGIN IMMEDIATE` does: an append committing during the
+    /// `DELETE` would otherwise leave rows the `DELETE` did not see, which the rebuild's `COPY`
+    /// would then insert again (a unique violation), and the rebuild's scans would see different logs.
     public func clearProjections() throws {
         try atomically {
+            _ = try connection.run("SELECT position FROM ledger_head FOR UPDATE")
             try connection.run("DELETE FROM group_index")
             _ = try connection.run("DELETE FROM group_state")
         }

@@ -152,4 +152,35 @@ struct PostgresConcurrencyTests {
         print("4 writers: \(run.committedBatches) batches committed, \(run.rolledBack) rolled back, \(total) events, "
               + "\(run.quarantineIds.count) quarantine outcomes in \(String(format: "%.2f", seconds)) s; the reader saw every position once")
     }
+
+    @Test("a rebuild holds the append lock from clearProjections to its commit: another process's append waits",
+          .timeLimit(.minutes(1)))
+    func rebuildHoldsTheAppendLock() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        let store = fixture.store
+        let url = try #require(fixture.cluster).url()
+        let order = Guarded<[String]>([])
+        let finished = DispatchSemaphore(value: 0)
+        try store.write {
+            try store.clearProjections()
+            let appender = Thread {
+                defer { finished.signal() }
+                do {
+                    let other = try PostgresEventStore.open(url: url)
+                    _ = try other.commit(events: [TestData.apiEvent(1)])
+                    order.withValue { $0.append("append committed") }
+                } catch {
+                    order.withValue { $0.append("append failed: \(error)") }
+                }
+            }
+            appender.start()
+            Thread.sleep(forTimeInterval: 1)  // long enough for the append to commit, were it not blocked
+            order.withValue { $0.append("rebuild committing") }
+            try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "1000", groupKey: "1000", role: "key")],
+                                          states: [StoredGroupState(groupKey: "1000", state: "{}", asOf: 1, lastPosition: 0)])
+        }
+        finished.wait()
+        #expect(order.withValue { $0 } == ["rebuild committing", "append committed"])
+        #expect(try store.eventCount() == 1)
+    }
 }

@@ -58,6 +58,9 @@ public final class SQLiteConnection {
         return statement
     }
 
+    /// Whether a transaction is open on this connection.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; any thrown error rolls back and is rethrown.
     ///
     /// The only way this codebase opens a write transaction: there are no loose BEGIN/COMMIT pairs.

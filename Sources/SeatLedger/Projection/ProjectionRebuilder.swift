@@ -202,12 +202,14 @@ struct ProjectionRebuilder {
         try scanFacts { batch in
             let decoded = decodeBatch(batch)
             for index in 0..<batch.count {
-                guard let facts = try decoded[index] ?? deriveFacts(at: batch.positions[index]) else { continue }
+                let position = batch.positions[index]
+                guard let facts = try decoded[index] ?? deriveFacts(at: position) else { continue }
                 evidence.add(facts) { table.intern($0) }
                 facts.forEachIdentifier { identifier in
                     let id = Int(table.intern(identifier))
                     if id >= lastById.count { lastById.append(contentsOf: repeatElement(0, count: id - lastById.count + 1)) }
-                    lastById[id] = facts.position
+                    // The row's position, which the fold pass compares with (not the one stored in the facts).
+                    lastById[id] = position
                 }
             }
             count += batch.count

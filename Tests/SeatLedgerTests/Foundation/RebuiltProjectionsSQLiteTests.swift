@@ -36,5 +36,8 @@ struct RebuiltProjectionsSQLiteTests {
         }
         #expect(try indexSQL() == original)
         #expect(try store.groupKeys(forAny: ["i1"]) == ["g1"])
+        // Outside a transaction it refuses, and the index stays.
+        #expect(throws: SQLiteError.self) { try store.withGroupKeyIndexBuiltAfter { throw Stop() } }
+        #expect(try indexSQL() == original)
     }
 }
