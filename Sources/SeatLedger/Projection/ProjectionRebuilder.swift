@@ -284,8 +284,15 @@ struct ProjectionRebuilder {
     private func foldPass(_ identity: Identity, partition: (index: Int, count: Int)?, fold: inout FoldState,
                           written: inout [Bool], progress: ((String) -> Void)?,
                           each: (GroupMembership, StoredGroupState) throws -> Void) throws -> PassOutcome {
-        var folded = written.lazy.filter { $0 }.count
         let total = written.count
+        // Groups handed to `each` (progress counts those, not folds merely started).
+        var folded = written.lazy.filter { $0 }.count
+        func report(_ delivered: Int) {
+            folded += delivered
+            if delivered > 0 && folded * 10 / max(total, 1) != (folded - delivered) * 10 / max(total, 1) {
+                progress?("folded \(folded) of \(total) groups")
+            }
+        }
         let writtenNow = written
         let table = identity.table
         let route = identity.route
@@ -332,21 +339,20 @@ struct ProjectionRebuilder {
             if let previous = fold.pending {
                 fold.pending = nil
                 do { try deliver(previous, each: each) } catch { _ = started?.wait(); throw error }
+                report(previous.ordinals.count)
             }
             fold.pending = started
-            folded += ready.count
-            if !ready.isEmpty && folded * 10 / max(total, 1) != (folded - ready.count) * 10 / max(total, 1) {
-                progress?("folded \(folded) of \(total) groups")
-            }
             if partition == nil && fold.openBytes > memoryBudget { outcome = .overBudget }
         }
         if let pending = fold.pending {
             fold.pending = nil
             try deliver(pending, each: each)
+            report(pending.ordinals.count)
         }
         if outcome == .overBudget { return .overBudget }
         if let rest = startFold(Array(fold.open.keys).sorted(), identity: identity, fold: &fold, written: &written) {
             try deliver(rest, each: each)
+            report(rest.ordinals.count)
         }
         return .complete
     }

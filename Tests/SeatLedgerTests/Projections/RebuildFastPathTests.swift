@@ -1,8 +1,10 @@
 import AppStoreModels
+import EventStore
 import Foundation
 import GroupSimulator
 import LedgerEvents
 @testable import Projections
+@testable import SeatLedger
 import Testing
 
 /// The shortcuts a whole-ledger rebuild takes must give exactly what the general code gives:
@@ -268,5 +270,26 @@ struct RebuildFastPathTests {
             #expect(Timestamp.parse("\(text) ") == 1_793_613_600_000 && Timestamp.parse("\(text)\u{00A0}") == 1_793_613_600_000)
         }
         #expect(Timestamp.parse("") == nil && Timestamp.parse(" ") == nil && Timestamp.parse("2026-13-01") == nil)
+    }
+
+    @Test("rebuild progress counts the groups handed on: never ahead of them, ending at all of them")
+    func progressCountsDeliveredGroups() throws {
+        let stream = StreamGenerator.stream(seed: 61, groups: 12)
+        let directory = try TemporaryDirectory(label: "progress")
+        let store = try directory.bareStore("l.sqlite")
+        let maintainer = ProjectionMaintainer(store: store)
+        _ = try store.commit(events: stream.events.map { ScenarioBuilder.newEvent($0) }) { try maintainer.update(after: $0) }
+        var rebuilder = ProjectionRebuilder(store: store)
+        rebuilder.batchSize = 3  // many batches: folds start a batch before they are handed on
+        var delivered = 0
+        var reported: [Int] = []
+        let statistics = try rebuilder.recompute(progress: { message in
+            guard message.hasPrefix("folded "), let count = Int(message.split(separator: " ")[1]) else { return }
+            #expect(count <= delivered, "\(message) after \(delivered) groups")
+            reported.append(count)
+        }) { _, _ in delivered += 1 }
+        #expect(delivered == statistics.groups && delivered >= 12)
+        #expect(reported.last == delivered)
+        #expect(reported == reported.sorted())
     }
 }
