@@ -25,7 +25,10 @@ public enum GroupProjection {
         var state = evaluate(current, visible, at: asOf)
         state.knownAt = knownAt
         if let apple = state.apple {
-            let atObservation = evaluate(current, visible.filter { $0.occurredAt <= apple.observedAt }, at: apple.observedAt)
+            // Observed at `asOf` (Get Seat Info the latest event, as after a reconcile): the
+            // evaluation at the observation has the same inputs as the one just made.
+            let atObservation = apple.observedAt == asOf
+                ? state : evaluate(current, visible.filter { $0.occurredAt <= apple.observedAt }, at: apple.observedAt)
             state.drift = drift(ours: atObservation, apple: apple)
         }
         return state
