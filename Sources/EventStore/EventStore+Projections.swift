@@ -1,4 +1,5 @@
 import AppStoreModels
+import CSQLite
 import Foundation
 
 /// One row of the group index: an identifier that belongs to a group, in a role.
@@ -189,8 +190,8 @@ extension EventStore {
     /// Refused outside a transaction (only its rollback can bring the index back after a failure).
     public func withGroupKeyIndexBuiltAfter<T>(_ body: () throws -> T) throws -> T {
         guard connection.isInTransaction else {
-            throw SQLiteError(resultCode: 21, message: "the group-key index is only rebuilt inside a write transaction",
-                              sql: "DROP INDEX group_index_key", path: path)  // 21: SQLITE_MISUSE
+            throw SQLiteError(resultCode: SQLITE_MISUSE, message: "the group-key index is only rebuilt inside a write transaction",
+                              sql: "DROP INDEX group_index_key", path: path)
         }
         try connection.execute("DROP INDEX IF EXISTS group_index_key")
         let result = try body()

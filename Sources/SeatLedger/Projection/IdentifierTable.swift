@@ -63,7 +63,7 @@ struct IdentifierTable: Sendable {
     // MARK: Internals
 
     /// The id of the identifier whose UTF-8 bytes are `bytes`, adding it if it is new.
-    mutating func intern(bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+    private mutating func intern(bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
         if (count + 1) * 2 > slots.count { grow() }
         let (slot, found) = probe(bytes, hash: Self.hash(bytes))
         if let found { return found }

@@ -287,7 +287,11 @@ struct ProjectionRebuilder {
         let total = written.count
         // Groups handed to `each` (progress counts those, not folds merely started).
         var folded = written.lazy.filter { $0 }.count
-        func report(_ delivered: Int) {
+        /// Waits for a fold, hands its groups to `each` in the order they were ready, and reports progress.
+        func handOn(_ pending: PendingFold) throws {
+            let results = pending.wait()
+            for index in pending.ordinals.indices { try each(results[index].0, results[index].1) }
+            let delivered = pending.ordinals.count
             folded += delivered
             if delivered > 0 && folded * 10 / max(total, 1) != (folded - delivered) * 10 / max(total, 1) {
                 progress?("folded \(folded) of \(total) groups")
@@ -338,21 +342,18 @@ struct ProjectionRebuilder {
             let started = startFold(ready, identity: identity, fold: &fold, written: &written)
             if let previous = fold.pending {
                 fold.pending = nil
-                do { try deliver(previous, each: each) } catch { _ = started?.wait(); throw error }
-                report(previous.ordinals.count)
+                do { try handOn(previous) } catch { _ = started?.wait(); throw error }
             }
             fold.pending = started
             if partition == nil && fold.openBytes > memoryBudget { outcome = .overBudget }
         }
         if let pending = fold.pending {
             fold.pending = nil
-            try deliver(pending, each: each)
-            report(pending.ordinals.count)
+            try handOn(pending)
         }
         if outcome == .overBudget { return .overBudget }
         if let rest = startFold(Array(fold.open.keys).sorted(), identity: identity, fold: &fold, written: &written) {
-            try deliver(rest, each: each)
-            report(rest.ordinals.count)
+            try handOn(rest)
         }
         return .complete
     }
@@ -417,12 +418,6 @@ struct ProjectionRebuilder {
                 }
             }
         }
-    }
-
-    /// Waits for a fold and hands its groups to `each`, in the order they were ready.
-    private func deliver(_ pending: PendingFold, each: (GroupMembership, StoredGroupState) throws -> Void) throws {
-        let folded = pending.wait()
-        for index in pending.ordinals.indices { try each(folded[index].0, folded[index].1) }
     }
 
     // MARK: Helpers
