@@ -59,13 +59,16 @@ public struct EventForFacts: Sendable {
 }
 
 extension EventStore {
-    /// Streams every stored facts row in position order, `batchSize` rows at a time.
+    /// Streams the stored facts rows whose positions lie in `positions`, in position order,
+    /// `batchSize` rows at a time.
     ///
-    /// One sequential scan of `event_facts`; the bytes are copied once, straight from SQLite's page,
+    /// One sequential scan of `event_facts` (of the range); the bytes are copied once, straight from SQLite's page,
     /// into the batch. `body` must not write to `event_facts` (the scan is still open).
-    public func forEachFactsBatch(batchSize: Int = 8_192, _ body: (FactsRowBatch) throws -> Void) throws {
-        let statement = try connection.prepare("SELECT position, facts FROM event_facts ORDER BY position")
+    public func forEachFactsBatch(batchSize: Int, positions: ClosedRange<Int64>, _ body: (FactsRowBatch) throws -> Void) throws {
+        let statement = try connection.prepare(
+            "SELECT position, facts FROM event_facts WHERE position BETWEEN ? AND ? ORDER BY position")
         defer { statement.reset() }
+        _ = try statement.bind(.integer(positions.lowerBound), .integer(positions.upperBound))
         var batch = FactsRowBatch(reservingRows: batchSize)
         while try statement.step() {
             let position = statement.int64(0)

@@ -113,8 +113,9 @@ public protocol LedgerStore: AnyObject {
     func positionsWithoutFacts() throws -> [Int64]
     /// The events at `positions` (ascending) with their decoded JSON as text and no raw bytes.
     func eventsForFacts(_ positions: ArraySlice<Int64>) throws -> [EventForFacts]
-    /// Streams every stored facts row in position order, `batchSize` rows at a time.
-    func forEachFactsBatch(batchSize: Int, _ body: (FactsRowBatch) throws -> Void) throws
+    /// Streams the stored facts rows whose positions lie in `positions`, in position order,
+    /// `batchSize` rows at a time.
+    func forEachFactsBatch(batchSize: Int, positions: ClosedRange<Int64>, _ body: (FactsRowBatch) throws -> Void) throws
     /// Total rows and bytes of stored facts.
     func factsVolume() throws -> (rows: Int64, bytes: Int64)
 
@@ -264,6 +265,11 @@ extension LedgerStore {
     /// Every claim request, optionally filtered.
     public func claimRequests(originalTransactionId: String? = nil) throws -> [ClaimRequestRecord] {
         try claimRequests(originalTransactionId: originalTransactionId, state: nil)
+    }
+
+    /// Streams every stored facts row in position order, `batchSize` rows at a time.
+    public func forEachFactsBatch(batchSize: Int, _ body: (FactsRowBatch) throws -> Void) throws {
+        try forEachFactsBatch(batchSize: batchSize, positions: Int64.min...Int64.max, body)
     }
 
     /// Streams every stored facts row in position order, 8,192 rows at a time.

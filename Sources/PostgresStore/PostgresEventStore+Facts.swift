@@ -99,19 +99,20 @@ extension PostgresEventStore {
         }
     }
 
-    /// Streams every stored facts row in position order, `batchSize` rows at a time: one keyset
-    /// page (`WHERE position > last ORDER BY position LIMIT batchSize`) per batch, so memory holds
+    /// Streams the stored facts rows in `positions`, in position order, `batchSize` rows at a time:
+    /// one keyset page (`WHERE position > last AND position <= end ORDER BY position LIMIT batchSize`) per batch, so memory holds
     /// one batch whatever the size of the table. Inside ``read(_:)`` every page sees one snapshot.
     /// As with SQLite's store, a `batchSize` below 1 hands over every row in one batch.
-    public func forEachFactsBatch(batchSize: Int, _ body: (FactsRowBatch) throws -> Void) throws {
+    public func forEachFactsBatch(batchSize: Int, positions: ClosedRange<Int64>, _ body: (FactsRowBatch) throws -> Void) throws {
         try flushPendingFacts()
         let pageSize = batchSize > 0 ? batchSize : 8_192
-        var after: Int64 = 0
+        // Keyset pagination from just before the range (positions start at 1).
+        var after: Int64 = max(positions.lowerBound, 1) - 1
         var batch = FactsRowBatch(reservingRows: pageSize)
         while true {
             let result = try connection.run(
-                "SELECT position, facts FROM event_facts WHERE position > $1 ORDER BY position LIMIT $2",
-                [.int64(after), .int64(Int64(pageSize))])
+                "SELECT position, facts FROM event_facts WHERE position > $1 AND position <= $3 ORDER BY position LIMIT $2",
+                [.int64(after), .int64(Int64(pageSize)), .int64(positions.upperBound)])
             for row in result {
                 let position = try row.int64(0)
                 try row.bytea(1).withUnsafeBytes { batch.append(position: position, $0) }

@@ -20,6 +20,11 @@ struct IdentifierSets<ID: Hashable & Sendable>: Sendable {
         return [head] + (more[key] ?? [])
     }
 
+    /// Adds every (key, value) pair of `other`, its identifiers turned into this set's by `map`.
+    mutating func insertAll<Other>(_ other: IdentifierSets<Other>, mapping map: (Other) -> ID) {
+        other.forEach { key, value in insert(map(value), for: map(key)) }
+    }
+
     /// Calls `body` with every (key, value) pair.
     func forEach(_ body: (ID, ID) -> Void) {
         for (key, value) in first { body(key, value) }

@@ -141,6 +141,42 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Adds the evidence of `later`, gathered from events that all come after this evidence's
+    /// events in log order, with its identifiers turned into this evidence's by `map`.
+    ///
+    /// The result is the evidence that adding all the events in log order would have given, so a
+    /// rebuild can gather the evidence of two halves of the log on two threads and join them
+    /// (`map` must be one-to-one: the same identifier string gives the same `ID`). Where ``add(_:id:)``
+    /// lets a later event overwrite (a claim's purchaser, a transaction's original transaction),
+    /// `later` wins; what it keeps as sets, it unites; a member's latest transaction is the later
+    /// of the two, the earlier one on a tie, as adding in order keeps.
+    @_specialize(exported: true, where ID == UInt32, Other == UInt32)
+    public mutating func absorb<Other>(_ later: IdentityEvidence<Other>, mapping map: (Other) -> ID) {
+        for p in later.purchasers { purchasers.insert(map(p)) }
+        for (transaction, otid) in later.nonAssignedTransactionIds { nonAssignedTransactionIds[map(transaction)] = map(otid) }
+        nonAssignedAppTransactionIds.insertAll(later.nonAssignedAppTransactionIds, mapping: map)
+        for (otid, entry) in later.memberTransactions {
+            let id = map(otid)
+            if var existing = memberTransactions[id] {
+                existing.start = min(existing.start, entry.start)
+                if existing.key < entry.key { existing = MemberTransaction(productId: entry.productId, key: entry.key, start: existing.start) }
+                memberTransactions[id] = existing
+            } else {
+                memberTransactions[id] = MemberTransaction(productId: entry.productId, key: entry.key, start: entry.start)
+            }
+        }
+        memberByIdentifier.insertAll(later.memberByIdentifier, mapping: map)
+        for (claim, p) in later.claimPurchaser { claimPurchaser[map(claim)] = map(p) }
+        for link in later.unclaimLinks {
+            unclaimLinks.append((link.claims.map(map), link.otid.map(map), link.purchaserOTID.map(map)))
+        }
+        for link in later.customerLinks {
+            customerLinks.insert(CustomerLink(groupId: map(link.groupId), customer: map(link.customer), at: link.at))
+        }
+        for groupId in later.memberGroupIds { memberGroupIds.insert(map(groupId)) }
+        for link in later.claimAliases { claimAliases.insert(ClaimAlias(alias: map(link.alias), claim: map(link.claim))) }
+    }
+
     private func purchaser(for id: ID) -> ID? {
         if purchasers.contains(id) { return id }
         if let p = nonAssignedTransactionIds[id], purchasers.contains(p) { return p }
@@ -194,31 +230,39 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
             }
         }
 
-        var groups: [ID: Group] = [:]
+        // The groups in an array, found through `slot`: a group is changed in place (a dictionary of
+        // groups would move each one out and back for every identifier added).
+        var list: [Group] = []
+        var slot: [ID: Int] = [:]
+        list.reserveCapacity(purchasers.count)
+        slot.reserveCapacity(purchasers.count)
+        func put(_ group: Group) {
+            if let index = slot[group.key] { list[index] = group } else { slot[group.key] = list.count; list.append(group) }
+        }
         for p in purchasers {
             var group = Group(key: p)
             group.purchaser = p
-            groups[p] = group
+            put(group)
         }
         var groupKeyOfGroupId: [ID: ID] = [:]
         for groupId in knownGroupIds {
             let candidates = groupPurchasers[groupId] ?? []
             if candidates.count == 1, let p = candidates.first {
-                groups[p]?.groupIds.insert(groupId)
+                if let index = slot[p] { list[index].groupIds.insert(groupId) }
                 groupKeyOfGroupId[groupId] = p
             } else {
                 var group = Group(key: groupId)
                 group.groupIds = [groupId]
-                groups[groupId] = group
+                put(group)
                 groupKeyOfGroupId[groupId] = groupId
             }
         }
-        for (claim, p) in claims { groups[p]?.seatClaimIds.insert(claim) }
+        for (claim, p) in claims { if let index = slot[p] { list[index].seatClaimIds.insert(claim) } }
         var linkedMembers = Set<ID>()
         for (groupId, members) in groupMembers {
             guard let key = groupKeyOfGroupId[groupId] else { continue }
             for m in members {
-                groups[key]?.members.insert(m)
+                if let index = slot[key] { list[index].members.insert(m) }
                 linkedMembers.insert(m)
             }
         }
@@ -226,30 +270,34 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         // and a catch-all group would make every append re-fold all of them.
         for (otid, entry) in memberTransactions where !linkedMembers.contains(otid) {
             let key = unlinkedKey(otid)
-            if groups[key] == nil {
+            if slot[key] == nil {
                 var group = Group(key: key)
                 group.productId = entry.productId ?? "unknown"
-                groups[key] = group
+                put(group)
             }
-            groups[key]?.members.insert(otid)
+            if let index = slot[key] { list[index].members.insert(otid) }
         }
 
         // Aliases: other identifiers of the purchaser, members and claims.
-        for (id, otid) in nonAssignedTransactionIds where id != otid && purchasers.contains(otid) { groups[otid]?.aliases.insert(id) }
-        nonAssignedAppTransactionIds.forEach { app, otid in
-            if purchasers.contains(otid) { groups[otid]?.aliases.insert(app) }
+        for (id, otid) in nonAssignedTransactionIds where id != otid && purchasers.contains(otid) {
+            if let index = slot[otid] { list[index].aliases.insert(id) }
         }
-        var groupsOfMember: [ID: [ID]] = [:]
-        for (key, group) in groups {
-            for m in group.members { groupsOfMember[m, default: []].append(key) }
+        nonAssignedAppTransactionIds.forEach { app, otid in
+            if purchasers.contains(otid), let index = slot[otid] { list[index].aliases.insert(app) }
+        }
+        var groupsOfMember: [ID: [Int]] = [:]
+        for (index, group) in list.enumerated() {
+            for m in group.members { groupsOfMember[m, default: []].append(index) }
         }
         memberByIdentifier.forEach { id, m in
             guard id != m else { return }
-            for key in groupsOfMember[m] ?? [] { groups[key]?.aliases.insert(id) }
+            for index in groupsOfMember[m] ?? [] { list[index].aliases.insert(id) }
         }
         for link in claimAliases {
-            if let p = claims[link.claim] { groups[p]?.aliases.insert(link.alias) }
+            if let p = claims[link.claim], let index = slot[p] { list[index].aliases.insert(link.alias) }
         }
+        var groups = [ID: Group](minimumCapacity: list.count)
+        while let group = list.popLast() { groups[group.key] = group }
         return groups
     }
 }

@@ -186,7 +186,7 @@ struct LedgerStoreConformanceTests {
         #expect(comparable == (try store.events(at: positions.filter { $0 % 97 == 0 }).map(\.comparable)))
     }
 
-    @Test("facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch, volume, in and out of transactions",
+    @Test("facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch (whole or a range), volume, in and out of transactions",
           arguments: Backend.allCases)
     func facts(_ backend: Backend) throws {
         let fixture = try StoreFixture.make(backend)
@@ -212,6 +212,12 @@ struct LedgerStoreConformanceTests {
         batches.removeAll()
         try store.forEachFactsBatch(batchSize: 0) { batches.append($0.positions) }
         #expect(batches == [[1, 2]], "a batch size below 1 is one batch of everything (as SQLite's store does)")
+        // A range of positions (a rebuild scans the two halves of the log on two connections).
+        for (range, expected) in [(2...Int64.max, [[Int64(2)]]), (Int64.min...1, [[1]]), (1...2, [[1], [2]]), (3...9, [])] {
+            batches.removeAll()
+            try store.forEachFactsBatch(batchSize: 1, positions: range) { batches.append($0.positions) }
+            #expect(batches == expected, "\(range)")
+        }
         var bytes: [[UInt8]] = []
         try store.forEachFactsBatch { batch in
             for index in 0..<batch.count { bytes.append(batch.withRow(index) { Array($0) }) }

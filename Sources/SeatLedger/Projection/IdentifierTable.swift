@@ -60,6 +60,17 @@ struct IdentifierTable: Sendable {
         return arena.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
     }
 
+    /// Interns every identifier of `other`, in the order of its ids; returns, for each id of
+    /// `other`, the id of the same identifier here (for joining tables built on two threads).
+    mutating func absorb(_ other: IdentifierTable) -> [UInt32] {
+        var ids: [UInt32] = []
+        ids.reserveCapacity(other.count)
+        other.arena.withUnsafeBufferPointer { arena in
+            for id in 0..<other.count { ids.append(intern(bytes: UnsafeBufferPointer(rebasing: arena[other.range(id)]))) }
+        }
+        return ids
+    }
+
     // MARK: Internals
 
     /// The id of the identifier whose UTF-8 bytes are `bytes`, adding it if it is new.

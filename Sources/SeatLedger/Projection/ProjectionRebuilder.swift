@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import LedgerEvents
 import Projections
+import Synchronization
 
 /// Recomputes every group's projection from the log: streaming, on all cores, in bounded memory.
 ///
@@ -37,6 +38,9 @@ struct ProjectionRebuilder {
         var groups = 0
         var foldPasses = 0
     }
+
+    /// Logs of at least this many events are scanned for identity in two halves, on two threads.
+    var identitySplitMinimum = 50_000
 
     /// The write connection's page cache during ``rebuildAll(progress:)``.
     static let writeCacheMebibytes = 16
@@ -193,17 +197,23 @@ struct ProjectionRebuilder {
         }
     }
 
-    private func resolveIdentity(progress: ((String) -> Void)?, statistics: inout Statistics) throws -> Identity {
+    /// What a scan of the facts (or of a range of them) gathers for the identity rules.
+    fileprivate struct IdentityScan: Sendable {
         var table = IdentifierTable(minimumCapacity: 1 << 16)
         var evidence = IdentityEvidence<UInt32>()
-        // The last position that mentions each identifier, by id (the scan is in position order).
+        /// The last position that mentions each identifier, by id.
         var lastById: [Int64] = []
-        var count = 0
-        try scanFacts { batch in
-            let decoded = decodeBatch(batch)
+        var events = 0
+
+        /// Feeds the identity rules with a batch of rows, `decoded` (`nil`: the row's cached facts
+        /// do not decode, and `derive` gives its facts from the event).
+        mutating func add(_ batch: FactsRowBatch, decoded: [EventFacts?], derive: (Int64) throws -> EventFacts?) rethrows {
+            var evidence = self.evidence  // moved out (not copied), so the interning below may use self
+            self.evidence = IdentityEvidence()
+            defer { self.evidence = evidence }
             for index in 0..<batch.count {
                 let position = batch.positions[index]
-                guard let facts = try decoded[index] ?? deriveFacts(at: position) else { continue }
+                guard let facts = try decoded[index] ?? derive(position) else { continue }
                 evidence.add(facts) { table.intern($0) }
                 facts.forEachIdentifier { identifier in
                     let id = Int(table.intern(identifier))
@@ -212,10 +222,86 @@ struct ProjectionRebuilder {
                     lastById[id] = position
                 }
             }
-            count += batch.count
-            if count % 100_000 < batch.count { progress?("resolved identities of \(count) events") }
+            events += batch.count
         }
-        statistics.events = count
+
+        /// Every row of `batch` decoded on this thread.
+        static func decodedHere(_ batch: FactsRowBatch) -> [EventFacts?] {
+            (0..<batch.count).map { index in batch.withRow(index) { FactsCodec.decode(bytes: $0) } }
+        }
+
+        /// Joins the scan of the range of the log right after this one's.
+        mutating func absorb(_ later: IdentityScan) {
+            let ids = table.absorb(later.table)
+            evidence.absorb(later.evidence) { ids[Int($0)] }
+            if lastById.count < table.count { lastById.append(contentsOf: repeatElement(0, count: table.count - lastById.count)) }
+            for (id, position) in later.lastById.enumerated() where position != 0 {
+                let mine = Int(ids[id])
+                lastById[mine] = max(lastById[mine], position)
+            }
+            events += later.events
+        }
+    }
+
+    /// The identity pass: one scan, or two halves of the log scanned on two threads at once (each
+    /// with its own connection, table and evidence) and joined, for a log of at least
+    /// ``identitySplitMinimum`` events when ``scansOnReaderThread`` allows other connections.
+    private func scanIdentity(progress: ((String) -> Void)?) throws -> IdentityScan {
+        var reported = 0
+        func report(_ total: Int) {
+            if total / 100_000 != reported / 100_000 { progress?("resolved identities of \(total) events") }
+            reported = total
+        }
+        let head = try store.head().position
+        guard scansOnReaderThread, head >= Int64(max(2, identitySplitMinimum)), ProcessInfo.processInfo.activeProcessorCount > 1,
+              let reader = try store.openReader() else {
+            var scan = IdentityScan()
+            try scanFacts { batch in
+                try scan.add(batch, decoded: Self.decodeBatch(batch), derive: deriveFacts(at:))
+                report(scan.events)
+            }
+            return scan
+        }
+        let middle = head / 2
+        let size = batchSize
+        let later = LaterHalfScan(reader)
+        let thread = Thread {
+            later.run { reader in
+                var scan = IdentityScan()
+                try reader.read {
+                    try reader.forEachFactsBatch(batchSize: size, positions: (middle + 1)...Int64.max) { batch in
+                        try scan.add(batch, decoded: IdentityScan.decodedHere(batch)) { try reader.event(at: $0).map(EventFacts.init) }
+                        later.scanned.add(batch.count, ordering: .relaxed)
+                    }
+                }
+                return scan
+            }
+        }
+        thread.name = "seatledger.rebuild.identity"
+        thread.start()
+        var joined = IdentityScan()
+        do {
+            try store.forEachFactsBatch(batchSize: size, positions: Int64.min...middle) { batch in
+                try joined.add(batch, decoded: IdentityScan.decodedHere(batch), derive: deriveFacts(at:))
+                report(joined.events + later.scanned.load(ordering: .relaxed))
+            }
+        } catch {
+            _ = try? later.wait()
+            throw error
+        }
+        joined.absorb(try later.wait())
+        report(joined.events)
+        return joined
+    }
+
+    private func resolveIdentity(progress: ((String) -> Void)?, statistics: inout Statistics) throws -> Identity {
+        var scan = try scanIdentity(progress: progress)
+        statistics.events = scan.events
+        // Moved out, not copied: the table grows below and the evidence is freed early.
+        var table = scan.table
+        var evidence = scan.evidence
+        let lastById = scan.lastById
+        scan = IdentityScan(table: IdentifierTable(minimumCapacity: 0))
         let resolved = evidence.groups(
             placeholderGroupId: table.lookup(SandboxPlaceholder.groupId),
             placeholderMember: table.lookup(SandboxPlaceholder.memberAppTransactionId),
@@ -459,12 +545,42 @@ struct ProjectionRebuilder {
     /// The consumer stopped reading (it failed); ends the scan thread quietly.
     private struct ScanCancelled: Error {}
 
-    private func decodeBatch(_ batch: FactsRowBatch) -> [EventFacts?] {
+    private static func decodeBatch(_ batch: FactsRowBatch) -> [EventFacts?] {
         parallelChunks(batch.count) { range in range.map { index in batch.withRow(index) { FactsCodec.decode(bytes: $0) } } }
     }
 
     private func deriveFacts(at position: Int64) throws -> EventFacts? {
         try store.event(at: position).map(EventFacts.init)
+    }
+}
+
+/// The identity scan of the later half of the log, on a thread of its own.
+///
+/// `@unchecked Sendable` is safe: `store` is created by the rebuilding thread and used, from the
+/// moment the thread starts, by that thread alone; `result` is written once, by the scanning
+/// thread, before it signals `done`, and read only after `wait()` has seen that signal;
+/// `scanned` is atomic.
+private final class LaterHalfScan: @unchecked Sendable {
+    private let store: any LedgerStore
+    private var result: Result<ProjectionRebuilder.IdentityScan, any Error>?
+    private let done = DispatchSemaphore(value: 0)
+    /// Rows scanned so far (for progress).
+    let scanned = Atomic<Int>(0)
+
+    init(_ store: any LedgerStore) { self.store = store }
+
+    /// Runs the scan (on the scanning thread) and keeps its outcome.
+    func run(_ body: (any LedgerStore) throws -> ProjectionRebuilder.IdentityScan) {
+        result = Result { try body(store) }
+        done.signal()
+    }
+
+    /// The scan's outcome, once it has finished.
+    func wait() throws -> ProjectionRebuilder.IdentityScan {
+        done.wait()
+        done.signal()  // a second wait (after a failure of the other half) returns at once
+        guard let result else { preconditionFailure("the scan signalled before keeping its outcome") }
+        return try result.get()
     }
 }
 

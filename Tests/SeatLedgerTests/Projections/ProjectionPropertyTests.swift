@@ -247,17 +247,20 @@ struct ProjectionPropertyTests {
         #expect(!incremental.isEmpty)
         // The rebuild gives the same states whatever its configuration: one streaming pass, or
         // partitioned passes when the budget for open groups is exceeded; scan on this thread or
-        // on a reader thread with its own connection.
-        for (budget, readerThread) in [(96 << 20, true), (96 << 20, false), (1, false), (1, true)] {
+        // on a reader thread with its own connection; the identity pass in one scan, or in two
+        // halves on two threads (from 2 events on).
+        for (budget, readerThread, split) in [(96 << 20, true, 2), (96 << 20, true, Int.max), (96 << 20, false, 2), (1, false, Int.max),
+                                              (1, true, 2), (1, true, Int.max)] {
             var rebuilder = ProjectionRebuilder(store: store)
             rebuilder.memoryBudget = budget
             rebuilder.scansOnReaderThread = readerThread
+            rebuilder.identitySplitMinimum = split
             rebuilder.batchSize = 5
             var recomputed: [String: String] = [:]
             let statistics = try rebuilder.recompute(progress: nil) { membership, snapshot in
                 #expect(recomputed.updateValue(snapshot.state, forKey: membership.groupKey) == nil, "group \(membership.groupKey) twice")
             }
-            #expect(incremental == recomputed, "budget \(budget), reader thread \(readerThread)")
+            #expect(incremental == recomputed, "budget \(budget), reader thread \(readerThread), split from \(split)")
             #expect(statistics.events == stream.events.count)
             #expect(budget == 1 ? statistics.foldPasses > 1 : statistics.foldPasses == 1)
         }
@@ -316,8 +319,12 @@ struct RebuildFromLogTests {
         var rebuilder = ProjectionRebuilder(store: store)
         rebuilder.batchSize = 7
         #expect(try rebuilder.staleGroups(progress: nil).isEmpty)
-        _ = try rebuilder.rebuildAll(progress: nil)
-        #expect(Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) }) == expected)
+        // The identity pass in one scan, then in two halves on two threads (each re-deriving its damaged rows).
+        for split in [Int.max, 2] {
+            rebuilder.identitySplitMinimum = split
+            _ = try rebuilder.rebuildAll(progress: nil)
+            #expect(Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) }) == expected, "split from \(split)")
+        }
     }
 
     @Test("positionsWithoutFacts finds gaps at the start, middle and end of the facts table")
