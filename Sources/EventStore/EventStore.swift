@@ -22,6 +22,8 @@ public final class EventStore {
     /// The checkpointer of a running ``withBackgroundCheckpoints(_:)`` (a nested call starts none:
     /// this one serves it).
     var backgroundCheckpointer: WALCheckpointer?
+    /// Inside ``withGroupKeyIndexBuiltAfter(_:)``: rebuilt index rows go to a temporary table first.
+    var stagesRebuiltIndexRows = false
 
     private init(connection: SQLiteConnection, path: String) {
         self.connection = connection

@@ -40,4 +40,51 @@ struct RebuiltProjectionsSQLiteTests {
         #expect(throws: SQLiteError.self) { try store.withGroupKeyIndexBuiltAfter { throw Stop() } }
         #expect(try indexSQL() == original)
     }
+
+    @Test("inside the rebuild's block, index rows wait in a temporary table and go in sorted and de-duplicated at its end")
+    func indexRowsStagedThenSorted() throws {
+        let directory = try TemporaryDirectory(label: "staged-index-rows")
+        let store = try directory.bareStore("l.sqlite")
+        func count(_ sql: String) throws -> Int64? { try store.connection.scalarInt(sql) }
+        // Rows in group order, identifiers out of order, one row twice.
+        let rows = (0..<300).reversed().flatMap { g in
+            [GroupIndexRow(identifier: "k\(g)", groupKey: "g\(g)", role: "key"),
+             GroupIndexRow(identifier: "z\(g * 7 % 300)", groupKey: "g\(g)", role: "alias")]
+        } + [GroupIndexRow(identifier: "k5", groupKey: "g5", role: "key")]
+        let states = (0..<300).map { StoredGroupState(groupKey: "g\($0)", state: "{}", asOf: 1, lastPosition: 1) }
+        var stagedInside: Int64?
+        var indexedInside: Int64?
+        try store.write {
+            try store.clearProjections()
+            try store.withGroupKeyIndexBuiltAfter {
+                try store.insertRebuiltGroups(rows: Array(rows.prefix(250)), states: Array(states.prefix(100)))
+                try store.insertRebuiltGroups(rows: Array(rows.dropFirst(250)), states: Array(states.dropFirst(100)))
+                stagedInside = try count("SELECT count(*) FROM temp.rebuilt_group_index")
+                indexedInside = try count("SELECT count(*) FROM group_index")
+            }
+        }
+        #expect(stagedInside == Int64(rows.count))
+        #expect(indexedInside == 0)
+        #expect(try count("SELECT count(*) FROM group_index") == 600)
+        #expect(try count("SELECT count(*) FROM sqlite_temp_master WHERE name = 'rebuilt_group_index'") == 0, "the temporary table is dropped")
+        #expect(try store.groupKeys(forAny: ["z7"]) == ["g1"])
+        #expect(try store.groupIndexRows(groupKeys: ["g1"]).count == 2)
+        #expect(try store.allGroupKeys().count == 300)
+        // A failing block leaves nothing staged behind, and rows written outside it go straight in.
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try store.write {
+                try store.withGroupKeyIndexBuiltAfter {
+                    try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "x", groupKey: "gx", role: "key")], states: [])
+                    throw Stop()
+                }
+            }
+        }
+        try store.write {
+            try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "y", groupKey: "gy", role: "key")],
+                                          states: [StoredGroupState(groupKey: "gy", state: "{}", asOf: 1, lastPosition: 1)])
+        }
+        #expect(try store.groupKeys(forAny: ["x"]).isEmpty)
+        #expect(try store.groupKeys(forAny: ["y"]) == ["gy"])
+    }
 }
