@@ -98,6 +98,12 @@ public final class EventStore {
         // to about that during an ingest; SQLite otherwise keeps the largest size it ever had).
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         try connection.execute("PRAGMA foreign_keys = ON")
+        // Debian builds SQLite with secure_delete on: every page a DELETE frees is overwritten with
+        // zeros, through the log and again at the checkpoint. Nothing the ledger deletes is secret:
+        // it deletes only caches and projections, and the events they come from stay (append-only).
+        // FAST still zeroes deleted content in pages that are written anyway, and no more: emptying
+        // the projections for a rebuild went from 0.97 s to 0.06 s at a million events.
+        try connection.execute("PRAGMA secure_delete = FAST")
     }
 
     /// Runs `body` in one write transaction (all or nothing).

@@ -87,4 +87,13 @@ struct RebuiltProjectionsSQLiteTests {
         #expect(try store.groupKeys(forAny: ["x"]).isEmpty)
         #expect(try store.groupKeys(forAny: ["y"]) == ["gy"])
     }
+
+    @Test("a ledger connection does not zero the pages a DELETE frees (secure_delete FAST, whatever SQLite was built with)")
+    func freedPagesNotZeroed() throws {
+        let directory = try TemporaryDirectory(label: "secure-delete")
+        let store = try directory.bareStore("l.sqlite")
+        #expect(try store.connection.scalarInt("PRAGMA secure_delete") == 2)
+        let reopened = try EventStore.open(at: directory.path("l.sqlite"))
+        #expect(try reopened.connection.scalarInt("PRAGMA secure_delete") == 2)
+    }
 }
