@@ -46,11 +46,13 @@ struct RebuiltProjectionsSQLiteTests {
         let directory = try TemporaryDirectory(label: "staged-index-rows")
         let store = try directory.bareStore("l.sqlite")
         func count(_ sql: String) throws -> Int64? { try store.connection.scalarInt(sql) }
-        // Rows in group order, identifiers out of order, one row twice.
+        // Rows in group order, identifiers out of order, one row twice, text that JSON must escape.
         let rows = (0..<300).reversed().flatMap { g in
             [GroupIndexRow(identifier: "k\(g)", groupKey: "g\(g)", role: "key"),
              GroupIndexRow(identifier: "z\(g * 7 % 300)", groupKey: "g\(g)", role: "alias")]
-        } + [GroupIndexRow(identifier: "k5", groupKey: "g5", role: "key")]
+        } + [GroupIndexRow(identifier: "k5", groupKey: "g5", role: "key"),
+             GroupIndexRow(identifier: "q\"\\\n\u{1}é名", groupKey: "g7", role: "alias"),
+             GroupIndexRow(identifier: "a|b|", groupKey: "g8", role: "alias")]
         let states = (0..<300).map { StoredGroupState(groupKey: "g\($0)", state: "{}", asOf: 1, lastPosition: 1) }
         var stagedInside: Int64?
         var indexedInside: Int64?
@@ -59,17 +61,27 @@ struct RebuiltProjectionsSQLiteTests {
             try store.withGroupKeyIndexBuiltAfter {
                 try store.insertRebuiltGroups(rows: Array(rows.prefix(250)), states: Array(states.prefix(100)))
                 try store.insertRebuiltGroups(rows: Array(rows.dropFirst(250)), states: Array(states.dropFirst(100)))
-                stagedInside = try count("SELECT count(*) FROM temp.rebuilt_group_index")
+                stagedInside = try count("SELECT count(*) FROM temp.rebuilt_group_rows, json_each(rebuilt_group_rows.rows)")
                 indexedInside = try count("SELECT count(*) FROM group_index")
             }
         }
         #expect(stagedInside == Int64(rows.count))
         #expect(indexedInside == 0)
-        #expect(try count("SELECT count(*) FROM group_index") == 600)
-        #expect(try count("SELECT count(*) FROM sqlite_temp_master WHERE name = 'rebuilt_group_index'") == 0, "the temporary table is dropped")
+        #expect(try count("SELECT count(*) FROM group_index") == 602)
+        #expect(try store.groupKeys(forAny: ["a|b|"]) == ["g8"], "a '|' in an identifier survives (the first one ends the role)")
+        #expect(try store.groupKeys(forAny: ["q\"\\\n\u{1}é名"]) == ["g7"], "escaped in the staged JSON, the same text back")
+        #expect(try count("SELECT count(*) FROM sqlite_temp_master WHERE name = 'rebuilt_group_rows'") == 0, "the temporary table is dropped")
         #expect(try store.groupKeys(forAny: ["z7"]) == ["g1"])
         #expect(try store.groupIndexRows(groupKeys: ["g1"]).count == 2)
         #expect(try store.allGroupKeys().count == 300)
+        // A role with a '|' could not be told from its identifier: refused, not mangled.
+        #expect(throws: SQLiteError.self) {
+            try store.write {
+                try store.withGroupKeyIndexBuiltAfter {
+                    try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "x", groupKey: "gx", role: "al|ias")], states: [])
+                }
+            }
+        }
         // A failing block leaves nothing staged behind, and rows written outside it go straight in.
         struct Stop: Error {}
         #expect(throws: Stop.self) {
