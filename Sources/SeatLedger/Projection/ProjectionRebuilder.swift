@@ -45,29 +45,89 @@ struct ProjectionRebuilder {
     /// The write connection's page cache during ``rebuildAll(progress:)``.
     static let writeCacheMebibytes = 16
 
+    /// The page cache of each reader connection that scans (the facts, the events): a sequential
+    /// read needs little, and the default 64 MiB each would count in the rebuild's peak.
+    static let scanCacheMebibytes = 2
+
     /// Groups written per `replaceGroups` call by ``rebuildAll(progress:)``.
     var groupsPerWrite = 512
 
     // MARK: Facts
 
     /// Derives and stores facts for events that have none (inside the caller's write transaction).
+    ///
+    /// Three stages overlap: a reader thread with its own connection reads the next batch of
+    /// events (metadata and decoded text: a page of the log per event), the pool derives the facts
+    /// of the batch before it, and this thread stores the facts of the batch before that.
     func deriveMissingFacts(progress: ((String) -> Void)?) throws -> Int {
         let missing = try store.positionsWithoutFacts()
         guard !missing.isEmpty else { return 0 }
+        let batches = stride(from: missing.startIndex, to: missing.endIndex, by: max(1, batchSize)).map { start in
+            Array(missing[start..<min(start + max(1, batchSize), missing.endIndex)])
+        }
         var done = 0
-        var start = missing.startIndex
-        while start < missing.endIndex {
-            let end = min(start + batchSize, missing.endIndex)
-            let events = try store.eventsForFacts(missing[start..<end])
-            let encoded = parallelChunks(events.count, minimumPerChunk: 64) { range in
-                range.map { index in (events[index].metadata.position, FactsCodec.encode(EventFacts(events[index].parsed()))) }
-            }
+        var deriving: PendingResult<[(Int64, Data)]>?
+        func storeDerived() throws {
+            guard let pending = deriving else { return }
+            deriving = nil
+            let encoded = pending.wait()
             for (position, facts) in encoded { try store.storeFacts(position: position, facts: facts) }
             done += encoded.count
-            start = end
             progress?("derived facts of \(done) of \(missing.count) events")
         }
+        do {
+            try readEventsForFacts(batches) { events in
+                let started = PendingResult {
+                    parallelChunks(events.count, minimumPerChunk: 64) { range in
+                        range.map { index in (events[index].metadata.position, FactsCodec.encode(EventFacts(events[index].parsed()))) }
+                    }
+                }
+                try storeDerived()
+                deriving = started
+            }
+            try storeDerived()
+        } catch {
+            _ = deriving?.wait()  // pure: nothing to undo, but let it finish before the caller rolls back
+            throw error
+        }
         return done
+    }
+
+    /// Reads the events of each batch of positions for deriving facts, in order: on a reader
+    /// thread with its own connection (``scansOnReaderThread``), so reading overlaps `body`.
+    private func readEventsForFacts(_ batches: [[Int64]], _ body: ([EventForFacts]) throws -> Void) throws {
+        guard scansOnReaderThread, let reader = try store.openReader() else {
+            for batch in batches { try body(try store.eventsForFacts(batch[...])) }
+            return
+        }
+        let channel = BatchChannel<[EventForFacts]>(capacity: 1)
+        let handOver = ReaderHandOver(reader)
+        let thread = Thread {
+            do {
+                let reader = handOver.store
+                try reader.withPageCache(mebibytes: Self.scanCacheMebibytes) {
+                    try reader.read {
+                        for batch in batches {
+                            guard channel.send(try reader.eventsForFacts(batch[...])) else { throw ScanCancelled() }
+                        }
+                    }
+                }
+                channel.finish()
+            } catch is ScanCancelled {
+                channel.finish()
+            } catch {
+                channel.finish(throwing: error)
+            }
+        }
+        thread.name = "seatledger.rebuild.events"
+        thread.start()
+        do {
+            while let events = try channel.receive() { try body(events) }
+        } catch {
+            channel.cancel()
+            channel.waitUntilFinished()
+            throw error
+        }
     }
 
     // MARK: Rebuild
@@ -268,10 +328,12 @@ struct ProjectionRebuilder {
         let thread = Thread {
             later.run { reader in
                 var scan = IdentityScan()
-                try reader.read {
-                    try reader.forEachFactsBatch(batchSize: size, positions: (middle + 1)...Int64.max) { batch in
-                        try scan.add(batch, decoded: IdentityScan.decodedHere(batch)) { try reader.event(at: $0).map(EventFacts.init) }
-                        later.scanned.add(batch.count, ordering: .relaxed)
+                try reader.withPageCache(mebibytes: Self.scanCacheMebibytes) {
+                    try reader.read {
+                        try reader.forEachFactsBatch(batchSize: size, positions: (middle + 1)...Int64.max) { batch in
+                            try scan.add(batch, decoded: IdentityScan.decodedHere(batch)) { try reader.event(at: $0).map(EventFacts.init) }
+                            later.scanned.add(batch.count, ordering: .relaxed)
+                        }
                     }
                 }
                 return scan
@@ -286,10 +348,10 @@ struct ProjectionRebuilder {
                 report(joined.events + later.scanned.load(ordering: .relaxed))
             }
         } catch {
-            _ = try? later.wait()
+            _ = try? later.take()
             throw error
         }
-        joined.absorb(try later.wait())
+        joined.absorb(try later.take())
         report(joined.events)
         return joined
     }
@@ -519,9 +581,11 @@ struct ProjectionRebuilder {
         let thread = Thread {
             do {
                 let reader = handOver.store
-                try reader.read {
-                    try reader.forEachFactsBatch(batchSize: size) { batch in
-                        if !channel.send(batch) { throw ScanCancelled() }
+                try reader.withPageCache(mebibytes: Self.scanCacheMebibytes) {
+                    try reader.read {
+                        try reader.forEachFactsBatch(batchSize: size) { batch in
+                            if !channel.send(batch) { throw ScanCancelled() }
+                        }
                     }
                 }
                 channel.finish()
@@ -557,12 +621,12 @@ struct ProjectionRebuilder {
 /// The identity scan of the later half of the log, on a thread of its own.
 ///
 /// `@unchecked Sendable` is safe: `store` is created by the rebuilding thread and used, from the
-/// moment the thread starts, by that thread alone; `result` is written once, by the scanning
-/// thread, before it signals `done`, and read only after `wait()` has seen that signal;
-/// `scanned` is atomic.
+/// moment the thread starts, by that thread alone; `outcome` is written once, by the scanning
+/// thread, before it signals `done`, and taken only after `take()` has seen that signal (by the
+/// rebuilding thread, once); `scanned` is atomic.
 private final class LaterHalfScan: @unchecked Sendable {
     private let store: any LedgerStore
-    private var result: Result<ProjectionRebuilder.IdentityScan, any Error>?
+    private var outcome: Result<ProjectionRebuilder.IdentityScan, any Error>?
     private let done = DispatchSemaphore(value: 0)
     /// Rows scanned so far (for progress).
     let scanned = Atomic<Int>(0)
@@ -571,16 +635,17 @@ private final class LaterHalfScan: @unchecked Sendable {
 
     /// Runs the scan (on the scanning thread) and keeps its outcome.
     func run(_ body: (any LedgerStore) throws -> ProjectionRebuilder.IdentityScan) {
-        result = Result { try body(store) }
+        outcome = Result { try body(store) }
         done.signal()
     }
 
-    /// The scan's outcome, once it has finished.
-    func wait() throws -> ProjectionRebuilder.IdentityScan {
+    /// The scan's outcome, once it has finished, moved out: the half's table and evidence leave
+    /// with the caller's join instead of staying until the rebuild ends. Called once.
+    func take() throws -> ProjectionRebuilder.IdentityScan {
         done.wait()
-        done.signal()  // a second wait (after a failure of the other half) returns at once
-        guard let result else { preconditionFailure("the scan signalled before keeping its outcome") }
-        return try result.get()
+        guard let taken = outcome else { preconditionFailure("the scan's outcome was taken already, or never kept") }
+        outcome = nil
+        return try taken.get()
     }
 }
 
@@ -593,34 +658,49 @@ private final class ReaderHandOver: @unchecked Sendable {
     init(_ store: any LedgerStore) { self.store = store }
 }
 
-/// A fold of ready groups, running on other threads while the rebuilding thread writes the
-/// groups folded before.
+/// Work running on a global queue while the rebuilding thread does something else (writes the
+/// groups folded before, stores the facts derived before), and its result once it has finished.
 ///
-/// `@unchecked Sendable` is safe: `result` is written once, by the folding block, before it
+/// `@unchecked Sendable` is safe: `result` is written once, by the working block, before it
 /// signals `done`; it is read only after `wait()` has seen that signal, and `collected` is used
 /// by the waiting (rebuilding) thread alone.
-private final class PendingFold: @unchecked Sendable {
-    /// The groups being folded, in the order their results come.
-    let ordinals: [Int32]
-    private var result: [(GroupMembership, StoredGroupState)] = []
+final class PendingResult<Value: Sendable>: @unchecked Sendable {
+    private var result: Value?
     private let done = DispatchSemaphore(value: 0)
     private var collected = false
 
-    /// Starts `fold` on a global queue.
-    init(ordinals: [Int32], fold: @escaping @Sendable () -> [(GroupMembership, StoredGroupState)]) {
-        self.ordinals = ordinals
+    /// Starts `work` on a global queue.
+    init(_ work: @escaping @Sendable () -> Value) {
         DispatchQueue.global().async {
-            self.result = fold()
+            self.result = work()
             self.done.signal()
         }
     }
 
-    /// The folded groups, once the fold has finished.
-    func wait() -> [(GroupMembership, StoredGroupState)] {
+    /// The work's result, once it has finished.
+    func wait() -> Value {
         if !collected {
             done.wait()
             collected = true
         }
+        guard let result else { preconditionFailure("the work signalled before keeping its result") }
         return result
     }
+}
+
+/// A fold of ready groups, running on other threads while the rebuilding thread writes the
+/// groups folded before.
+private struct PendingFold {
+    /// The groups being folded, in the order their results come.
+    let ordinals: [Int32]
+    private let folding: PendingResult<[(GroupMembership, StoredGroupState)]>
+
+    /// Starts `fold` on a global queue.
+    init(ordinals: [Int32], fold: @escaping @Sendable () -> [(GroupMembership, StoredGroupState)]) {
+        self.ordinals = ordinals
+        folding = PendingResult(fold)
+    }
+
+    /// The folded groups, once the fold has finished.
+    func wait() -> [(GroupMembership, StoredGroupState)] { folding.wait() }
 }

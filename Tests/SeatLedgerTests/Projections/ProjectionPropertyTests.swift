@@ -293,7 +293,12 @@ struct RebuildFromLogTests {
 
         var rebuilder = ProjectionRebuilder(store: bare)
         rebuilder.groupsPerWrite = 2  // several writes, the last one partial
-        let groups = try rebuilder.rebuildAll(progress: nil)
+        rebuilder.batchSize = 7       // several batches of events read, derived and stored at once
+        rebuilder.scansOnReaderThread = seed % 2 == 1  // events read on a reader thread, or on this one
+        var derivedProgress: [String] = []
+        let groups = try rebuilder.rebuildAll { if $0.hasPrefix("derived facts") { derivedProgress.append($0) } }
+        #expect(derivedProgress.count == (events.count + 6) / 7)
+        #expect(derivedProgress.last == "derived facts of \(events.count) of \(events.count) events")
         #expect(try bare.positionsWithoutFacts().isEmpty)
         let expected = Dictionary(uniqueKeysWithValues: try maintained.groupStates().map { ($0.groupKey, $0.state) })
         let rebuilt = Dictionary(uniqueKeysWithValues: try bare.groupStates().map { ($0.groupKey, $0.state) })
