@@ -151,10 +151,14 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
     /// `later` wins; what it keeps as sets, it unites; a member's latest transaction is the later
     /// of the two, the earlier one on a tie, as adding in order keeps.
     @_specialize(exported: true, where ID == UInt32, Other == UInt32)
-    public mutating func absorb<Other>(_ later: IdentityEvidence<Other>, mapping map: (Other) -> ID) {
+    public mutating func absorb<Other>(_ later: consuming IdentityEvidence<Other>, mapping map: (Other) -> ID) {
+        // Each of `later`'s maps is emptied once merged, so its memory goes as this one grows.
         for p in later.purchasers { purchasers.insert(map(p)) }
+        later.purchasers = []
         for (transaction, otid) in later.nonAssignedTransactionIds { nonAssignedTransactionIds[map(transaction)] = map(otid) }
+        later.nonAssignedTransactionIds = [:]
         nonAssignedAppTransactionIds.insertAll(later.nonAssignedAppTransactionIds, mapping: map)
+        later.nonAssignedAppTransactionIds = IdentifierSets()
         for (otid, entry) in later.memberTransactions {
             let id = map(otid)
             if var existing = memberTransactions[id] {
@@ -165,15 +169,21 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
                 memberTransactions[id] = MemberTransaction(productId: entry.productId, key: entry.key, start: entry.start)
             }
         }
+        later.memberTransactions = [:]
         memberByIdentifier.insertAll(later.memberByIdentifier, mapping: map)
+        later.memberByIdentifier = IdentifierSets()
         for (claim, p) in later.claimPurchaser { claimPurchaser[map(claim)] = map(p) }
+        later.claimPurchaser = [:]
         for link in later.unclaimLinks {
             unclaimLinks.append((link.claims.map(map), link.otid.map(map), link.purchaserOTID.map(map)))
         }
+        later.unclaimLinks = []
         for link in later.customerLinks {
             customerLinks.insert(CustomerLink(groupId: map(link.groupId), customer: map(link.customer), at: link.at))
         }
+        later.customerLinks = []
         for groupId in later.memberGroupIds { memberGroupIds.insert(map(groupId)) }
+        later.memberGroupIds = []
         for link in later.claimAliases { claimAliases.insert(ClaimAlias(alias: map(link.alias), claim: map(link.claim))) }
     }
 
