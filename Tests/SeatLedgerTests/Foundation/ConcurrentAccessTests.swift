@@ -80,7 +80,10 @@ struct ConcurrentAccessTests {
         #expect(throws: SQLiteError.self) { try waiter.writeTransaction { try waiter.execute("INSERT INTO t VALUES (1)") } }
         first.wait()
 
-        waiter.beginAttempts = 100
+        // Enough attempts (each 20 ms of busy wait and up to 50 ms of sleep) to outlast a holder
+        // whose thread is slow to be scheduled while the whole suite runs on 2 cores: 100 once
+        // ran out (about 4.5 s) in a full run.
+        waiter.beginAttempts = 1_000
         let second = try holdWriteLock(seconds: 0.3)
         try waiter.writeTransaction { try waiter.execute("INSERT INTO t VALUES (2)") }
         second.wait()
