@@ -107,34 +107,9 @@ struct ProjectionRebuilder {
             for batch in batches { try body(try store.eventsForFacts(batch[...])) }
             return
         }
-        let channel = BatchChannel<[EventForFacts]>(capacity: 1)
-        let handOver = ReaderHandOver(reader)
-        let thread = Thread {
-            do {
-                let reader = handOver.store
-                try reader.withPageCache(mebibytes: Self.scanCacheMebibytes) {
-                    try reader.read {
-                        for batch in batches {
-                            guard channel.send(try reader.eventsForFacts(batch[...])) else { throw ScanCancelled() }
-                        }
-                    }
-                }
-                channel.finish()
-            } catch is ScanCancelled {
-                channel.finish()
-            } catch {
-                channel.finish(throwing: error)
-            }
-        }
-        thread.name = "seatledger.rebuild.events"
-        thread.start()
-        do {
-            while let events = try channel.receive() { try body(events) }
-        } catch {
-            channel.cancel()
-            channel.waitUntilFinished()
-            throw error
-        }
+        try Self.stream(from: reader, onThreadNamed: "seatledger.rebuild.events", capacity: 1, produce: { reader, send in
+            for batch in batches { try send(try reader.eventsForFacts(batch[...])) }
+        }, consume: body)
     }
 
     // MARK: Rebuild
@@ -586,16 +561,29 @@ struct ProjectionRebuilder {
         guard scansOnReaderThread, let reader = try store.openReader() else {
             return try store.forEachFactsBatch(batchSize: batchSize, body)
         }
-        let channel = BatchChannel<FactsRowBatch>(capacity: 4)
-        let handOver = ReaderHandOver(reader)
         let size = batchSize
+        try Self.stream(from: reader, onThreadNamed: "seatledger.rebuild.scan", capacity: 4, produce: { reader, send in
+            try reader.forEachFactsBatch(batchSize: size) { try send($0) }
+        }, consume: body)
+    }
+
+    /// Runs `produce` on a thread of its own, on `reader` (in one read snapshot, with a small page
+    /// cache), and hands each value it sends to `consume` on this thread, in order; a failure of
+    /// either side stops both and is rethrown here.
+    private static func stream<Value: Sendable>(
+        from reader: any LedgerStore, onThreadNamed name: String, capacity: Int,
+        produce: @escaping @Sendable (_ reader: any LedgerStore, _ send: (Value) throws -> Void) throws -> Void,
+        consume: (Value) throws -> Void
+    ) throws {
+        let channel = BatchChannel<Value>(capacity: capacity)
+        let handOver = ReaderHandOver(reader)
         let thread = Thread {
             do {
                 let reader = handOver.store
-                try reader.withPageCache(mebibytes: Self.scanCacheMebibytes) {
+                try reader.withPageCache(mebibytes: scanCacheMebibytes) {
                     try reader.read {
-                        try reader.forEachFactsBatch(batchSize: size) { batch in
-                            if !channel.send(batch) { throw ScanCancelled() }
+                        try produce(reader) { value in
+                            guard channel.send(value) else { throw ScanCancelled() }
                         }
                     }
                 }
@@ -606,10 +594,10 @@ struct ProjectionRebuilder {
                 channel.finish(throwing: error)
             }
         }
-        thread.name = "seatledger.rebuild.scan"
+        thread.name = name
         thread.start()
         do {
-            while let batch = try channel.receive() { try body(batch) }
+            while let value = try channel.receive() { try consume(value) }
         } catch {
             channel.cancel()
             channel.waitUntilFinished()
