@@ -4,7 +4,7 @@ import Foundation
 import LedgerEvents
 import PostgresClient
 import PostgresTestSupport
-import SeatLedger
+@testable import SeatLedger
 import Testing
 
 /// `copy` through PostgreSQL and back, and what a PostgreSQL location shows and allows.
@@ -78,5 +78,33 @@ struct PostgresLocationTests {
         _ = try StoreLocation(cluster.url()).create(configuration: source.store.configuration(), roots: [])
         let pg = try StoreLocation(cluster.url()).open(readOnly: true)
         #expect(throws: (any Error).self) { try pg.setConfigValue("x", "y") }
+    }
+}
+
+@Suite("Rebuild on PostgreSQL")
+struct PostgresRebuildTests {
+    @Test("a rebuild on PostgreSQL (facts derived on a reader connection, identity in two halves) gives SQLite's incremental projections")
+    func rebuildEqualsIncremental() throws {
+        let stream = StreamGenerator.stream(seed: 71, groups: 6)
+        let events = stream.events.map { ScenarioBuilder.newEvent($0) }
+        let directory = try TemporaryDirectory(label: "pg-rebuild")
+        let maintained = try directory.bareStore("m.sqlite")
+        _ = try maintained.commit(events: events) { try ProjectionMaintainer(store: maintained).update(after: $0) }
+        let expected = try maintained.groupStates().map { [$0.groupKey, $0.state] }
+        #expect(expected.count >= 6)
+
+        let cluster = try PostgresTestCluster()
+        let pg = try StoreLocation(cluster.url()).create(configuration: maintained.configuration(), roots: [])
+        _ = try pg.commit(events: events) { _ in }  // no facts, no projections
+        #expect(try pg.positionsWithoutFacts().count == events.count)
+        for (split, readerThread) in [(2, true), (Int.max, true), (2, false)] {
+            var rebuilder = ProjectionRebuilder(store: pg)
+            rebuilder.identitySplitMinimum = split
+            rebuilder.scansOnReaderThread = readerThread
+            rebuilder.batchSize = 7
+            _ = try rebuilder.rebuildAll(progress: nil)
+            #expect(try pg.groupStates().map { [$0.groupKey, $0.state] } == expected, "split from \(split), reader thread \(readerThread)")
+            #expect(try rebuilder.staleGroups(progress: nil).isEmpty)
+        }
     }
 }
