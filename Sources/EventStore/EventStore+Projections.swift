@@ -206,9 +206,10 @@ extension EventStore {
         stagesRebuiltIndexRows = true
         defer { stagesRebuiltIndexRows = false }
         let result = try body()
-        // The sort of the staged rows (and of the index after it) may use every core: SQLite's
-        // sorter hands runs to helper threads (`PRAGMA threads`; 0, none, by default).
-        try connection.execute("PRAGMA threads = \(max(1, ProcessInfo.processInfo.activeProcessorCount))")
+        // The sort of the staged rows (and of the index after it) may use a second core: SQLite's
+        // sorter hands runs to a helper thread (`PRAGMA threads`; 0, none, by default). Each helper
+        // holds a run of up to the page cache's size in memory, so one, whatever the core count.
+        try connection.execute("PRAGMA threads = \(ProcessInfo.processInfo.activeProcessorCount > 1 ? 1 : 0)")
         defer { try? connection.execute("PRAGMA threads = 0") }
         try connection.execute("""
             INSERT OR IGNORE INTO group_index(identifier, group_key, role)
@@ -235,12 +236,13 @@ extension EventStore {
             writer.beginArray()
             var end = start
             while end < rows.endIndex && rows[end].groupKey == key {
-                guard !rows[end].role.utf8.contains(UInt8(ascii: "|")) else {
-                    throw SQLiteError(resultCode: SQLITE_MISUSE, message: "a group index role holds '|': \(rows[end].role)",
+                let row = rows[end]
+                end += 1
+                guard !row.role.utf8.contains(UInt8(ascii: "|")) else {
+                    throw SQLiteError(resultCode: SQLITE_MISUSE, message: "a group index role holds '|': \(row.role)",
                                       sql: "INSERT INTO temp.rebuilt_group_rows", path: path)
                 }
-                writer.string(rows[end].role + "|" + rows[end].identifier)
-                end += 1
+                writer.string(row.role + "|" + row.identifier)
             }
             writer.endArray()
             stage.reset()

@@ -65,10 +65,6 @@ struct IdentifierTable: Sendable {
     mutating func absorb(_ other: IdentifierTable) -> [UInt32] {
         var ids: [UInt32] = []
         ids.reserveCapacity(other.count)
-        // Room for all of them at once: growing step by step would hold two copies at each step.
-        arena.reserveCapacity(arena.count + other.arena.count)
-        ends.reserveCapacity(count + other.count)
-        while (count + other.count + 1) * 2 > slots.count { grow() }
         other.arena.withUnsafeBufferPointer { arena in
             for id in 0..<other.count { ids.append(intern(bytes: UnsafeBufferPointer(rebasing: arena[other.range(id)]))) }
         }

@@ -89,7 +89,7 @@ struct ProjectionRebuilder {
                         range.map { index in (events[index].metadata.position, FactsCodec.encode(EventFacts(events[index].parsed()))) }
                     }
                 }
-                try storeDerived()
+                do { try storeDerived() } catch { _ = started.wait(); throw error }
                 deriving = started
             }
             try storeDerived()
@@ -316,7 +316,8 @@ struct ProjectionRebuilder {
                 var scan = IdentityScan()
                 try reader.withPageCache(mebibytes: Self.scanCacheMebibytes) {
                     try reader.read {
-                        try reader.forEachFactsBatch(batchSize: size, positions: (middle + 1)...Int64.max) { batch in
+                        try reader.forEachFactsBatch(batchSize: size, positions: (middle + 1)...head) { batch in
+                            guard !later.isCancelled else { throw ScanCancelled() }
                             try scan.add(batch, decoded: IdentityScan.decodedHere(batch)) { try reader.event(at: $0).map(EventFacts.init) }
                             later.scanned.add(batch.count, ordering: .relaxed)
                         }
@@ -330,11 +331,17 @@ struct ProjectionRebuilder {
         var joined = IdentityScan()
         do {
             try store.forEachFactsBatch(batchSize: size, positions: Int64.min...middle) { batch in
+                // The other half failed: stop here too, and report its error below.
+                guard !later.hasFailed else { throw ScanCancelled() }
                 try joined.add(batch, decoded: IdentityScan.decodedHere(batch), derive: deriveFacts(at:))
                 report(joined.events + later.scanned.load(ordering: .relaxed))
             }
+        } catch is ScanCancelled {
+            _ = try later.take()  // rethrows the other half's error
+            preconditionFailure("the other half stopped this one without failing")
         } catch {
-            _ = try? later.take()
+            later.cancel()
+            _ = try? later.take()  // stops at its next batch; its connection closes with it
             throw error
         }
         joined.absorb(try later.take())
@@ -622,21 +629,31 @@ struct ProjectionRebuilder {
 /// `@unchecked Sendable` is safe: `store` is created by the rebuilding thread and used, from the
 /// moment the thread starts, by that thread alone; `outcome` is written once, by the scanning
 /// thread, before it signals `done`, and taken only after `take()` has seen that signal (by the
-/// rebuilding thread, once); `scanned` is atomic.
+/// rebuilding thread, once); `scanned`, `cancelled` and `failed` are atomic.
 private final class LaterHalfScan: @unchecked Sendable {
     private let store: any LedgerStore
     private var outcome: Result<ProjectionRebuilder.IdentityScan, any Error>?
     private let done = DispatchSemaphore(value: 0)
     /// Rows scanned so far (for progress).
     let scanned = Atomic<Int>(0)
+    private let cancelled = Atomic<Bool>(false)
+    private let failed = Atomic<Bool>(false)
 
     init(_ store: any LedgerStore) { self.store = store }
 
     /// Runs the scan (on the scanning thread) and keeps its outcome.
     func run(_ body: (any LedgerStore) throws -> ProjectionRebuilder.IdentityScan) {
         outcome = Result { try body(store) }
+        if case .failure = outcome { failed.store(true, ordering: .releasing) }
         done.signal()
     }
+
+    /// The other half failed: the scan stops at its next batch.
+    func cancel() { cancelled.store(true, ordering: .relaxed) }
+    /// Whether ``cancel()`` was called (checked by the scan before each batch).
+    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    /// Whether the scan has failed (checked by the other half before each batch).
+    var hasFailed: Bool { failed.load(ordering: .acquiring) }
 
     /// The scan's outcome, once it has finished, moved out: the half's table and evidence leave
     /// with the caller's join instead of staying until the rebuild ends. Called once.
