@@ -55,6 +55,28 @@ struct IdentitySplitTests {
         #expect(Self.groups(joined) == whole)
     }
 
+    @Test("a transaction id that a later event gives another original transaction: the later half wins, as in log order")
+    func laterHalfRepointsATransaction() {
+        var b = ScenarioBuilder()
+        for (index, otid) in ["2000000000000001", "2000000000000002"].enumerated() {
+            b.notification("SUBSCRIBED", "INITIAL_BUY", at: ScenarioBuilder.t(Double(index)),
+                           transaction: ScenarioBuilder.transaction(id: otid, original: otid, quantity: 5, purchase: ScenarioBuilder.t(0),
+                                                                    expires: ScenarioBuilder.days(30)))
+        }
+        for (index, otid) in ["2000000000000001", "2000000000000002"].enumerated() {
+            b.notification("DID_RENEW", at: ScenarioBuilder.t(Double(10 + index)),
+                           transaction: ScenarioBuilder.transaction(id: "t-renewal", original: otid, quantity: 5,
+                                                                    purchase: ScenarioBuilder.t(10), expires: ScenarioBuilder.days(60)))
+        }
+        let facts = b.facts
+        let whole = Self.groups(Self.evidence(facts[...]))
+        #expect(whole["2000000000000002"]?.aliases.contains("t-renewal") == true)
+        #expect(whole["2000000000000001"]?.aliases.contains("t-renewal") == false)
+        var joined = Self.evidence(facts[..<3])
+        joined.absorb(Self.evidence(facts[3...])) { $0 }
+        #expect(Self.groups(joined) == whole)
+    }
+
     @Test("a table joined into another maps every identifier to the same string, new ones after the old")
     func tablesJoin() {
         var first = IdentifierTable(minimumCapacity: 4)
