@@ -194,11 +194,10 @@ extension EventStore {
                               sql: "DROP INDEX group_index_key", path: path)
         }
         try connection.execute("DROP INDEX IF EXISTS group_index_key")
-        // Index rows wait in a temporary table, one row per group (its rows as a JSON array of
-        // "role|identifier" strings, so that
-        // staging costs one insert per group, not one per index row) and go into `group_index` at
-        // the end, sorted by its key: appends to the B-tree instead of a random insert (and a page
-        // of the log written again after each spill) per row.
+        // Index rows wait in a temporary table, one row per group holding its rows as a JSON array
+        // of "role|identifier" strings (staging costs one insert per group, not one per index row).
+        // They go into `group_index` at the end, sorted by its key: appends to the B-tree instead
+        // of a random insert (and a page of the log written again after each spill) per row.
         try connection.execute("""
             CREATE TEMP TABLE IF NOT EXISTS rebuilt_group_rows(group_key TEXT NOT NULL, rows TEXT NOT NULL);
             DELETE FROM temp.rebuilt_group_rows;
