@@ -226,17 +226,24 @@ extension EventStore {
     public func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws(SQLiteError) {
         guard stagesRebuiltIndexRows else { return try replaceGroups(removing: [], rows: rows, states: states) }
         let stage = try connection.prepare("INSERT INTO temp.rebuilt_group_rows(group_key, rows) VALUES (?, ?)")
+        // SQLite's JSON and string functions end text at a NUL: a group with one in an identifier
+        // (rare: `\u0000` in Apple's JSON) has its rows inserted directly instead, whole.
+        var direct: [GroupIndexRow] = []
         var start = rows.startIndex
         while start < rows.endIndex {
             // The run of rows of one group, each as "role|identifier": `["key|2000…","alias|…",…]` (the
             // first '|' ends the role; roles never hold one, identifiers may).
             let key = rows[start].groupKey
+            var end = start
+            while end < rows.endIndex && rows[end].groupKey == key { end += 1 }
+            if rows[start..<end].contains(where: { $0.identifier.utf8.contains(0) }) {
+                direct += rows[start..<end]
+                start = end
+                continue
+            }
             var writer = CanonicalJSONWriter(capacity: 1_024)
             writer.beginArray()
-            var end = start
-            while end < rows.endIndex && rows[end].groupKey == key {
-                let row = rows[end]
-                end += 1
+            for row in rows[start..<end] {
                 guard !row.role.utf8.contains(UInt8(ascii: "|")) else {
                     throw SQLiteError(resultCode: SQLITE_MISUSE, message: "a group index role holds '|': \(row.role)",
                                       sql: "INSERT INTO temp.rebuilt_group_rows", path: path)
@@ -248,6 +255,6 @@ extension EventStore {
             try stage.bind(.text(key), .text(writer.text)).run()
             start = end
         }
-        try replaceGroups(removing: [], rows: [], states: states)
+        try replaceGroups(removing: [], rows: direct, states: states)
     }
 }

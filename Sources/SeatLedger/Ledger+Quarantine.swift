@@ -28,7 +28,8 @@ extension Ledger {
         var retryEvents: [NewEventForRetry] = []
         let decoder = self.decoder
         let decoded = parallelMap(records) { record in
-            decoder.decode(InboundMessage(raw: record.raw, source: record.source, origin: .live))
+            // `prepare`: the same checks as at ingest, the facts' identifiers included.
+            decoder.prepare(InboundMessage(raw: record.raw, source: record.source, origin: .live)).result
         }
         for (record, result) in zip(records, decoded) {
             switch result {

@@ -43,7 +43,7 @@ public final class SQLiteStatement {
             case .null: rc = sqlite3_bind_null(handle, index)
             case .integer(let i): rc = sqlite3_bind_int64(handle, index, i)
             case .real(let d): rc = sqlite3_bind_double(handle, index, d)
-            case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, seatledger_sqlite_transient())
+            case .text(let s): rc = Self.bindText(s, to: handle, at: index)
             case .blob(let data):
                 rc = data.withUnsafeBytes { buffer in
                     sqlite3_bind_blob64(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1),
@@ -55,6 +55,21 @@ public final class SQLiteStatement {
             }
         }
         return self
+    }
+
+    /// Binds `text` with its byte count (SQLite copies it): a NUL inside is kept, not the end of the text.
+    private static func bindText(_ text: String, to handle: OpaquePointer, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { utf8 in
+            utf8.withMemoryRebound(to: CChar.self) { chars in
+                // An empty buffer may have no address, and a NULL pointer would bind SQL NULL.
+                guard let start = chars.baseAddress else {
+                    return sqlite3_bind_text64(handle, index, "", 0, seatledger_sqlite_transient(), UInt8(SQLITE_UTF8))
+                }
+                return sqlite3_bind_text64(handle, index, start, sqlite3_uint64(chars.count), seatledger_sqlite_transient(),
+                                           UInt8(SQLITE_UTF8))
+            }
+        }
     }
 
     /// Steps once: `true` when a row is available, `false` when done.
@@ -84,10 +99,12 @@ public final class SQLiteStatement {
     /// Column `index` as an optional integer.
     public func optionalInt64(_ index: Int32) -> Int64? { isNull(index) ? nil : int64(index) }
 
-    /// Column `index` as text (empty string for NULL).
+    /// Column `index` as text (empty string for NULL), every byte of it: a NUL inside does not end it.
     public func text(_ index: Int32) -> String {
+        // `sqlite3_column_text` first: it converts the value, and then `sqlite3_column_bytes` counts its bytes.
         guard let pointer = sqlite3_column_text(handle, index) else { return "" }
-        return String(cString: pointer)
+        let count = Int(sqlite3_column_bytes(handle, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     /// Column `index` as optional text.

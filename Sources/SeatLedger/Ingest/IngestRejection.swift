@@ -5,10 +5,11 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
     /// Human reason naming what was wrong.
     public let reason: String
 
-    /// Creates a rejection.
+    /// Creates a rejection. A NUL character in `reason` (quoting the input) is written `\u0000`:
+    /// the reason is stored as text, which cannot hold one on every backend.
     public init(code: String, reason: String) {
         self.code = code
-        self.reason = reason
+        self.reason = reason.utf8.contains(0) ? reason.replacingOccurrences(of: "\u{0}", with: "\\u0000") : reason
     }
 
     public var description: String { "\(code): \(reason)" }

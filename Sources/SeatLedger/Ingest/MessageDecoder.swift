@@ -25,7 +25,8 @@ public struct MessageDecoder: Sendable {
     public func decode(_ message: InboundMessage) -> Result<[NewEvent], IngestRejection> {
         if let rejection = message.preRejection { return .failure(rejection) }
         do {
-            return .success(try decodeThrowing(message))
+            // Facts-only identifiers are checked by `prepare`, which derives the facts.
+            return Self.refusingUnstorableText(.success(try decodeThrowing(message)), facts: nil)
         } catch {
             return .failure(error)
         }

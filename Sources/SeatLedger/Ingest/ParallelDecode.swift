@@ -39,7 +39,10 @@ extension MessageDecoder {
     func prepare(_ message: InboundMessage) -> PreparedMessage {
         let result = decode(message)
         guard case .success(let events) = result else { return PreparedMessage(result: result, facts: []) }
-        return PreparedMessage(result: result, facts: events.map(Self.provisionalFacts))
+        let facts = events.map(Self.provisionalFacts)
+        let checked = Self.refusingUnstorableText(result, facts: facts)
+        guard case .success = checked else { return PreparedMessage(result: checked, facts: []) }
+        return PreparedMessage(result: checked, facts: facts)
     }
 
     /// The facts of an event not yet appended: position 0 and recorded-at 0 until the writer assigns them.

@@ -1,0 +1,47 @@
+import LedgerEvents
+import Projections
+
+/// Events whose stored text would hold a NUL character are refused on every backend.
+///
+/// A NUL (`\u0000` in Apple's JSON) in an identifier, an event id, a type or a subtype would be
+/// stored as text: PostgreSQL's `text` cannot hold one (the whole append would fail), and a ledger
+/// that only one backend could hold could not be copied to the other. The decoded JSON itself
+/// escapes it, so a NUL elsewhere in a payload is kept as it came. See `Events/README.md`.
+extension MessageDecoder {
+    /// Why `event` (with its projection `facts`, when known) cannot be stored, or `nil`.
+    static func storedTextProblem(_ event: NewEvent, facts: EventFacts?) -> IngestRejection? {
+        func holdsNUL(_ text: String) -> Bool { text.utf8.contains(0) }
+        if holdsNUL(event.eventId) { return .nulInText("the event id", event.eventId) }
+        if let type = event.type, holdsNUL(type) { return .nulInText("the type", type) }
+        if let subtype = event.subtype, holdsNUL(subtype) { return .nulInText("the subtype", subtype) }
+        if holdsNUL(event.source) { return .nulInText("the source", event.source) }
+        if let identifier = event.identifiers.first(where: { holdsNUL($0.value) }) {
+            return .nulInText("\(identifier.kind.rawValue)", identifier.value)
+        }
+        var found: String?
+        facts?.forEachIdentifier { identifier in
+            if found == nil, holdsNUL(identifier) { found = identifier }
+        }
+        return found.map { .nulInText("an identifier", $0) }
+    }
+
+    /// `result` unless one of its events cannot be stored (``storedTextProblem(_:facts:)``).
+    static func refusingUnstorableText(_ result: Result<[NewEvent], IngestRejection>, facts: [EventFacts]?)
+        -> Result<[NewEvent], IngestRejection> {
+        guard case .success(let events) = result else { return result }
+        for (index, event) in events.enumerated() {
+            if let problem = storedTextProblem(event, facts: facts.flatMap { index < $0.count ? $0[index] : nil }) {
+                return .failure(index == 0 ? problem : IngestRejection(code: problem.code, reason: "item \(index): \(problem.reason)"))
+            }
+        }
+        return result
+    }
+}
+
+extension IngestRejection {
+    /// `value` (named by `field`) holds a NUL character.
+    static func nulInText(_ field: String, _ value: String) -> Self {
+        Self(code: "nul_in_text",
+             reason: "\(field) \"\(value)\" holds a NUL character (U+0000), which the ledger cannot store as text on every backend")
+    }
+}

@@ -1,0 +1,108 @@
+import AppStoreModels
+@testable import EventStore
+import Foundation
+import PostgresTestSupport
+@testable import SeatLedger
+import Testing
+
+/// Text holding a NUL character (`\u0000` in Apple's JSON) is stored and read whole by the SQLite
+/// store: two identifiers that differ only after a NUL stay two identifiers.
+@Suite("Text with NUL on SQLite")
+struct TextWithNULTests {
+    @Test("a statement binds and reads text past a NUL", arguments: ["a\u{0}b", "\u{0}", "\u{0}\u{0}x", "é\u{0}名", ""])
+    func statementRoundTrip(_ text: String) throws {
+        let directory = try TemporaryDirectory(label: "nul-statement")
+        let store = try directory.bareStore("l.sqlite")
+        let statement = try store.connection.prepare("SELECT ?, length(CAST(? AS BLOB))")
+        try statement.bind(.text(text), .text(text))
+        #expect(try statement.step())
+        #expect(statement.text(0) == text)
+        #expect(statement.int64(1) == Int64(text.utf8.count), "SQLite holds every byte")
+    }
+
+    @Test("group index rows whose identifiers differ after a NUL stay apart, staged by a rebuild or written directly",
+          arguments: [true, false])
+    func groupIndexKeepsIdentifiersWhole(staged: Bool) throws {
+        let directory = try TemporaryDirectory(label: "nul-group-index")
+        let store = try directory.bareStore("l.sqlite")
+        let rows = [GroupIndexRow(identifier: "claim\u{0}1", groupKey: "g\u{0}1", role: "claim"),
+                    GroupIndexRow(identifier: "claim\u{0}2", groupKey: "g2", role: "claim")]
+        let states = [StoredGroupState(groupKey: "g\u{0}1", state: "{}", asOf: 1, lastPosition: 1),
+                      StoredGroupState(groupKey: "g2", state: "{\"k\":\"\\u0000\"}", asOf: 1, lastPosition: 1)]
+        try store.write {
+            try store.clearProjections()
+            if staged {
+                try store.withGroupKeyIndexBuiltAfter {
+                    try store.insertRebuiltGroups(rows: Array(rows.prefix(1)), states: Array(states.prefix(1)))
+                    try store.insertRebuiltGroups(rows: Array(rows.dropFirst()), states: Array(states.dropFirst()))
+                }
+            } else {
+                try store.insertRebuiltGroups(rows: rows, states: states)
+            }
+        }
+        #expect(try store.groupKeys(forAny: ["claim\u{0}1"]) == ["g\u{0}1"])
+        #expect(try store.groupKeys(forAny: ["claim\u{0}2"]) == ["g2"])
+        #expect(try store.groupKeys(forAny: ["claim"]).isEmpty, "no identifier is cut at its NUL")
+        #expect(try store.groupIndexRows(groupKeys: ["g\u{0}1"]).map(\.identifier) == ["claim\u{0}1"])
+        #expect(try store.allGroupKeys() == ["g2", "g\u{0}1"].sorted())
+        #expect(try store.groupStates().map(\.groupKey) == ["g2", "g\u{0}1"].sorted())
+    }
+}
+
+/// Through the library: an identifier holding a NUL (`\u0000` in Apple's JSON) is refused on both
+/// backends alike (PostgreSQL `text` cannot hold one, and ledgers must stay copyable between them):
+/// quarantined with its raw bytes and a reason that names it; what was stored stays intact.
+@Suite("Identifiers with NUL through the ledger")
+struct IdentifiersWithNULTests {
+    /// Ingests a purchase, a Get Seat Info naming a claim id with a NUL, and another one without,
+    /// in one batch, and checks the outcome on `ledger`.
+    static func ingestAndCheck(_ ledger: Ledger) throws {
+        let factory = try PayloadFactory()
+        let purchase = try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction(quantity: 5))
+        let bad = factory.apiResponse(body: ["totalSeatCount": 5, "availableSeatCount": 2, "assignedSeatClaimIds": ["c-0", "c\u{0}1"]])
+        #expect(bad.contains("\\u0000"), "the NUL arrives escaped in the JSON text, as Apple would send it")
+        let good = factory.apiResponse(body: ["totalSeatCount": 5, "availableSeatCount": 3, "assignedSeatClaimIds": ["c-1"]],
+                                       respondedAt: "2025-06-01T12:00:01.000Z")
+        let (_, outcomes) = try ledger.ingestBatch([purchase, bad, good].map { InboundMessage(raw: Data($0.utf8), source: "t") })
+        try #require(outcomes.count == 3)
+        #expect(outcomes[0] == .appended(positions: [1], duplicatesCarried: 0))
+        guard case .quarantined = outcomes[1] else {
+            Issue.record("expected the NUL event quarantined, got \(outcomes[1])")
+            return
+        }
+        #expect(outcomes[2] == .appended(positions: [2], duplicatesCarried: 0))
+        let entry = try #require(try ledger.store.quarantine().first)
+        #expect(entry.raw == Data(bad.utf8), "raw bytes kept")
+        #expect(entry.errorCode == "nul_in_text")
+        #expect(entry.reason == "seatClaimId \"c\\u00001\" holds a NUL character (U+0000), which the ledger cannot store as text on every backend")
+        #expect(try ledger.store.verifyChain().isIntact)
+        #expect(try ledger.staleProjections().isEmpty)
+        #expect(try ledger.groupKeys(for: "c-1") == [PayloadFactory.defaultOriginalTransactionId])
+        #expect(try ledger.groupKeys(for: "c").isEmpty)
+        // A retry refuses it again, for the same reason.
+        let retry = try ledger.retryQuarantine()
+        #expect(retry.stillRejected == 1 && retry.released == 0)
+        #expect(retry.reasons.values.first?.hasPrefix("nul_in_text: seatClaimId") == true)
+        #expect(try ledger.store.eventCount() == 2)
+    }
+
+    @Test("on SQLite")
+    func onSQLite() throws {
+        try Self.ingestAndCheck(TestLedger().ledger)
+    }
+
+    @Test("on PostgreSQL")
+    func onPostgres() throws {
+        let cluster = try PostgresTestCluster()
+        let template = try TestLedger()
+        let store = try StoreLocation(cluster.url()).create(configuration: template.store.configuration(),
+                                                            roots: template.store.trustRoots())
+        try Self.ingestAndCheck(try Ledger.open(store: store))
+    }
+
+    @Test("a rejection's reason writes a NUL it quotes as \\u0000")
+    func reasonEscaped() {
+        #expect(IngestRejection(code: "x", reason: "a\u{0}b\u{0}").reason == "a\\u0000b\\u0000")
+        #expect(IngestRejection(code: "x", reason: "plain").reason == "plain")
+    }
+}
