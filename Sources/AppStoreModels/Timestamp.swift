@@ -99,8 +99,9 @@ public enum Timestamp {
             i += 1
             return true
         }
+        // A day the month does not have (2026-02-30, 2026-11-31) is refused, not rolled into the next month.
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
-              (1...12).contains(month), (1...31).contains(day) else { return nil }
+              (1...12).contains(month), (1...daysInMonth(month, of: year)).contains(day) else { return nil }
         var hour: Int64 = 0, minute: Int64 = 0, second: Int64 = 0, fraction: Int64 = 0
         if i < bytes.count, bytes[i] == UInt8(ascii: "T") || bytes[i] == UInt8(ascii: " ") {
             i += 1
@@ -130,7 +131,7 @@ public enum Timestamp {
                 i += 1
                 guard let oh = number(2) else { return nil }
                 _ = expect(":")
-                guard let om = number(2) else { return nil }
+                guard let om = number(2), oh < 24, om < 60 else { return nil }
                 offsetMinutes = sign * (oh * 60 + om)
             } else {
                 return nil
@@ -140,6 +141,16 @@ public enum Timestamp {
         let days = daysFromCivil(year, month, day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
         return seconds * 1000 + fraction
+    }
+
+    /// The number of days of `month` (1–12) in `year` (proleptic Gregorian: February has 29 in
+    /// years divisible by 4, except centuries not divisible by 400).
+    static func daysInMonth(_ month: Int64, of year: Int64) -> Int64 {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 
     // Howard Hinnant's civil calendar algorithms (proleptic Gregorian, UTC).

@@ -70,6 +70,15 @@ struct IngestRobustnessTests {
                                    reason: ["respondedAt"], in: test)
     }
 
+    @Test("respondedAt on a day its month does not have is invalid_envelope, not the next month's date",
+          arguments: ["\"2026-02-30T00:00:00Z\"", "\"2026-11-31T12:00:00.000Z\"", "\"2025-02-29T00:00:00Z\""])
+    func respondedAtImpossibleDay(_ literal: String) throws {
+        let test = try TestLedger()
+        try Self.expectQuarantined(Data(Self.envelope(respondedAt: literal).utf8), code: "invalid_envelope",
+                                   reason: ["respondedAt"], in: test)
+        #expect(try test.eventCount() == 0)
+    }
+
     @Test("respondedAt as an integer literal beyond Int64 is malformed_json (number out of range)")
     func respondedAtIntegerBeyondInt64() throws {
         let test = try TestLedger()

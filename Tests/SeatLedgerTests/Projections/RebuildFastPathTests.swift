@@ -272,6 +272,25 @@ struct RebuildFastPathTests {
         #expect(Timestamp.parse("") == nil && Timestamp.parse(" ") == nil && Timestamp.parse("2026-13-01") == nil)
     }
 
+    @Test("a day the month does not have is refused, not rolled into the next month",
+          arguments: ["2026-02-29", "2026-02-30T00:00:00Z", "2026-11-31", "2026-04-31T10:00:00.000Z", "2026-06-31",
+                      "2026-09-31", "1900-02-29", "2026-00-10", "2026-01-00", "2026-01-32",
+                      "2026-11-02T12:00:00+24:00", "2026-11-02T12:00:00+02:60"])
+    func impossibleDates(_ text: String) {
+        #expect(Timestamp.parse(text) == nil, "\(text)")
+    }
+
+    @Test("the last day of each month parses, leap days included", arguments: [
+        ("2024-02-29", "2024-02-29T00:00:00.000Z"), ("2000-02-29T12:00:00Z", "2000-02-29T12:00:00.000Z"),
+        ("2026-02-28", "2026-02-28T00:00:00.000Z"), ("2026-04-30", "2026-04-30T00:00:00.000Z"),
+        ("2026-12-31T23:59:59.999Z", "2026-12-31T23:59:59.999Z"), ("2026-01-31", "2026-01-31T00:00:00.000Z"),
+        ("2026-11-30T23:00:00-01:00", "2026-12-01T00:00:00.000Z"),
+    ])
+    func lastDays(_ text: String, _ expected: String) throws {
+        let millis = try #require(Timestamp.parse(text))
+        #expect(Timestamp.iso8601(millis) == expected)
+    }
+
     @Test("rebuild progress counts the groups handed on: never ahead of them, ending at all of them")
     func progressCountsDeliveredGroups() throws {
         let stream = StreamGenerator.stream(seed: 61, groups: 12)
