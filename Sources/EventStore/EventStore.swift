@@ -69,9 +69,8 @@ public final class EventStore {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw .missing(path: path) }
         if isDirectory.boolValue { throw .notALedger(path: path) }
         do {
-            let connection = try SQLiteConnection(path: path, create: false, readOnly: readOnly)
+            let (connection, appID) = try Self.connect(path, readOnly: readOnly)
             let store = EventStore(connection: connection, path: path)
-            let appID = try connection.scalarInt("PRAGMA application_id")
             guard appID == LedgerSchema.applicationID else { throw EventStoreError.notALedger(path: path) }
             let version = try connection.scalarInt("PRAGMA user_version") ?? 0
             if version > LedgerSchema.currentVersion {
@@ -88,6 +87,31 @@ public final class EventStore {
             throw .badConfiguration("\(error)")
         }
     }
+
+    /// A connection to the file at `path` and its `PRAGMA application_id` (the first read).
+    ///
+    /// A WAL ledger needs its -shm file to be read; in a directory this process cannot write (a
+    /// backup, another user's ledger) none can be made. Then, with no -wal file (no writer is at
+    /// work), a read-only open reads the file as it is (``SQLiteConnection`` `immutable`).
+    private static func connect(_ path: String, readOnly: Bool) throws(SQLiteError) -> (SQLiteConnection, Int64?) {
+        let connection = try SQLiteConnection(path: path, create: false, readOnly: readOnly)
+        let failure: SQLiteError
+        do {
+            return (connection, try connection.scalarInt("PRAGMA application_id"))
+        } catch {
+            failure = error
+        }
+        guard readOnly, failure.resultCode == readOnlyDirectory, !hasLog(path) else { throw failure }
+        let immutable = try SQLiteConnection(path: path, create: false, readOnly: true, immutable: true)
+        return (immutable, try immutable.scalarInt("PRAGMA application_id"))
+    }
+
+    /// `SQLITE_READONLY_DIRECTORY` (a macro Swift does not import): the database's directory is
+    /// not writable, so its -shm or -wal file cannot be created.
+    private static let readOnlyDirectory = SQLITE_READONLY | (6 << 8)
+
+    /// Whether the ledger at `path` has a write-ahead log file (`-wal`) next to it.
+    private static func hasLog(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path + "-wal") }
 
     private func configureConnection() throws(SQLiteError) {
         connection.setBusyTimeout(milliseconds: 30_000)

@@ -54,8 +54,11 @@ public final class Ledger {
     }
 
     /// Opens an existing ledger: a SQLite file path or a `postgresql://` URL (see ``StoreLocation``).
-    public static func open(path: String) throws -> Ledger {
-        try Ledger(store: StoreLocation(path).open())
+    ///
+    /// `readOnly`: for reads only (reports, lookups); it also opens a file the process may not
+    /// write, such as a backup in a read-only directory. Appending through it fails.
+    public static func open(path: String, readOnly: Bool = false) throws -> Ledger {
+        try Ledger(store: StoreLocation(path).open(readOnly: readOnly))
     }
 
     /// A ledger over an already open store (for example a ``PostgresEventStore`` set up by the embedding server).

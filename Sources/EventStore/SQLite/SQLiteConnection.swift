@@ -11,7 +11,11 @@ public final class SQLiteConnection {
     private var statementCache: [String: SQLiteStatement] = [:]
 
     /// Opens (or creates, when `create` is true) a database file.
-    public init(path: String, create: Bool, readOnly: Bool = false) throws(SQLiteError) {
+    ///
+    /// `immutable` (read-only only): SQLite takes the file as unchanging and uses no lock or
+    /// shared-memory file, so a WAL database opens where none can be created (a read-only
+    /// directory). Only for a file no one writes while it is open.
+    public init(path: String, create: Bool, readOnly: Bool = false, immutable: Bool = false) throws(SQLiteError) {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX
         if readOnly {
@@ -20,7 +24,12 @@ public final class SQLiteConnection {
             flags |= SQLITE_OPEN_READWRITE
             if create { flags |= SQLITE_OPEN_CREATE }
         }
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var name = path
+        if readOnly && immutable {
+            flags |= SQLITE_OPEN_URI
+            name = "file:" + Self.uriEscaped(path) + "?immutable=1"
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
             if let db { sqlite3_close_v2(db) }
@@ -29,6 +38,18 @@ public final class SQLiteConnection {
         sqlite3_extended_result_codes(db, 1)
         self.handle = db
         self.path = path
+    }
+
+    /// `path` with the characters a `file:` URI gives meaning to percent-encoded.
+    static func uriEscaped(_ path: String) -> String {
+        var out: [UInt8] = []
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"): out += Array(String(format: "%%%02X", byte).utf8)
+            default: out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     deinit {

@@ -27,7 +27,7 @@ enum GroupsCommand: Command {
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let clocks = try Clocks(arguments)
-        let ledger = try Ledger.open(path: arguments.databasePath)
+        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
         let groups = try ledger.groups(asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") {
@@ -69,7 +69,7 @@ enum GroupCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let reference = try arguments.showTarget(command: "group", noun: "REF")
         let clocks = try Clocks(arguments)
-        let ledger = try Ledger.open(path: arguments.databasePath)
+        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
         let state = try ledger.groupState(reference, asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") { Terminal.json(state.json) } else { Terminal.out(GroupText.detail(state)) }
@@ -103,7 +103,7 @@ enum MemberCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let identifier = try arguments.showTarget(command: "member", noun: "ID")
         let clocks = try Clocks(arguments)
-        let ledger = try Ledger.open(path: arguments.databasePath)
+        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
         let entries = try ledger.memberAccess(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") {

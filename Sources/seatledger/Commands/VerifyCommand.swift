@@ -47,7 +47,7 @@ enum VerifyCommand: Command {
         }
         var stale: [String] = []
         if result.isIntact, !arguments.flag("chain-only") {
-            let ledger = try Ledger.open(path: arguments.databasePath)
+            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
             ledger.warnIfProjectionsOutdated(command: name)
             stale = try ledger.staleProjections { message in
                 if showProgress { Terminal.err("verify: \(message)") }

@@ -83,6 +83,18 @@ enum CLI {
         return try running.wait(timeout: timeout)
     }
 
+    /// Runs `seatledger arguments…` as a user without write access to the caller's files: as
+    /// root (CI), through `setpriv` as `nobody`; otherwise as the calling user, whom a directory's
+    /// missing write bit stops as well.
+    @discardableResult
+    static func runWithoutWriteAccess(_ arguments: [String]) throws -> CLIResult {
+        guard getuid() == 0 else { return try run(arguments) }
+        let running = try RunningCLI(binary: URL(fileURLWithPath: "/usr/bin/setpriv"),
+                                     arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", try binary().path] + arguments,
+                                     stdin: nil, environment: [:], currentDirectory: nil)
+        return try running.wait(timeout: 120)
+    }
+
     /// `run` with variadic arguments.
     @discardableResult
     static func run(_ arguments: String..., stdin: Data? = nil, environment: [String: String] = [:]) throws -> CLIResult {

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// A ledger the process may read but not write (a backup, a colleague's ledger in a read-only
+/// directory): every read command works, appending fails with a clear error, nothing is changed.
+@Suite("A read-only ledger")
+struct ReadOnlyLedgerTests {
+    @Test("reads work on a ledger in a directory the user cannot write, with no -wal/-shm to share; ingest is refused")
+    func readsInReadOnlyDirectory() throws {
+        let directory = try TemporaryDirectory(label: "read-only")
+        let ledgerDirectory = directory.url("ro")
+        try FileManager.default.createDirectory(at: ledgerDirectory, withIntermediateDirectories: true)
+        let path = ledgerDirectory.appendingPathComponent("ledger.sqlite").path
+        let demo = try CLI.run(["demo", "--keep", path, "--scenarios", TestPaths.repoRoot.appendingPathComponent("Events/scenarios").path,
+                                "--pki", TestPaths.pki.path])
+        try #require(demo.exitCode == 0, "\(demo)")
+        let group = try CLI.run(["groups", "--db", path, "--json"])
+        let key = try #require(try group.json().arrayValue?.first?["groupKey"]?.stringValue)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        // The hard case: no -wal/-shm to share (a read-only connection leaves them behind; a copy has none).
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        // Readable by everyone, writable by no one; the temporary directory must be traversable.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: ledgerDirectory.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: ledgerDirectory.path) }
+
+        for arguments in [["groups"], ["group", "show", key, "--json"], ["verify"], ["events"], ["replay", key],
+                          ["audit", "group", key], ["member", "show", key]] {
+            let result = try CLI.runWithoutWriteAccess(arguments + ["--db", path])
+            #expect(result.exitCode == 0, "\(arguments): \(result)")
+            #expect(!result.stdout.isEmpty, "\(arguments): \(result)")
+        }
+        let shown = try CLI.runWithoutWriteAccess(["group", "show", key, "--json", "--db", path])
+        #expect(try shown.json()["groupKey"]?.stringValue == key)
+        let ingest = try CLI.runWithoutWriteAccess(["ingest", "--db", path, "/etc/hostname"])
+        #expect(ingest.exitCode == 2, "\(ingest)")
+        #expect(ingest.stderr.contains("read-only"), "\(ingest)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing written")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: ledgerDirectory.path) == ["ledger.sqlite"])
+    }
+}
