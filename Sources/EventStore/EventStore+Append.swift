@@ -178,6 +178,9 @@ extension EventStore {
     /// The most identifier rows one `INSERT` into `event_keys` carries.
     static let keysPerInsert = 16
 
+    /// The schema version this build writes to a ledger file (`PRAGMA user_version`).
+    public static var schemaVersion: Int64 { LedgerSchema.currentVersion }
+
     /// Version of the decoder that wrote `event_decoded`; bump to re-derive the cache.
     ///
     /// 2: `decoded` is stored without a notification's nested JWS strings (``StoredDecoded``);

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import SeatLedger
 
 /// Every subcommand, in the order `seatledger --help` lists them.
 let commands: [any Command.Type] = [
@@ -22,25 +23,59 @@ let commands: [any Command.Type] = [
     Commands:
     \(list)
 
-    Run `seatledger COMMAND --help` for a command's options.
+    Run `seatledger COMMAND --help` (or `seatledger help COMMAND`) for a command's options,
+    `seatledger --version` for this build's version.
 
     \(HelpText.exitCodes)
     """
 }
 
+/// What `seatledger --version` prints: this build's version and the versions of what it writes.
+let versionText = """
+    seatledger \(SeatLedgerVersion.release)
+    ledger schema \(SeatLedgerVersion.ledgerSchema), decoder \(SeatLedgerVersion.decoder), projection rules \(ProjectionRules.version)
+    """
+
 @MainActor func main() -> Int32 {
     var argv = Array(CommandLine.arguments.dropFirst())
-    guard let first = argv.first, first != "--help", first != "-h", first != "help" else {
-        Terminal.out(globalHelp())
-        return Terminal.ExitCode.success.rawValue
+    guard let first = argv.first else {
+        // No command is a usage error: scripts must not mistake it for work done.
+        Terminal.err("seatledger: missing command\n\n\(globalHelp())")
+        return Terminal.ExitCode.failure.rawValue
     }
     argv.removeFirst()
+    switch first {
+    case "--help", "-h":
+        Terminal.out(globalHelp())
+        return Terminal.ExitCode.success.rawValue
+    case "help":
+        // `seatledger help COMMAND` is `seatledger COMMAND --help`.
+        guard let topic = argv.first else {
+            Terminal.out(globalHelp())
+            return Terminal.ExitCode.success.rawValue
+        }
+        guard argv.count == 1, let command = commands.first(where: { $0.name == topic }) else {
+            Terminal.err("seatledger help: \(argv.count == 1 ? "unknown command '\(topic)'" : "give one command")\n\n\(globalHelp())")
+            return Terminal.ExitCode.failure.rawValue
+        }
+        Terminal.out(command.help)
+        return Terminal.ExitCode.success.rawValue
+    case "--version", "version":
+        guard argv.isEmpty else {
+            Terminal.err("seatledger \(first): unexpected argument \(argv[0])")
+            return Terminal.ExitCode.failure.rawValue
+        }
+        Terminal.out(versionText)
+        return Terminal.ExitCode.success.rawValue
+    default:
+        break
+    }
     guard let command = commands.first(where: { $0.name == first }) else {
         Terminal.err("seatledger: unknown command '\(first)'\n\n\(globalHelp())")
         return Terminal.ExitCode.failure.rawValue
     }
     do {
-        let arguments = try Arguments(argv, options: command.options, flags: command.flags)
+        let arguments = try Arguments(argv, options: command.options, repeatable: command.repeatableOptions, flags: command.flags)
         if arguments.flag("help") {
             Terminal.out(command.help)
             return Terminal.ExitCode.success.rawValue

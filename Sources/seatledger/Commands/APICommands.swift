@@ -295,7 +295,11 @@ enum SeatsCommand: Command {
         let json = arguments.flag("json")
         if action == "requests" {
             guard rest.count <= 1 else { throw UsageError(message: "seats requests takes at most one REF") }
-            let ledger = try Ledger.open(path: arguments.databasePath)
+            let states = [ClaimRequestRecord.pending, ClaimRequestRecord.claimed, ClaimRequestRecord.failed]
+            if let state = arguments.value("state"), !states.contains(state) {
+                throw UsageError(message: "--state must be one of \(states.joined(separator: ", ")), got \(state)")
+            }
+            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
             let otid = try rest.first.map { try ledger.groupState($0, asOf: now).purchaserOriginalTransactionId ?? $0 }
             let records = try ledger.store.claimRequests(originalTransactionId: otid, state: arguments.value("state"))
             if json { Terminal.json(.array(records.map(\.json))) } else if records.isEmpty { Terminal.out("No Claim Seat requests.") } else {

@@ -9,6 +9,7 @@ enum CheckCommand: Command {
     static let name = "check"
     static let summary = "verify standalone JWS files (notification, transaction or renewal info) without appending"
     static let options: Set<String> = ["db", "kind", "root-cert", "bundle-id", "environment", "app-apple-id"]
+    static let repeatableOptions: Set<String> = ["root-cert"]
     static let flags: Set<String> = ["json"]
     static let help = """
     Usage: seatledger check FILE … [--kind notification|transaction|renewal] [--db PATH] [--json]
@@ -17,16 +18,18 @@ enum CheckCommand: Command {
     Runs every check ingest applies to a signed payload — compact JWS form, alg ES256, x5c chain to
     a configured root at the payload's signedDate, Apple OIDs, the ES256 signature, then bundle id,
     environment (and app Apple id in Production) — and prints the verdict per file. Nothing is
-    written. Trust comes from the ledger (--db) unless --root-cert/--bundle-id/--environment are
-    given. Exit 0 when every file verifies, 1 when any is refused.
+    written. Trust comes from the ledger (--db): its roots, bundle id, environment and app Apple id,
+    each of the last three replaced by --bundle-id/--environment/--app-apple-id when given. With
+    --root-cert the ledger is not read, and --bundle-id and --environment are required.
+    Exit 0 when every file verifies, 1 when any is refused.
 
     Options:
     \(HelpText.db)
       --kind K            notification (default), transaction or renewal
       --root-cert FILE    trust this root instead of the ledger's (repeatable)
-      --bundle-id ID      expected bundle id (with --root-cert)
-      --environment ENV   expected environment (with --root-cert)
-      --app-apple-id N    expected app Apple id (Production)
+      --bundle-id ID      expected bundle id (default: the ledger's)
+      --environment ENV   expected environment (default: the ledger's)
+      --app-apple-id N    expected app Apple id (Production; default: the ledger's)
     \(HelpText.json)
 
     \(HelpText.exitCodes)
@@ -67,7 +70,22 @@ enum CheckCommand: Command {
 
     private static func makeDecoder(_ arguments: Arguments) throws -> MessageDecoder {
         let roots = arguments.values("root-cert")
-        guard !roots.isEmpty else { return try Ledger.open(path: arguments.databasePath).decoder }
+        guard !roots.isEmpty else {
+            // The ledger's roots, with whichever of its bundle id, environment and app Apple id
+            // the options override (an override must never be dropped: "does this belong to app X?").
+            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true).decoder
+            let stored = ledger.configuration
+            guard arguments.value("bundle-id") != nil || arguments.value("environment") != nil
+                    || arguments.value("app-apple-id") != nil else { return ledger }
+            let environment = try arguments.value("environment").map(parseEnvironment) ?? stored.environment
+            let appAppleId = try InitCommand.appAppleId(arguments) ?? stored.appAppleId
+            guard environment != .production || appAppleId != nil else {
+                throw UsageError(message: "--environment Production also needs --app-apple-id N (the ledger has none)")
+            }
+            let configuration = try LedgerConfiguration(bundleId: arguments.value("bundle-id") ?? stored.bundleId,
+                                                        environment: environment, appAppleId: appAppleId)
+            return MessageDecoder(verifier: ledger.verifier, configuration: configuration)
+        }
         let environment = try parseEnvironment(try arguments.required("environment"))
         let bundleId = try arguments.required("bundle-id")
         let anchors = try roots.flatMap { try InitCommand.loadRoot($0) }

@@ -9,6 +9,7 @@ enum InitCommand: Command {
     static let name = "init"
     static let summary = "create a ledger and record its trust configuration"
     static let options: Set<String> = ["db", "bundle-id", "environment", "app-apple-id", "root-cert"]
+    static let repeatableOptions: Set<String> = ["root-cert"]
     static let flags: Set<String> = ["json"]
     static let help = """
     Usage: seatledger init --bundle-id ID --environment ENV --root-cert FILE [--root-cert FILE …]

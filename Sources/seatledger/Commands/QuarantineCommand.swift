@@ -22,7 +22,8 @@ enum QuarantineCommand: Command {
     Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c,
     bad_certificate, chain_not_trusted, certificate_expired, missing_apple_oid, bad_signature,
     bundle_mismatch, environment_mismatch, app_apple_id_mismatch, missing_notification_uuid,
-    missing_signed_date, invalid_envelope, unrecognized_message, line_too_long, empty_message.
+    missing_signed_date, invalid_envelope, unrecognized_message, line_too_long, empty_message,
+    nul_in_text, missing_body_field (each explained in Events/README.md).
 
     Options:
     \(HelpText.db)
@@ -97,6 +98,15 @@ enum QuarantineCommand: Command {
                 return id
             }
             let ledger = try Ledger.open(path: arguments.databasePath)
+            // Named ids must be open items: a typo (or an item released already) is an error, not "0 released".
+            for id in ids {
+                guard let record = try ledger.store.quarantineRecord(id: id) else {
+                    throw UsageError(message: "no quarantine item #\(id) (see `seatledger quarantine list`)")
+                }
+                guard record.state == "open" else {
+                    throw UsageError(message: "quarantine item #\(id) is \(record.state), not open: nothing to retry")
+                }
+            }
             let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids)
             if arguments.flag("json") {
                 Terminal.json([

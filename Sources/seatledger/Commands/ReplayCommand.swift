@@ -35,9 +35,13 @@ enum ReplayCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.count == 1 else { throw UsageError(message: "replay needs exactly one REF") }
         let reference = arguments.positionals[0]
-        let ledger = try Ledger.open(path: arguments.databasePath)
-        let entries = try ledger.replay(reference, from: try Clocks.parse(arguments.value("from"), option: "from"),
-                                        to: try Clocks.parse(arguments.value("to"), option: "to"),
+        let from = try Clocks.parse(arguments.value("from"), option: "from")
+        let to = try Clocks.parse(arguments.value("to"), option: "to")
+        if let from, let to, from > to {
+            throw UsageError(message: "--from (\(Timestamp.iso8601(from))) is after --to (\(Timestamp.iso8601(to)))")
+        }
+        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        let entries = try ledger.replay(reference, from: from, to: to,
                                         knownAt: try Clocks.parse(arguments.value("known-at"), option: "known-at"), now: Clocks.now)
         if arguments.flag("json") {
             Terminal.json(["reference": .string(reference), "entries": .array(entries.map(\.json))])
@@ -63,6 +67,7 @@ enum DiffCommand: Command {
     static let name = "diff"
     static let summary = "compare a group between two knowledge times, two moments, or against Apple"
     static let options: Set<String> = ["db", "known-at", "as-of"]
+    static let repeatableOptions: Set<String> = ["known-at", "as-of"]
     static let flags: Set<String> = ["json", "against-apple"]
     static let help = """
     Usage: seatledger diff REF --known-at A --known-at B [--as-of T] [--db PATH] [--json]
@@ -92,9 +97,12 @@ enum DiffCommand: Command {
         let reference = arguments.positionals[0]
         let knownAt = try arguments.values("known-at").map { try Clocks.parse($0, option: "known-at") ?? 0 }
         let asOf = try arguments.values("as-of").map { try Clocks.parse($0, option: "as-of") ?? 0 }
-        let ledger = try Ledger.open(path: arguments.databasePath)
+        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
         let now = Clocks.now
         if arguments.flag("against-apple") {
+            // Apple's view is compared as of one moment, at whatever the ledger knows now.
+            guard knownAt.isEmpty else { throw UsageError(message: "--against-apple takes no --known-at") }
+            guard asOf.count <= 1 else { throw UsageError(message: "give --as-of at most once with --against-apple") }
             let comparison = try ledger.compareWithApple(reference, asOf: asOf.first ?? now)
             if arguments.flag("json") { Terminal.json(comparison.json) } else { Terminal.out(comparison.text) }
             return comparison.differences.isEmpty ? .success : .findings
@@ -157,7 +165,7 @@ enum AuditCommand: Command {
         guard let format = ReportFormat(rawValue: formatText) else {
             throw UsageError(message: "--format must be text, markdown, html or json, got \(formatText)")
         }
-        let ledger = try Ledger.open(path: arguments.databasePath)
+        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
         let now = Clocks.now
         let asOf = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? now
         let color = format == .text && arguments.value("out") == nil && Terminal.stdoutIsTTY

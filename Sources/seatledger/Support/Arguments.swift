@@ -14,8 +14,12 @@ struct Arguments {
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
 
-    /// Parses `arguments` given the option names that take a value and the boolean flags.
-    init(_ arguments: [String], options: Set<String>, flags allowedFlags: Set<String>) throws {
+    /// Parses `arguments` given the option names that take a value, those of them that may be
+    /// given more than once (`repeatable`), and the boolean flags.
+    ///
+    /// Any other option given twice is a usage error: the second value is more likely a typo (or
+    /// meant for another command) than a change of mind, and silently using one would hide it.
+    init(_ arguments: [String], options: Set<String>, repeatable: Set<String> = [], flags allowedFlags: Set<String>) throws {
         var index = 0
         var onlyPositionals = false
         while index < arguments.count {
@@ -37,13 +41,18 @@ struct Arguments {
                 name = String(name[..<equals])
             }
             if options.contains(name) {
+                let value: String
                 if let inlineValue {
-                    values[name, default: []].append(inlineValue)
+                    value = inlineValue
                 } else {
                     guard index < arguments.count else { throw UsageError(message: "--\(name) needs a value") }
-                    values[name, default: []].append(arguments[index])
+                    value = arguments[index]
                     index += 1
                 }
+                if let earlier = values[name]?.first, !repeatable.contains(name) {
+                    throw UsageError(message: "--\(name) given twice (\(earlier), then \(value)); it takes one value")
+                }
+                values[name, default: []].append(value)
             } else if allowedFlags.contains(name) || name == "help" {
                 guard inlineValue == nil else { throw UsageError(message: "--\(name) takes no value") }
                 flags.insert(name)

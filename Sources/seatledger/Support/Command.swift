@@ -8,6 +8,8 @@ protocol Command {
     static var help: String { get }
     /// Options that take a value.
     static var options: Set<String> { get }
+    /// Options of ``options`` that may be given more than once (each other one at most once).
+    static var repeatableOptions: Set<String> { get }
     /// Boolean flags.
     static var flags: Set<String> { get }
     /// How many positional arguments the command accepts, given the ones it was called with
@@ -21,6 +23,9 @@ protocol Command {
 }
 
 extension Command {
+    /// Options take one value unless the command says otherwise.
+    static var repeatableOptions: Set<String> { [] }
+
     /// Commands take no positional argument unless they say otherwise.
     static func maxPositionals(_ positionals: [String]) -> Int? { 0 }
 }

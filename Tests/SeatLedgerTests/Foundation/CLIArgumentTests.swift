@@ -117,6 +117,109 @@ struct CLIArgumentTests {
         #expect(valid.exitCode == 0, "\(valid)")
     }
 
+    @Test("an --as-of or --known-at on a day the month does not have is a usage error (exit 2), not the next month",
+          arguments: [["group", "show", "2000000000000001", "--as-of", "2026-02-30T00:00:00Z"],
+                      ["group", "show", "2000000000000001", "--known-at", "2026-11-31"],
+                      ["diff", "2000000000000001", "--known-at", "2026-09-31", "--known-at", "2026-10-01"]])
+    func impossibleDateArgument(_ arguments: [String]) throws {
+        let test = try TestLedger()
+        let result = try CLI.run(arguments + ["--db", test.path])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("2026-02-30") || result.stderr.contains("2026-11-31") || result.stderr.contains("2026-09-31"),
+                "the error names the value: \(result)")
+        #expect(result.stdout.isEmpty, "\(result)")
+    }
+
+    @Test("`help COMMAND` is `COMMAND --help`; an unknown topic and no command at all are usage errors (exit 2)")
+    func helpTopics() throws {
+        for name in ["ingest", "group", "diff", "copy"] {
+            let viaHelp = try CLI.run(["help", name])
+            let viaFlag = try CLI.run([name, "--help"])
+            #expect(viaHelp.exitCode == 0 && viaHelp.stdout == viaFlag.stdout && viaHelp.stdout.hasPrefix("Usage: seatledger \(name)"),
+                    "\(viaHelp)")
+        }
+        let unknown = try CLI.run(["help", "nosuch"])
+        #expect(unknown.exitCode == 2 && unknown.stderr.hasPrefix("seatledger help: unknown command 'nosuch'"), "\(unknown)")
+        let none = try CLI.run([])
+        #expect(none.exitCode == 2 && none.stdout.isEmpty && none.stderr.hasPrefix("seatledger: missing command"), "\(none)")
+        #expect(try CLI.run(["help"]).exitCode == 0)
+        #expect(try CLI.run(["--help"]).stdout.contains("seatledger help COMMAND"))
+    }
+
+    @Test("--version and `version` print the release and the versions of what it writes")
+    func version() throws {
+        for form in ["--version", "version"] {
+            let result = try CLI.run([form])
+            #expect(result.exitCode == 0, "\(result)")
+            #expect(result.stdout.hasPrefix("seatledger 0."), "\(result)")
+            #expect(result.stdout.contains("ledger schema 1, decoder 2, projection rules 3"), "\(result)")
+        }
+        #expect(try CLI.run(["--version", "x"]).exitCode == 2)
+    }
+
+    @Test("an option given twice is a usage error naming both values, unless it is repeatable",
+          arguments: [["group", "show", "g", "--as-of", "2026-10-02", "--as-of", "2026-11-10"],
+                      ["audit", "group", "g", "--format", "json", "--format=markdown"],
+                      ["ingest", "--batch-size", "10", "--batch-size", "20"],
+                      ["replay", "g", "--from", "2026-10-01", "--from", "2026-10-02"]])
+    func repeatedOption(_ arguments: [String]) throws {
+        let test = try TestLedger()
+        let result = try CLI.run(arguments + ["--db", test.path])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("given twice ("), "\(result)")
+        #expect(result.stderr.contains("it takes one value"), "\(result)")
+    }
+
+    @Test("diff --against-apple refuses --known-at and a second --as-of instead of ignoring them")
+    func diffAgainstAppleConflicts() throws {
+        let test = try TestLedger()
+        for extra in [["--known-at", "2026-10-01"], ["--as-of", "2026-10-01", "--as-of", "2026-11-01"]] {
+            let result = try CLI.run(["diff", "g", "--against-apple", "--db", test.path] + extra)
+            #expect(result.exitCode == 2, "\(extra): \(result)")
+            #expect(result.stderr.contains("--against-apple"), "\(result)")
+        }
+    }
+
+    @Test("check --bundle-id / --environment without --root-cert override the ledger's, not ignored")
+    func checkOverridesWithoutRoot() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let jws = try factory.signedNotification(transaction: factory.transaction())
+        let file = try test.directory.write(Data(jws.utf8), to: "n.jws")
+        let plain = try CLI.run(["check", file.path, "--db", test.path])
+        #expect(plain.exitCode == 0 && plain.stdout.contains("verified"), "\(plain)")
+        let otherBundle = try CLI.run(["check", file.path, "--db", test.path, "--bundle-id", "com.other.app"])
+        #expect(otherBundle.exitCode == 1 && otherBundle.stdout.contains("REFUSED (bundle_mismatch)"), "\(otherBundle)")
+        #expect(otherBundle.stdout.contains("com.other.app"), "\(otherBundle)")
+        let needsAppId = try CLI.run(["check", file.path, "--db", test.path, "--environment", "Production"])
+        #expect(needsAppId.exitCode == 2 && needsAppId.stderr.contains("--app-apple-id"), "\(needsAppId)")
+        let otherEnvironment = try CLI.run(["check", file.path, "--db", test.path, "--environment", "Production", "--app-apple-id", "1234"])
+        #expect(otherEnvironment.exitCode == 1 && otherEnvironment.stdout.contains("REFUSED (environment_mismatch)"), "\(otherEnvironment)")
+        let same = try CLI.run(["check", file.path, "--db", test.path, "--bundle-id", TestLedger.bundleId])
+        #expect(same.exitCode == 0, "\(same)")
+    }
+
+    @Test("values sibling commands refuse are refused everywhere: seats requests --state, replay --from after --to")
+    func badValuesRefused() throws {
+        let test = try TestLedger()
+        let state = try CLI.run(["seats", "requests", "--state", "bogus", "--db", test.path])
+        #expect(state.exitCode == 2 && state.stderr.contains("--state must be one of pending, claimed, failed, got bogus"), "\(state)")
+        #expect(try CLI.run(["seats", "requests", "--state", "pending", "--db", test.path]).exitCode == 0)
+        let window = try CLI.run(["replay", "g", "--from", "2026-10-15", "--to", "2026-10-01", "--db", test.path])
+        #expect(window.exitCode == 2 && window.stderr.contains("--from (2026-10-15T00:00:00.000Z) is after --to"), "\(window)")
+    }
+
+    @Test("quarantine retry of an id that does not exist, or is not open, is an error (exit 2), not '0 released'")
+    func retryUnknownId() throws {
+        let test = try TestLedger()
+        try test.append(line: "{not json")
+        let missing = try CLI.run(["quarantine", "retry", "999", "--db", test.path])
+        #expect(missing.exitCode == 2 && missing.stderr.contains("no quarantine item #999"), "\(missing)")
+        #expect(!missing.stdout.contains("released"), "\(missing)")
+        let open = try CLI.run(["quarantine", "retry", "1", "--db", test.path])
+        #expect(open.exitCode == 3 && open.stdout.contains("1 still refused"), "the open item is retried (and still refused): \(open)")
+    }
+
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
     func pollInterval(_ value: String) throws {
         let test = try TestLedger()
