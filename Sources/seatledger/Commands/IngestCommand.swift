@@ -75,7 +75,26 @@ enum IngestCommand: Command {
 
     static func maxPositionals(_ positionals: [String]) -> Int? { nil }
 
+    /// Options that only mean something when reading a Redis stream (`--from`).
+    static let streamOnly = ["consumer-group", "consumer", "block-ms", "min-idle-ms", "until-empty"]
+    /// Options that only mean something when reading files and spool directories.
+    static let filesOnly = ["follow", "spool", "poll-interval"]
+
+    /// Refuses options that do not apply to the chosen mode instead of silently ignoring them.
+    static func checkMode(_ arguments: Arguments) throws {
+        func given(_ name: String) -> Bool { arguments.flag(name) || arguments.value(name) != nil }
+        if arguments.value("from") != nil {
+            if let name = filesOnly.first(where: given) { throw UsageError(message: "--\(name) applies to files and spool directories, not --from") }
+        } else if let name = streamOnly.first(where: given) {
+            throw UsageError(message: "--\(name) applies to a Redis stream: give it with --from URL")
+        }
+        if arguments.value("poll-interval") != nil, !arguments.flag("follow") {
+            throw UsageError(message: "--poll-interval applies with --follow")
+        }
+    }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        try checkMode(arguments)
         if let from = arguments.value("from") { return try QueueIngestCommand.run(from: from, arguments) }
         // A regular file is a bulk load: bigger transactions mean fewer WAL fsyncs (a full bench
         // ingest: 24.6 s at 256, 21.2–21.7 s at 1,024). A stream keeps small batches, which commit
@@ -89,6 +108,15 @@ enum IngestCommand: Command {
         for input in inputs where input != "-" {
             try FileChecks.requireReadable(input, allowDirectory: true)
             try requireSpoolIfDirectory(input, explicit: arguments.flag("spool") || arguments.flag("follow"))
+        }
+        if arguments.flag("follow") {
+            // --follow watches spool directories; a file or stdin would be read once and the flag ignored.
+            for input in inputs {
+                var isDirectory: ObjCBool = false
+                guard input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw UsageError(message: "--follow watches spool directories; \(input == "-" ? "stdin" : input) is not one")
+                }
+            }
         }
         let ledger = try Ledger.open(path: arguments.databasePath)
         ledger.warnIfProjectionsOutdated(command: name)

@@ -220,6 +220,23 @@ struct CLIArgumentTests {
         #expect(open.exitCode == 3 && open.stdout.contains("1 still refused"), "the open item is retried (and still refused): \(open)")
     }
 
+    @Test("ingest refuses options of the other mode instead of ignoring them (exit 2, nothing appended)",
+          arguments: [(["--follow"], "--follow watches spool directories"),
+                      (["--until-empty"], "--until-empty applies to a Redis stream"),
+                      (["--consumer-group", "g"], "--consumer-group applies to a Redis stream"),
+                      (["--poll-interval", "2"], "--poll-interval applies with --follow")])
+    func ingestModeOptions(_ extra: [String], _ message: String) throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let file = try test.directory.writeLines([try factory.notification(transaction: factory.transaction())], to: "in.ndjson")
+        let result = try CLI.run(["ingest", "--db", test.path, file.path] + extra)
+        #expect(result.exitCode == 2 && result.stderr.contains(message), "\(result)")
+        #expect(try test.eventCount() == 0)
+        let fromRedis = try CLI.run(["ingest", "--db", test.path, "--from", "redis://127.0.0.1:1/s", "--spool"])
+        #expect(fromRedis.exitCode == 2 && fromRedis.stderr.contains("--spool applies to files and spool directories, not --from"),
+                "\(fromRedis)")
+    }
+
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
     func pollInterval(_ value: String) throws {
         let test = try TestLedger()
