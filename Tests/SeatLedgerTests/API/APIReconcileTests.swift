@@ -97,6 +97,18 @@ struct APIReconcileTests {
         #expect(text.stdout.contains("only ours [\"\(Self.m2)\"]"), "\(text)")
     }
 
+    @Test("reconcile of a REF the ledger does not know and that cannot be a transaction id asks Apple nothing, records nothing",
+          arguments: ["nosuch", "../../x", "12a4"])
+    func unknownNonNumericReference(_ reference: String) throws {
+        let factory = try PayloadFactory()
+        let fixture = try APIFixture(state: try Self.appleState(factory), now: Self.now)
+        let result = try fixture.run(["reconcile", reference])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("not a transaction id"), "\(result)")
+        #expect(try fixture.standIn.requests().isEmpty, "no call to Apple")
+        #expect(try fixture.test.freshStore().eventCount() == 0)
+    }
+
     @Test("reconcile of a transaction the ledger does not know asks Apple first and builds the group")
     func bootstrap() throws {
         let factory = try PayloadFactory()
