@@ -176,11 +176,7 @@ enum AuditCommand: Command {
             report = try ledger.auditGroup(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color)
         }
         if let out = arguments.value("out") {
-            do {
-                try Data((report + "\n").utf8).write(to: URL(fileURLWithPath: out))
-            } catch {
-                throw UsageError(message: "cannot write \(out): \(FileChecks.reason(error))")
-            }
+            try FileChecks.write(Data((report + "\n").utf8), to: out)
             Terminal.err("Wrote \(format.rawValue) report to \(out)")
         } else {
             Terminal.out(report)

@@ -34,6 +34,11 @@ enum FileChecks {
 
     /// Writes `data` to `path`, or throws a usage error "cannot write PATH: reason".
     static func write(_ data: Data, to path: String) throws {
+        // Foundation's error for a directory is a bare "error 512".
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw UsageError(message: "cannot write \(path): is a directory")
+        }
         do {
             try data.write(to: URL(fileURLWithPath: path))
         } catch {

@@ -237,6 +237,17 @@ struct CLIArgumentTests {
                 "\(fromRedis)")
     }
 
+    @Test("--out naming a directory: 'cannot write PATH: is a directory' (exit 2), not a Foundation error number")
+    func outIsDirectory() throws {
+        let test = try TestLedger()
+        try test.append(line: "{not json")
+        // (audit --out writes through the same FileChecks.write.)
+        let result = try CLI.run(["quarantine", "show", "1", "--out", test.directory.url.path, "--db", test.path])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("cannot write \(test.directory.url.path): is a directory"), "\(result)")
+        #expect(!result.stderr.contains("512"), "\(result)")
+    }
+
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
     func pollInterval(_ value: String) throws {
         let test = try TestLedger()
