@@ -75,6 +75,12 @@ final class X509Certificate {
     /// One-line subject, e.g. "CN=Prod ECC Mac App Store and iTunes Store Receipt Signing,…".
     var subject: String { oneLine(name: X509_get_subject_name(pointer)) }
 
+    /// Whether it is a CA certificate (basic constraints CA:TRUE, or a v1 self-signed one) whose
+    /// issuer is its subject: what a chain can end at.
+    var isSelfIssuedCertificateAuthority: Bool {
+        X509_check_ca(pointer) != 0 && X509_NAME_cmp(X509_get_subject_name(pointer), X509_get_issuer_name(pointer)) == 0
+    }
+
     /// Start of the validity period, in seconds since 1970.
     var notBefore: Int64? { epochSeconds(of: X509_get0_notBefore(pointer)) }
 

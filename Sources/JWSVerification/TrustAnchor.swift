@@ -17,6 +17,9 @@ public struct TrustAnchor: Sendable, Hashable, CustomStringConvertible {
     let notBefore: Int64
     /// End of validity, seconds since 1970.
     let notAfter: Int64
+    /// Whether it is a self-issued CA certificate. Chains end only at one: an intermediate or a
+    /// leaf configured as a root makes every payload `chain_not_trusted`.
+    public let isSelfIssuedCertificateAuthority: Bool
 
     /// Parses one DER certificate; throws ``VerificationFailure/badCertificate`` if it is not one.
     public init(der: Data) throws(VerificationError) {
@@ -29,6 +32,7 @@ public struct TrustAnchor: Sendable, Hashable, CustomStringConvertible {
         self.subject = certificate.subject
         self.notBefore = notBefore
         self.notAfter = notAfter
+        self.isSelfIssuedCertificateAuthority = certificate.isSelfIssuedCertificateAuthority
     }
 
     /// Loads every certificate in a DER file or a PEM file (which may hold several certificates).

@@ -68,12 +68,20 @@ enum InitCommand: Command {
 
     /// The root certificates (DER or PEM) in the file at `path`: "cannot read PATH: no such file"
     /// for a missing file, a short reason for a file that is not a certificate.
+    ///
+    /// A certificate that is not a self-issued CA (a leaf, an intermediate) is refused: chains end
+    /// only at a root, so every payload would be quarantined as `chain_not_trusted`.
     static func loadRoot(_ path: String) throws -> [TrustAnchor] {
         try FileChecks.requireReadable(path)
+        let anchors: [TrustAnchor]
         do {
-            return try TrustAnchor.load(contentsOf: URL(fileURLWithPath: path))
+            anchors = try TrustAnchor.load(contentsOf: URL(fileURLWithPath: path))
         } catch {
             throw UsageError(message: "cannot read root certificate \(path): \(FileChecks.reason(error))")
         }
+        if let notRoot = anchors.first(where: { !$0.isSelfIssuedCertificateAuthority }) {
+            throw UsageError(message: "\(path) is not a root certificate (\(notRoot.subject) is not a self-issued CA; a leaf or an intermediate cannot end a chain): give a root such as AppleRootCA-G3.cer")
+        }
+        return anchors
     }
 }

@@ -115,4 +115,28 @@ struct TrustRootTests {
         let trusting = try TestLedger(roots: [TestPaths.rogueRoot])
         #expect(try trusting.append(line: rogue.notification()) == .appended(positions: [1], duplicatesCarried: 0))
     }
+
+    @Test("a leaf or an intermediate given as a root is refused (init, config add-root, check --root-cert): nothing is written",
+          arguments: ["leaf.pem", "intermediate.pem", "p256-intermediate.pem"])
+    func nonRootRefused(_ name: String) throws {
+        let certificate = TestPaths.pki.appendingPathComponent(name).path
+        let directory = try TemporaryDirectory(label: "not-a-root")
+        let path = directory.path("l.sqlite")
+        let created = try CLI.run(["init", "--db", path, "--bundle-id", "com.example.reps", "--environment", "Sandbox",
+                                   "--root-cert", certificate])
+        #expect(created.exitCode == 2, "\(created)")
+        #expect(created.stderr.contains("\(certificate) is not a root certificate"), "\(created)")
+        #expect(!FileManager.default.fileExists(atPath: path), "no ledger created")
+        let test = try TestLedger()
+        let before = try test.store.trustRoots()
+        let added = try CLI.run(["config", "add-root", certificate, "--db", test.path])
+        #expect(added.exitCode == 2 && added.stderr.contains("not a self-issued CA"), "\(added)")
+        #expect(try test.freshStore().trustRoots() == before)
+        let file = try test.directory.write(Data("x.y.z".utf8), to: "p.jws")
+        let checked = try CLI.run(["check", file.path, "--root-cert", certificate, "--bundle-id", "b", "--environment", "Sandbox"])
+        #expect(checked.exitCode == 2 && checked.stderr.contains("is not a root certificate"), "\(checked)")
+        // The real roots still load.
+        let root = try CLI.run(["config", "add-root", TestPaths.p256Root.path, "--db", test.path])
+        #expect(root.exitCode == 0, "\(root)")
+    }
 }
