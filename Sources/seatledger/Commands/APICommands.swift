@@ -184,7 +184,7 @@ enum ReconcileCommand: Command {
     static let options: Set<String> = APIOptionsHelp.names.union(["as-of"])
     static let flags: Set<String> = ["json", "with-history"]
     static let help = """
-    Usage: seatledger reconcile REF [--with-history] [--db PATH] [--json]
+    Usage: seatledger reconcile REF [--with-history] [--as-of T] [--db PATH] [--json]
 
     Calls Get All Subscription Statuses for the group's purchaser (REF may be any identifier of
     the group, or a transaction id the ledger does not know yet), optionally every page of Get
@@ -249,7 +249,7 @@ enum SeatsCommand: Command {
     Usage: seatledger seats claim REF [--app-transaction-id X] [--member-ref R] [--request-id ID] [--db PATH] [--json]
            seatledger seats unclaim REF SEAT_CLAIM_ID [--db PATH] [--json]
            seatledger seats associate REF SEAT_CLAIM_ID --app-transaction-id X [--db PATH] [--json]
-           seatledger seats info REF [--db PATH] [--json]
+           seatledger seats info REF [--as-of T] [--db PATH] [--json]
            seatledger seats requests [REF] [--state pending|claimed|failed] [--db PATH] [--json]
 
     claim: refuses (exit 2, no request sent) when the projection shows the group is not

@@ -18,7 +18,7 @@ enum EventsCommand: Command {
     Lists events in log order: position, occurred-at (Apple's signed time), recorded-at (ours),
     kind, type/subtype or endpoint/status, and event id. --mentioning finds every event naming an
     identifier (notificationUUID, originalTransactionId, transactionId, appTransactionId,
-    seatClaimId, groupId). `show` prints one event with its identifiers, verification record and
+    seatClaimId, groupId, memberRef, requestIdentifier, customerId). `show` prints one event with its identifiers, verification record and
     decoded payload (nested signed data decoded).
 
     Options:

@@ -88,6 +88,8 @@ enum DiffCommand: Command {
       --as-of T        a moment (give twice to compare two)
       --against-apple  compare with Apple's latest recorded view
     \(HelpText.json)
+
+    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }

@@ -10,7 +10,7 @@ enum VerifyCommand: Command {
     static let options: Set<String> = ["db", "expect-head"]
     static let flags: Set<String> = ["json", "progress", "chain-only"]
     static let help = """
-    Usage: seatledger verify [--db PATH] [--json] [--progress]
+    Usage: seatledger verify [--chain-only] [--expect-head H] [--db PATH] [--json] [--progress]
 
     Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its
     metadata) and checks positions are gap-free. Reports the first position where the chain
