@@ -39,12 +39,16 @@ public struct BatchResult: Sendable {
     public let quarantineIds: [Int64]
     /// The events that were appended (positions ascending).
     public let appended: [LedgerEvent]
+    /// The ids of ``quarantineIds`` that were open before this batch: the same bytes refused for
+    /// the same reason by an earlier run (kept once; nothing new was stored for them).
+    public let earlierQuarantineIds: Set<Int64>
 
     /// Creates a result (for other ``LedgerStore`` implementations).
-    public init(outcomes: [AppendOutcome], quarantineIds: [Int64], appended: [LedgerEvent]) {
+    public init(outcomes: [AppendOutcome], quarantineIds: [Int64], appended: [LedgerEvent], earlierQuarantineIds: Set<Int64> = []) {
         self.outcomes = outcomes
         self.quarantineIds = quarantineIds
         self.appended = appended
+        self.earlierQuarantineIds = earlierQuarantineIds
     }
 }
 
@@ -128,7 +132,9 @@ extension EventStore {
             previousHash = hash
         }
         var quarantineIds: [Int64] = []
+        var earlierQuarantineIds = Set<Int64>()
         if !rejections.isEmpty {
+            var insertedNow = Set<Int64>()
             let findOpen = try connection.prepare(
                 "SELECT id FROM quarantine WHERE raw_sha256 = ? AND error_code = ? AND state = 'open' LIMIT 1")
             defer { findOpen.reset() }
@@ -140,17 +146,21 @@ extension EventStore {
                 findOpen.reset()
                 try findOpen.bind(.text(digest), .text(item.errorCode))
                 if try findOpen.step() {
-                    quarantineIds.append(findOpen.int64(0))
+                    let id = findOpen.int64(0)
+                    quarantineIds.append(id)
+                    if !insertedNow.contains(id) { earlierQuarantineIds.insert(id) }
                     continue
                 }
                 insertQuarantine.reset()
                 try insertQuarantine.bind(.integer(now), .text(item.source), .text(item.errorCode), .text(item.reason),
                                           .blob(item.raw), .text(digest)).run()
                 quarantineIds.append(connection.lastInsertRowID)
+                insertedNow.insert(connection.lastInsertRowID)
             }
         }
         if let afterAppend { try afterAppend(appended) }
-        return BatchResult(outcomes: outcomes, quarantineIds: quarantineIds, appended: appended)
+        return BatchResult(outcomes: outcomes, quarantineIds: quarantineIds, appended: appended,
+                           earlierQuarantineIds: earlierQuarantineIds)
     }
 
     /// Indexes an event under its identifiers with multi-row `INSERT OR IGNORE`s of up to

@@ -86,10 +86,11 @@ extension PostgresEventStore {
                 }
             }
         }
-        let quarantineIds = try quarantine(rejections, at: now, head: &head)
+        let (quarantineIds, earlierQuarantineIds) = try quarantine(rejections, at: now, head: &head)
         try updateHead(head)
         try afterAppend?(appended)
-        return BatchResult(outcomes: outcomes, quarantineIds: quarantineIds, appended: appended)
+        return BatchResult(outcomes: outcomes, quarantineIds: quarantineIds, appended: appended,
+                           earlierQuarantineIds: earlierQuarantineIds)
     }
 
     /// The head row as the append lock sees it.
@@ -168,9 +169,11 @@ extension PostgresEventStore {
     }
 
     /// Quarantines `rejections` (the same bytes refused for the same reason are kept once, while
-    /// open); returns one quarantine id per rejection. Ids continue `head.lastQuarantineId`.
-    private func quarantine(_ rejections: [QuarantineItem], at now: EpochMillis, head: inout LockedHead) throws -> [Int64] {
-        guard !rejections.isEmpty else { return [] }
+    /// open); returns one quarantine id per rejection, and those of them that were open before.
+    /// Ids continue `head.lastQuarantineId`.
+    private func quarantine(_ rejections: [QuarantineItem], at now: EpochMillis,
+                            head: inout LockedHead) throws -> (ids: [Int64], earlier: Set<Int64>) {
+        guard !rejections.isEmpty else { return ([], []) }
         struct Key: Hashable {
             let digest: String
             let errorCode: String
@@ -182,6 +185,7 @@ extension PostgresEventStore {
             WHERE raw_sha256 = ANY($1::text[]) AND state = 'open' GROUP BY raw_sha256, error_code
             """, [PostgresArrayLiteral.texts(Set(digests))])
         for row in result { open[Key(digest: try row.text(0), errorCode: try row.text(1))] = try row.int64(2) }
+        let earlier = Set(open.values)
 
         var ids: [Int64] = []
         ids.reserveCapacity(rejections.count)
@@ -205,7 +209,7 @@ extension PostgresEventStore {
                 }
             }
         }
-        return ids
+        return (ids, earlier.intersection(ids))
     }
 
     /// The last position and its chain hash (0 and the genesis hash for an empty ledger).

@@ -209,6 +209,7 @@ public final class Ledger {
         }
         for ((owner, id), rejection) in zip(zip(rejectionOwners, result.quarantineIds), rejections) {
             summary.quarantined += 1
+            if result.earlierQuarantineIds.contains(id) { summary.alreadyQuarantined += 1 }
             perMessage[owner] = .quarantined(id: id, rejection: rejection)
         }
         return (summary, perMessage.map { $0 ?? .duplicate(existingPosition: 0) })

@@ -13,7 +13,7 @@ struct CrossBackendTests {
     static func run(_ store: any LedgerStore) throws -> [String] {
         var transcript: [String] = []
         func note(_ result: BatchResult) {
-            transcript.append("outcomes \(result.outcomes) quarantine \(result.quarantineIds)")
+            transcript.append("outcomes \(result.outcomes) quarantine \(result.quarantineIds) earlier \(result.earlierQuarantineIds.sorted())")
             transcript += result.appended.map(\.comparable)
         }
         var batches: [[NewEvent]] = []
@@ -54,6 +54,8 @@ struct CrossBackendTests {
         let expected = try Self.run(sqlite.store)
         let actual = try Self.run(postgres.store)
         #expect(expected.count == actual.count)
+        #expect(expected.contains { $0.contains(" earlier [") && !$0.contains(" earlier []") },
+                "the batches repeat refused bytes of earlier batches")
         for (index, (line, other)) in zip(expected, actual).enumerated() where line != other {
             Issue.record("line \(index) differs:\nSQLite:     \(line.prefix(400))\nPostgreSQL: \(other.prefix(400))")
             break

@@ -42,6 +42,9 @@ public struct IngestSummary: Sendable, Equatable {
     public var duplicates = 0
     /// Messages refused and quarantined.
     public var quarantined = 0
+    /// Of ``quarantined``, those whose bytes were already in quarantine, refused for the same
+    /// reason by an earlier run (kept once: nothing new was stored for them).
+    public var alreadyQuarantined = 0
 
     /// An empty summary.
     public init() {}
@@ -51,5 +54,6 @@ public struct IngestSummary: Sendable, Equatable {
         appended += other.appended
         duplicates += other.duplicates
         quarantined += other.quarantined
+        alreadyQuarantined += other.alreadyQuarantined
     }
 }

@@ -62,7 +62,8 @@ enum IngestCommand: Command {
       --poll-interval S     seconds between spool scans with --follow (default 1)
       --progress            progress on stderr even when it is not a terminal
     \(HelpText.json)   {"appended": N, "duplicates": N, "quarantined": N}
-                     (plus "interrupted": true when a signal stopped it early)
+                     (plus "alreadyQuarantined": N when some refused inputs were already in
+                     quarantine, and "interrupted": true when a signal stopped it early)
 
     Every INPUT is checked (exists, readable) before anything is appended. SIGINT/SIGTERM during a
     file or stdin ingest (or a spool directory without --follow) finish the current batch, print
@@ -167,15 +168,24 @@ enum IngestCommand: Command {
         if arguments.flag("json") {
             var json: [String: JSONValue] = ["appended": .count(summary.appended), "duplicates": .count(summary.duplicates),
                                              "quarantined": .count(summary.quarantined)]
+            if summary.alreadyQuarantined > 0 { json["alreadyQuarantined"] = .count(summary.alreadyQuarantined) }
             if interrupted { json["interrupted"] = true }
             Terminal.json(.object(json))
         } else {
-            Terminal.out("\(summary.appended) appended, \(summary.duplicates) duplicates, \(summary.quarantined) quarantined")
+            Terminal.out("\(summary.appended) appended, \(summary.duplicates) duplicates, \(summary.quarantined) quarantined"
+                         + Self.alreadyQuarantinedNote(summary))
             if summary.quarantined > 0 { Terminal.out("See `seatledger quarantine list` for what was refused and why.") }
             if interrupted { Terminal.out(interruptedNote) }
         }
         if interrupted { return .interrupted }
         return summary.quarantined > 0 ? .quarantined : .success
+    }
+
+    /// " (N of them already in quarantine …)" when refused inputs repeated open quarantine items, else "".
+    static func alreadyQuarantinedNote(_ summary: IngestSummary) -> String {
+        guard summary.alreadyQuarantined > 0 else { return "" }
+        let count = summary.alreadyQuarantined == summary.quarantined ? "all \(summary.quarantined)" : "\(summary.alreadyQuarantined)"
+        return " (\(count) already in quarantine from an earlier run: the same bytes refused for the same reason are kept once)"
     }
 
     /// The line printed when a signal stopped a file ingest before it read all its input.

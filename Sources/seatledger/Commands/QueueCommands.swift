@@ -44,12 +44,13 @@ enum QueueIngestCommand {
         if arguments.flag("json") {
             Terminal.json([
                 "appended": .count(stats.summary.appended), "duplicates": .count(stats.summary.duplicates),
-                "quarantined": .count(stats.summary.quarantined), "acknowledged": .count(stats.acknowledged),
+                "quarantined": .count(stats.summary.quarantined), "alreadyQuarantined": .count(stats.summary.alreadyQuarantined),
+                "acknowledged": .count(stats.acknowledged),
                 "recovered": .count(stats.recovered), "batches": .count(stats.batches), "reconnects": .count(stats.reconnects),
                 "pending": .int(stats.pending), "lag": .optional(stats.lag), "lastId": .optional(stats.lastId),
             ])
         } else {
-            Terminal.out("\(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined; \(stats.acknowledged) acknowledged, \(stats.pending) pending, lag \(stats.lag.map(String.init) ?? "?")")
+            Terminal.out("\(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined\(IngestCommand.alreadyQuarantinedNote(stats.summary)); \(stats.acknowledged) acknowledged, \(stats.pending) pending, lag \(stats.lag.map(String.init) ?? "?")")
         }
         return stats.summary.quarantined > 0 ? .quarantined : .success
     }

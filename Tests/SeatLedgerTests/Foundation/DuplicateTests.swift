@@ -90,4 +90,21 @@ struct DuplicateTests {
         #expect(try result.json() == ["appended": 1, "duplicates": 1, "quarantined": 0])
         #expect(try test.store.positions(mentioning: "g-1", kind: .groupId) == [1])
     }
+
+    @Test("refused bytes seen again: the summary says they were already in quarantine (kept once), text and --json")
+    func alreadyQuarantinedCounted() throws {
+        let test = try TestLedger()
+        let first = try test.directory.writeLines(["{bad json", "not a jws", "{bad json"], to: "a.ndjson")
+        let once = try CLI.run(["ingest", "--db", test.path, "--json", first.path])
+        #expect(once.exitCode == 3, "\(once)")
+        #expect(try once.json() == ["appended": 0, "duplicates": 0, "quarantined": 3], "the repeat within one run is not 'earlier'")
+        #expect(try test.store.quarantine().count == 2)
+        let second = try test.directory.writeLines(["not a jws", "{bad json", "{other bad"], to: "b.ndjson")
+        let again = try CLI.run(["ingest", "--db", test.path, "--json", second.path])
+        #expect(again.exitCode == 3, "\(again)")
+        #expect(try again.json() == ["appended": 0, "duplicates": 0, "quarantined": 3, "alreadyQuarantined": 2], "\(again)")
+        #expect(try test.store.quarantine().count == 3)
+        let text = try CLI.run(["ingest", "--db", test.path, second.path])
+        #expect(text.stdout.contains("3 quarantined (all 3 already in quarantine from an earlier run"), "\(text)")
+    }
 }
