@@ -100,7 +100,8 @@ public struct LedgerCopy {
         let (held, heldHash) = try target.head()
         if held > 0 {
             guard let mine = try source.event(at: held), mine.hash == heldHash else {
-                throw Failure.diverged(destination: destination.description, position: held)
+                throw Failure.diverged(destination: destination.description,
+                                       position: try Self.firstDifference(source, target, through: held))
             }
             report.alreadyPresent = held
         }
@@ -121,6 +122,19 @@ public struct LedgerCopy {
         }
         report.headHash = check.headHash
         return report
+    }
+
+    /// The first position (1…`last`) where `target`'s chain differs from `source`'s, given that
+    /// position `last` differs. Chain hashes link every event to all before it, so positions up
+    /// to some point match and every later one differs: a binary search finds the point.
+    static func firstDifference(_ source: any LedgerStore, _ target: any LedgerStore, through last: Int64) throws -> Int64 {
+        var low: Int64 = 1, high = last  // the answer is in low...high
+        while low < high {
+            let middle = low + (high - low) / 2
+            let theirs = try target.event(at: middle)?.hash
+            if let mine = try source.event(at: middle)?.hash, mine == theirs { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// The ledger at `location`, or `nil` when there is none yet.

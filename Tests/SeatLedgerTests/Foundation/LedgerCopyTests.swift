@@ -2,7 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
-import SeatLedger
+@testable import SeatLedger
 import Testing
 
 /// `seatledger copy`: the chain carries over, an interrupted copy resumes, and a broken source
@@ -117,6 +117,23 @@ struct LedgerCopyTests {
         #expect(try result.json()["problem"]?.stringValue?.contains("diverges from the source at position 1") == true)
         #expect(try other.freshStore().head().hash == before.hash)
         #expect(try other.freshStore().eventCount() == 1)
+    }
+
+    @Test("a destination that shares the source's first events names the first position where they part, not its head")
+    func divergedAfterCommonPrefix() throws {
+        let source = try Self.sourceLedger()
+        let records = try Self.records(source.store)
+        try #require(records.count >= 4)
+        let other = try TestLedger()
+        try other.store.appendVerbatim(Array(records.prefix(2)))
+        let factory = try PayloadFactory()
+        for uuid in ["other-3", "other-4", "other-5"] { try other.append(line: try factory.notification(uuid: uuid)) }
+        #expect(try other.eventCount() == 5)
+        let result = try CLI.run(["copy", "--from", source.path, "--to", other.path, "--json"])
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(try result.json()["problem"]?.stringValue?.contains("diverges from the source at position 3") == true, "\(result)")
+        #expect(try LedgerCopy.firstDifference(source.store, other.store, through: 5) == 3)
+        #expect(try LedgerCopy.firstDifference(source.store, other.store, through: 3) == 3)
     }
 
     @Test("appendVerbatim refuses a record that does not hash to its contents or skips a position; nothing of the batch is kept")
