@@ -14,6 +14,8 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
     case badConfiguration(String)
     /// A SQLite call failed.
     case sqlite(SQLiteError)
+    /// The location is a URL of a kind no ledger lives at (`redis://…`); `hint` says what to do.
+    case unsupportedLocation(scheme: String, hint: String)
 
     public var description: String {
         switch self {
@@ -33,6 +35,8 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
             return "ledger configuration is invalid: \(detail)"
         case .sqlite(let error):
             return error.description
+        case .unsupportedLocation(let scheme, let hint):
+            return "\(scheme):// is not a ledger location: give a SQLite file path or a postgresql:// URL\(hint)"
         }
     }
 }

@@ -38,10 +38,23 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         PostgresEventStore.redactedLocation(url)
     }
 
+    /// The error for a "file path" that is a URL of another kind (`redis://…`, `https://…`): no
+    /// ledger can live there, and "no ledger at redis://…; create one" would mislead.
+    static func unsupportedURL(_ path: String) -> EventStoreError? {
+        guard let schemeEnd = path.range(of: "://"), !path[..<schemeEnd.lowerBound].isEmpty,
+              path[..<schemeEnd.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { return nil }
+        let scheme = path[..<schemeEnd.lowerBound]
+        let hint = scheme.lowercased() == "redis" ? " (a Redis stream is an ingest source: `ingest --from \(scheme)://…`)" : ""
+        return .unsupportedLocation(scheme: String(scheme), hint: hint)
+    }
+
     /// Opens the existing ledger at this location.
     public func open(readOnly: Bool = false) throws -> any LedgerStore {
         switch self {
-        case .sqlite(let path): return try EventStore.open(at: path, readOnly: readOnly)
+        case .sqlite(let path):
+            if let error = Self.unsupportedURL(path) { throw error }
+            return try EventStore.open(at: path, readOnly: readOnly)
         case .postgres(let url): return try Self.openPostgres(url, readOnly: readOnly)
         }
     }
@@ -49,7 +62,9 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
     /// Creates a new ledger at this location with its trust configuration.
     public func create(configuration: LedgerConfiguration, roots: [StoredTrustRoot]) throws -> any LedgerStore {
         switch self {
-        case .sqlite(let path): return try EventStore.create(at: path, configuration: configuration, roots: roots)
+        case .sqlite(let path):
+            if let error = Self.unsupportedURL(path) { throw error }
+            return try EventStore.create(at: path, configuration: configuration, roots: roots)
         case .postgres(let url): return try Self.createPostgres(url, configuration: configuration, roots: roots)
         }
     }

@@ -27,4 +27,19 @@ struct StoreLocationTests {
         #expect(StoreLocation(url).description == shown)
         #expect(!StoreLocation(url).description.contains("s3cret"))
     }
+
+    @Test("a --db URL of another kind is refused naming it, not taken as a missing file",
+          arguments: [("redis://127.0.0.1:6379/appstore", "(a Redis stream is an ingest source: `ingest --from redis://…`)"),
+                      ("https://example.com/ledger", "")])
+    func otherURLRefused(_ url: String, _ hint: String) throws {
+        for arguments in [["groups", "--db", url], ["init", "--db", url, "--bundle-id", "b", "--environment", "Sandbox",
+                                                    "--root-cert", TestPaths.testRoot.path]] {
+            let result = try CLI.run(arguments)
+            #expect(result.exitCode == 2, "\(result)")
+            let scheme = url.components(separatedBy: "://")[0]
+            #expect(result.stderr.contains("\(scheme):// is not a ledger location: give a SQLite file path or a postgresql:// URL\(hint.isEmpty ? "" : " " + hint)"),
+                    "\(result)")
+            #expect(!result.stderr.contains("create one with"), "\(result)")
+        }
+    }
 }
