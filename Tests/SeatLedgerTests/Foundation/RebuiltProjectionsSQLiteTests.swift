@@ -108,4 +108,40 @@ struct RebuiltProjectionsSQLiteTests {
         let reopened = try EventStore.open(at: directory.path("l.sqlite"))
         #expect(try reopened.connection.scalarInt("PRAGMA secure_delete") == 2)
     }
+
+    @Test("events for facts are read through the covering metadata index; an older ledger gets it at a rebuild that derives facts")
+    func metadataIndex() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        try test.append(line: try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction()))
+        try test.append(line: factory.apiResponse(body: ["totalSeatCount": 5, "availableSeatCount": 4, "assignedSeatClaimIds": []]))
+        let store = try EventStore.open(at: test.path)
+        func hasIndex() throws -> Bool {
+            try store.connection.scalarText("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'events_metadata'") != nil
+        }
+        #expect(try hasIndex(), "a new ledger has it")
+        var plan: [String] = []
+        let explain = try store.connection.prepare("""
+            EXPLAIN QUERY PLAN SELECT e.position, e.event_id, e.kind, e.type, e.subtype, e.status, e.occurred_at, e.recorded_at,
+                   e.source, e.origin, d.decoded
+            FROM events e LEFT JOIN event_decoded d ON d.position = e.position
+            WHERE e.position BETWEEN ? AND ? ORDER BY e.position
+            """)
+        try explain.bind(.integer(1), .integer(2))
+        while try explain.step() { plan.append(explain.text(3)) }
+        explain.reset()
+        #expect(plan.contains { $0.contains("COVERING INDEX events_metadata") }, "\(plan)")
+
+        // A ledger from before the index: a warm rebuild leaves it so, one that derives facts adds it.
+        try store.connection.execute("DROP INDEX events_metadata")
+        #expect(try !hasIndex())
+        try test.reopen()
+        #expect(try test.ledger.rebuildProjections() == 1)
+        #expect(try !hasIndex(), "nothing to derive: no scan of the log")
+        try store.connection.execute("DELETE FROM event_facts")
+        #expect(try test.ledger.rebuildProjections() == 1)
+        #expect(try hasIndex())
+        #expect(try store.positionsWithoutFacts().isEmpty)
+        #expect(try test.ledger.staleProjections().isEmpty)
+    }
 }
