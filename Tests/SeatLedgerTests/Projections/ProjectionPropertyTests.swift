@@ -255,6 +255,7 @@ struct ProjectionPropertyTests {
             rebuilder.memoryBudget = budget
             rebuilder.scansOnReaderThread = readerThread
             rebuilder.identitySplitMinimum = split
+            rebuilder.splitsIdentityScan = true  // on any machine, one core included
             rebuilder.batchSize = 5
             var recomputed: [String: String] = [:]
             let statistics = try rebuilder.recompute(progress: nil) { membership, snapshot in
@@ -327,6 +328,7 @@ struct RebuildFromLogTests {
         // The identity pass in one scan, then in two halves on two threads (each re-deriving its damaged rows).
         for split in [Int.max, 2] {
             rebuilder.identitySplitMinimum = split
+            rebuilder.splitsIdentityScan = true  // on any machine, one core included
             _ = try rebuilder.rebuildAll(progress: nil)
             #expect(Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) }) == expected, "split from \(split)")
         }
