@@ -82,6 +82,9 @@ let versionText = """
         }
         try arguments.checkPositionals(limit: command.maxPositionals(arguments.positionals))
         return try command.run(arguments).rawValue
+    } catch let error as InputError {
+        Terminal.err("seatledger \(command.name): \(error.message)")
+        return Terminal.ExitCode.failure.rawValue
     } catch let error as UsageError {
         Terminal.err("seatledger \(command.name): \(error.message)\nRun `seatledger \(command.name) --help` for usage.")
         return Terminal.ExitCode.failure.rawValue

@@ -218,7 +218,7 @@ enum ReconcileCommand: Command {
         // A REF the ledger does not know is asked about as a transaction id, and every answer is
         // recorded for good: refuse one that cannot be one (Apple's are digits) before calling.
         if try ledger.groupKeys(for: reference).isEmpty, reference.isEmpty || !reference.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
-            throw UsageError(message: "no group or member matches \(reference), and it is not a transaction id (Apple's are digits): nothing to ask Apple")
+            throw InputError(message: "no group or member matches \(reference), and it is not a transaction id (Apple's are digits): nothing to ask Apple")
         }
         let api = try APIOptionsHelp.connect(arguments, ledger: ledger)
         let report = try GroupReconciler(api: api).run(reference, withHistory: arguments.flag("with-history"), now: now)

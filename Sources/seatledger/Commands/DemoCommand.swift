@@ -38,7 +38,7 @@ enum DemoCommand: Command {
         let streams = try streamFiles(in: scenarios)
         let root = pki.appendingPathComponent("root.pem")
         guard FileManager.default.fileExists(atPath: root.path) else {
-            throw UsageError(message: "no test root at \(root.path); run from the repository root or give --pki DIR")
+            throw InputError(message: "no test root at \(root.path); run from the repository root or give --pki DIR")
         }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -49,7 +49,7 @@ enum DemoCommand: Command {
                                        rootCertificates: try TrustAnchor.load(contentsOf: root))
         var summary = IngestSummary()
         for file in streams {
-            guard let handle = FileHandle(forReadingAtPath: file.path) else { throw UsageError(message: "cannot read \(file.path)") }
+            guard let handle = FileHandle(forReadingAtPath: file.path) else { throw InputError(message: "cannot read \(file.path)") }
             let reader = LineReader(handle: handle)
             while let line = try reader.nextLine() {
                 guard !line.isEmpty else { continue }
@@ -89,10 +89,10 @@ enum DemoCommand: Command {
 
     static func streamFiles(in directory: URL) throws -> [URL] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
-            throw UsageError(message: "no sample streams at \(directory.path); run from the repository root or give --scenarios DIR")
+            throw InputError(message: "no sample streams at \(directory.path); run from the repository root or give --scenarios DIR")
         }
         let files = names.filter { $0.hasSuffix(".ndjson") }.sorted().map { directory.appendingPathComponent($0) }
-        guard !files.isEmpty else { throw UsageError(message: "no .ndjson streams in \(directory.path)") }
+        guard !files.isEmpty else { throw InputError(message: "no .ndjson streams in \(directory.path)") }
         return files
     }
 

@@ -38,7 +38,7 @@ enum EventsCommand: Command {
             guard arguments.positionals.count == 2 else { throw UsageError(message: "show needs a POSITION or EVENT_ID") }
             let key = arguments.positionals[1]
             let found = try Int64(key).flatMap { try store.event(at: $0) } ?? store.event(id: key)
-            guard let event = found else { throw UsageError(message: "no event \(key)") }
+            guard let event = found else { throw InputError(message: "no event \(key)") }
             let identifiers = try store.identifiers(at: event.position)
             var json = summary(event).objectValue ?? [:]
             json["identifiers"] = .array(identifiers.map { ["kind": .string($0.kind.rawValue), "value": .string($0.value)] })

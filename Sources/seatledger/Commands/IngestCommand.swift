@@ -146,7 +146,7 @@ enum IngestCommand: Command {
                     label = "stdin"
                 } else {
                     guard let opened = FileHandle(forReadingAtPath: input) else {
-                        throw UsageError(message: "cannot read \(input): \(FileChecks.reason(errno: errno))")
+                        throw InputError(message: "cannot read \(input): \(FileChecks.reason(errno: errno))")
                     }
                     handle = opened
                     label = input

@@ -77,7 +77,7 @@ enum InitCommand: Command {
         do {
             anchors = try TrustAnchor.load(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw UsageError(message: "cannot read root certificate \(path): \(FileChecks.reason(error))")
+            throw InputError(message: "cannot read root certificate \(path): \(FileChecks.reason(error))")
         }
         if let notRoot = anchors.first(where: { !$0.isSelfIssuedCertificateAuthority }) {
             throw UsageError(message: "\(path) is not a root certificate (\(notRoot.subject) is not a self-issued CA; a leaf or an intermediate cannot end a chain): give a root such as AppleRootCA-G3.cer")

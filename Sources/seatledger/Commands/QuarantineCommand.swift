@@ -70,7 +70,7 @@ enum QuarantineCommand: Command {
             }
             let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
             guard let record = try store.quarantineRecord(id: id) else {
-                throw UsageError(message: "no quarantined item #\(id)")
+                throw InputError(message: "no quarantined item #\(id)")
             }
             if let out = arguments.value("out") {
                 try FileChecks.write(record.raw, to: out)
@@ -101,7 +101,7 @@ enum QuarantineCommand: Command {
             // Named ids must be open items: a typo (or an item released already) is an error, not "0 released".
             for id in ids {
                 guard let record = try ledger.store.quarantineRecord(id: id) else {
-                    throw UsageError(message: "no quarantine item #\(id) (see `seatledger quarantine list`)")
+                    throw InputError(message: "no quarantine item #\(id) (see `seatledger quarantine list`)")
                 }
                 guard record.state == "open" else {
                     throw UsageError(message: "quarantine item #\(id) is \(record.state), not open: nothing to retry")

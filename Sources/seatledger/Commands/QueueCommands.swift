@@ -115,7 +115,7 @@ enum EnqueueCommand: Command {
         if input == "-" { handle = .standardInput } else {
             try FileChecks.requireReadable(input)
             guard let opened = FileHandle(forReadingAtPath: input) else {
-                throw UsageError(message: "cannot read \(input): \(FileChecks.reason(errno: errno))")
+                throw InputError(message: "cannot read \(input): \(FileChecks.reason(errno: errno))")
             }
             handle = opened
         }

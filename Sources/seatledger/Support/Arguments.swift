@@ -6,6 +6,13 @@ struct UsageError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
+/// An input the command was pointed at is missing or unreadable (a file, an event, a quarantine
+/// item): exit 2 with the message, without the pointer to `--help` (the usage was fine).
+struct InputError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
 /// Parsed arguments of one command: positionals, options with values, and flags.
 ///
 /// Options are declared up front so a typo (`--jsn`) is an error, not silently ignored.

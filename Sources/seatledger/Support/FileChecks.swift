@@ -12,14 +12,14 @@ enum FileChecks {
     static func requireReadable(_ path: String, allowDirectory: Bool = false) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw UsageError(message: "cannot read \(path): no such file")
+            throw InputError(message: "cannot read \(path): no such file")
         }
         if isDirectory.boolValue {
-            guard allowDirectory else { throw UsageError(message: "cannot read \(path): is a directory") }
-            guard access(path, R_OK | X_OK) == 0 else { throw UsageError(message: "cannot read \(path): \(reason(errno: errno))") }
+            guard allowDirectory else { throw InputError(message: "cannot read \(path): is a directory") }
+            guard access(path, R_OK | X_OK) == 0 else { throw InputError(message: "cannot read \(path): \(reason(errno: errno))") }
             return
         }
-        guard access(path, R_OK) == 0 else { throw UsageError(message: "cannot read \(path): \(reason(errno: errno))") }
+        guard access(path, R_OK) == 0 else { throw InputError(message: "cannot read \(path): \(reason(errno: errno))") }
     }
 
     /// Reads the whole file at `path`, or throws a usage error with a short reason.
@@ -28,7 +28,7 @@ enum FileChecks {
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw UsageError(message: "cannot read \(path): \(reason(error))")
+            throw InputError(message: "cannot read \(path): \(reason(error))")
         }
     }
 
@@ -37,12 +37,12 @@ enum FileChecks {
         // Foundation's error for a directory is a bare "error 512".
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            throw UsageError(message: "cannot write \(path): is a directory")
+            throw InputError(message: "cannot write \(path): is a directory")
         }
         do {
             try data.write(to: URL(fileURLWithPath: path))
         } catch {
-            throw UsageError(message: "cannot write \(path): \(reason(error))")
+            throw InputError(message: "cannot write \(path): \(reason(error))")
         }
     }
 

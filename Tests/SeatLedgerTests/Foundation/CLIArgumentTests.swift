@@ -248,6 +248,19 @@ struct CLIArgumentTests {
         #expect(!result.stderr.contains("512"), "\(result)")
     }
 
+    @Test("a missing input (event, quarantine item, file) is exit 2 naming it, without the --help pointer a usage error gets")
+    func missingInputIsNotUsage() throws {
+        let test = try TestLedger()
+        for arguments in [["quarantine", "show", "999"], ["events", "show", "9999"], ["ingest", "/nonexistent/in.ndjson"]] {
+            let result = try CLI.run(arguments + ["--db", test.path])
+            #expect(result.exitCode == 2, "\(arguments): \(result)")
+            #expect(result.stderr.hasPrefix("seatledger \(arguments[0]): "), "\(result)")
+            #expect(!result.stderr.contains("--help"), "\(arguments): \(result)")
+        }
+        let usage = try CLI.run(["events", "--limit", "x", "--db", test.path])
+        #expect(usage.exitCode == 2 && usage.stderr.contains("Run `seatledger events --help` for usage."), "\(usage)")
+    }
+
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
     func pollInterval(_ value: String) throws {
         let test = try TestLedger()
