@@ -368,7 +368,7 @@ enum SeatsCommand: Command {
                     let body = outcome.result.body
                     lines.append("Apple: total \(body?["totalSeatCount"]?.int64Value.map(String.init) ?? "?"), "
                         + "available \(body?["availableSeatCount"]?.int64Value.map(String.init) ?? "?"), "
-                        + "claims \((body?["assignedSeatClaimIds"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ", "))")
+                        + Self.claimsText((body?["assignedSeatClaimIds"]?.arrayValue ?? []).compactMap(\.stringValue)))
                 }
             }
             for item in outcome.quarantined { lines.append("! \(item)") }
@@ -379,6 +379,11 @@ enum SeatsCommand: Command {
             return .failure
         }
         return outcome.quarantined.isEmpty ? .success : .quarantined
+    }
+
+    /// "claims a, b", or "no claims" for an empty list (not a dangling "claims ").
+    static func claimsText(_ claims: [String]) -> String {
+        claims.isEmpty ? "no claims" : "claims " + claims.joined(separator: ", ")
     }
 }
 

@@ -39,6 +39,12 @@ enum InitCommand: Command {
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "unexpected argument \(arguments.positionals[0])") }
+        // Every missing option at once, not one per attempt.
+        let missing = ["bundle-id", "environment", "root-cert"].filter { arguments.value($0) == nil }
+        if missing.count > 1 {
+            throw UsageError(message: "\(missing.map { "--" + $0 }.joined(separator: ", ")) are required (for example "
+                             + "--bundle-id com.example.app --environment Production --app-apple-id N --root-cert AppleRootCA-G3.cer)")
+        }
         let environment = AppStoreEnvironment(rawValue: try arguments.required("environment"))
         guard environment.isKnown else {
             throw UsageError(message: "--environment must be one of \(AppStoreEnvironment.knownValues.sorted().joined(separator: ", "))")

@@ -56,7 +56,7 @@ enum QuarantineCommand: Command {
             if arguments.flag("json") {
                 Terminal.json(.array(records.map { describe($0, includeRaw: false) }))
             } else if records.isEmpty {
-                Terminal.out("Quarantine is empty.")
+                Terminal.out(state.map { "No \($0) quarantine items." } ?? "Quarantine is empty.")
             } else {
                 for record in records {
                     Terminal.out("#\(record.id)  \(Timestamp.iso8601(record.recordedAt))  \(record.state)  \(record.errorCode)  \(record.source)")

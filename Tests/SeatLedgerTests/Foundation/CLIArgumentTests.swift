@@ -261,6 +261,18 @@ struct CLIArgumentTests {
         #expect(usage.exitCode == 2 && usage.stderr.contains("Run `seatledger events --help` for usage."), "\(usage)")
     }
 
+    @Test("init names every missing required option at once; quarantine list --state says which state is empty")
+    func smallWordings() throws {
+        let directory = try TemporaryDirectory(label: "init-missing")
+        let result = try CLI.run(["init", "--db", directory.path("l.sqlite"), "--bundle-id", "b"])
+        #expect(result.exitCode == 2 && result.stderr.contains("--environment, --root-cert are required"), "\(result)")
+        let test = try TestLedger()
+        try test.append(line: "{not json")
+        let released = try CLI.run(["quarantine", "list", "--state", "released", "--db", test.path])
+        #expect(released.exitCode == 0 && released.stdout == "No released quarantine items.\n", "\(released)")
+        #expect(try CLI.run(["seats", "requests", "--db", test.path]).stdout == "No Claim Seat requests.\n")
+    }
+
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
     func pollInterval(_ value: String) throws {
         let test = try TestLedger()
