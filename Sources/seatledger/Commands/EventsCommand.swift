@@ -13,7 +13,7 @@ enum EventsCommand: Command {
     static let flags: Set<String> = ["json"]
     static let help = """
     Usage: seatledger events [--mentioning ID] [--limit N] [--db PATH] [--json]
-           seatledger events show POSITION|EVENT_ID [--db PATH] [--json]
+           seatledger events show POSITION|EVENT_ID [--db PATH] [--json]   (--json adds the raw bytes)
 
     Lists events in log order: position, occurred-at (Apple's signed time), recorded-at (ours),
     kind, type/subtype or endpoint/status, and event id. --mentioning finds every event naming an
@@ -46,7 +46,11 @@ enum EventsCommand: Command {
             json["decoded"] = event.decoded
             json["raw"] = .string(String(decoding: event.raw, as: UTF8.self))
             json["hash"] = .string(SHA256Digest.lowercaseHex(event.hash))
-            Terminal.json(.object(json))
+            if arguments.flag("json") {
+                Terminal.json(.object(json))
+            } else {
+                Terminal.out(text(event, identifiers: identifiers))
+            }
             return .success
         }
         guard arguments.positionals.isEmpty else { throw UsageError(message: "unexpected argument \(arguments.positionals[0])") }
@@ -54,10 +58,15 @@ enum EventsCommand: Command {
         var events: [LedgerEvent] = []
         if let id = arguments.value("mentioning") {
             events = Array(try store.events(at: store.positions(mentioning: id)).prefix(limit))
-        } else {
-            try store.forEachEvent { event in
-                if events.count < limit { events.append(event) }
-            }
+        } else if limit > 0 {
+            // Stop reading at the limit (a million events are ~10 GB of raw bytes).
+            struct Enough: Error {}
+            do {
+                try store.forEachEvent { event in
+                    events.append(event)
+                    if events.count >= limit { throw Enough() }
+                }
+            } catch is Enough {}
         }
         if arguments.flag("json") {
             Terminal.json(.array(events.map(summary)))
@@ -69,6 +78,26 @@ enum EventsCommand: Command {
             if events.isEmpty { Terminal.out("No events.") }
         }
         return .success
+    }
+
+    /// `events show` for a person: the metadata, identifiers and verification, then the decoded
+    /// payload without the nested JWS strings (all of which `--json` shows, raw bytes included).
+    static func text(_ event: LedgerEvent, identifiers: [EventIdentifier]) -> String {
+        let what = [event.type, event.subtype, event.status.map { "HTTP \($0)" }].compactMap { $0 }.joined(separator: " / ")
+        var lines = [
+            "Event #\(event.position)  \(event.eventId)",
+            "  \(event.kind.rawValue)\(what.isEmpty ? "" : "  \(what)")",
+            "  occurred \(Timestamp.iso8601(event.occurredAt))  recorded \(Timestamp.iso8601(event.recordedAt))",
+            "  source \(event.source)  origin \(event.origin.rawValue)",
+            "  chain hash \(SHA256Digest.lowercaseHex(event.hash))  (\(event.raw.count) raw bytes; --json shows them)",
+        ]
+        lines.append("  identifiers:" + (identifiers.isEmpty ? " none" : ""))
+        lines += identifiers.map { "    \($0.kind.rawValue) \($0.value)" }
+        lines.append("  verified JWS:" + (event.verification.isEmpty ? " none" : ""))
+        lines += event.verification.map { "    \($0.path): root \($0.rootFingerprint.prefix(16))…, leaf \($0.leafFingerprint.prefix(16))…" }
+        lines.append("  decoded (nested JWS strings left out: --json shows them):")
+        lines += StoredDecoded.strip(event.decoded, kind: event.kind).prettyString().split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }
+        return lines.joined(separator: "\n")
     }
 
     static func summary(_ event: LedgerEvent) -> JSONValue {

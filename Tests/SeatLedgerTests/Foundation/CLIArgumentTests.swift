@@ -273,6 +273,17 @@ struct CLIArgumentTests {
         #expect(try CLI.run(["seats", "requests", "--db", test.path]).stdout == "No Claim Seat requests.\n")
     }
 
+    @Test("events --limit N stops reading at N events")
+    func eventsLimit() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        for uuid in ["l-1", "l-2", "l-3"] { try test.append(line: try factory.notification(uuid: uuid)) }
+        let two = try CLI.run(["events", "--limit", "2", "--json", "--db", test.path])
+        #expect(try two.json().arrayValue?.compactMap { $0["eventId"]?.stringValue } == ["l-1", "l-2"], "\(two)")
+        let all = try CLI.run(["events", "--json", "--db", test.path])
+        #expect(try all.json().arrayValue?.count == 3)
+    }
+
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
     func pollInterval(_ value: String) throws {
         let test = try TestLedger()

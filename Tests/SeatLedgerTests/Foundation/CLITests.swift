@@ -242,14 +242,14 @@ struct CLITests {
         #expect(try test.store.verifyChain().isIntact)
     }
 
-    @Test("events show prints one event with raw bytes, identifiers, verification and decoded payload")
+    @Test("events show --json prints one event with raw bytes, identifiers, verification and decoded payload; text without --json")
     func eventsShow() throws {
         let test = try TestLedger()
         let factory = try PayloadFactory()
         let line = try factory.notification(uuid: "show-me", transaction: factory.transaction())
         try test.append(line: line)
         for key in ["1", "show-me"] {
-            let result = try CLI.run(["events", "show", key, "--db", test.path])
+            let result = try CLI.run(["events", "show", key, "--db", test.path, "--json"])
             #expect(result.exitCode == 0, "\(result)")
             let json = try result.json()
             #expect(json["raw"]?.stringValue == line)
@@ -258,6 +258,14 @@ struct CLITests {
             #expect(json["verification"]?.arrayValue?.count == 2)
             #expect(json["identifiers"]?.arrayValue?.contains(["kind": "notificationUUID", "value": "show-me"]) == true)
         }
+        let text = try CLI.run(["events", "show", "1", "--db", test.path])
+        #expect(text.exitCode == 0, "\(text)")
+        #expect(text.stdout.hasPrefix("Event #1  show-me\n  notification  SUBSCRIBED\n"), "\(text)")
+        #expect(text.stdout.contains("    notificationUUID show-me\n"), "\(text)")
+        #expect(text.stdout.contains("    data.signedTransactionInfo: root "), "\(text)")
+        #expect(text.stdout.contains("\"quantity\": 5"), "\(text)")
+        #expect(!text.stdout.contains("eyJ"), "nested JWS strings left out of the text: \(text)")
+        #expect(text.stdout.contains("(\(line.utf8.count) raw bytes; --json shows them)"), "\(text)")
         let missing = try CLI.run(["events", "show", "99", "--db", test.path])
         #expect(missing.exitCode == 2)
     }
