@@ -27,6 +27,9 @@ public final class Ledger {
     public let decoder: MessageDecoder
     /// Facts and identifier positions the appends of this ledger remember between batches.
     let projectionCache = ProjectionCache()
+    /// Quarantine items this ledger object created: a later batch refusing the same bytes again
+    /// reuses one, which is not "already in quarantine from an earlier run" (``IngestSummary/alreadyQuarantined``).
+    private var quarantinedHere = Set<Int64>()
 
     private init(store: any LedgerStore) throws {
         self.store = store
@@ -157,7 +160,10 @@ public final class Ledger {
                 // Keyed by event id: the store appends each id at most once per batch.
                 for fact in message.facts where facts[fact.eventId] == nil { facts[fact.eventId] = fact }
             case .failure(let rejection):
-                rejections.append(QuarantineItem(source: batch[index].source, errorCode: rejection.code,
+                // The source is stored as text: a NUL in it (a library caller's) is written `\u0000`.
+                let source = batch[index].source
+                rejections.append(QuarantineItem(source: source.utf8.contains(0) ? source.replacingOccurrences(of: "\u{0}", with: "\\u0000") : source,
+                                                 errorCode: rejection.code,
                                                  reason: rejection.reason, raw: batch[index].raw))
                 rejectionOwners.append(index)
                 rejectionReasons.append(rejection)
@@ -177,12 +183,15 @@ public final class Ledger {
             throw error
         }
         projectionCache.commit()
+        // Items open before this batch but created by an earlier batch of this ledger are this run's own.
+        let earlier = result.earlierQuarantineIds.subtracting(quarantinedHere)
+        quarantinedHere.formUnion(Set(result.quarantineIds).subtracting(result.earlierQuarantineIds))
         return Self.outcomes(count: batch.count, owners: owners, result: result, rejectionOwners: rejectionOwners,
-                             rejections: rejectionReasons)
+                             rejections: rejectionReasons, earlierQuarantineIds: earlier)
     }
 
     static func outcomes(count: Int, owners: [Int], result: BatchResult, rejectionOwners: [Int],
-                         rejections: [IngestRejection]) -> (IngestSummary, [MessageOutcome]) {
+                         rejections: [IngestRejection], earlierQuarantineIds: Set<Int64>) -> (IngestSummary, [MessageOutcome]) {
         var summary = IngestSummary()
         var perMessage: [MessageOutcome?] = Array(repeating: nil, count: count)
         var appendedPositions: [Int: [Int64]] = [:]
@@ -209,7 +218,7 @@ public final class Ledger {
         }
         for ((owner, id), rejection) in zip(zip(rejectionOwners, result.quarantineIds), rejections) {
             summary.quarantined += 1
-            if result.earlierQuarantineIds.contains(id) { summary.alreadyQuarantined += 1 }
+            if earlierQuarantineIds.contains(id) { summary.alreadyQuarantined += 1 }
             perMessage[owner] = .quarantined(id: id, rejection: rejection)
         }
         return (summary, perMessage.map { $0 ?? .duplicate(existingPosition: 0) })

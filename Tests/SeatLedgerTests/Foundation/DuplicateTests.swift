@@ -107,4 +107,16 @@ struct DuplicateTests {
         let text = try CLI.run(["ingest", "--db", test.path, second.path])
         #expect(text.stdout.contains("3 quarantined (all 3 already in quarantine from an earlier run"), "\(text)")
     }
+
+    @Test("a run that refuses the same bytes in many batches created that item itself: none of them is 'already quarantined'")
+    func repeatsAcrossBatchesOfOneRun() throws {
+        let test = try TestLedger()
+        let file = try test.directory.writeLines(Array(repeating: "{bad json", count: 300) + ["{other"], to: "many.ndjson")
+        let once = try CLI.run(["ingest", "--db", test.path, "--json", "--batch-size", "64", file.path])
+        #expect(once.exitCode == 3, "\(once)")
+        #expect(try once.json() == ["appended": 0, "duplicates": 0, "quarantined": 301], "\(once)")
+        #expect(try test.store.quarantine().count == 2)
+        let again = try CLI.run(["ingest", "--db", test.path, "--json", "--batch-size", "64", file.path])
+        #expect(try again.json() == ["appended": 0, "duplicates": 0, "quarantined": 301, "alreadyQuarantined": 301], "\(again)")
+    }
 }

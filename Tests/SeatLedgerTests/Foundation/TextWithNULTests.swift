@@ -84,6 +84,14 @@ struct IdentifiersWithNULTests {
         #expect(retry.stillRejected == 1 && retry.released == 0)
         #expect(retry.reasons.values.first?.hasPrefix("nul_in_text: seatClaimId") == true)
         #expect(try ledger.store.eventCount() == 2)
+        // A library caller's source with a NUL: the refused message is quarantined with it
+        // written `\u0000`, and the valid message beside it is appended (the batch is not lost).
+        let later = try factory.notification(uuid: "after-nul-source", transaction: factory.transaction(quantity: 5))
+        let (_, more) = try ledger.ingestBatch([InboundMessage(raw: Data("{bad".utf8), source: "hook\u{0}1"),
+                                                InboundMessage(raw: Data(later.utf8), source: "hook-2")])
+        #expect(more.count == 2)
+        #expect(more.last == .appended(positions: [3], duplicatesCarried: 0), "\(more)")
+        #expect(try ledger.store.quarantine().contains { $0.source == "hook\\u00001" && $0.errorCode == "malformed_json" })
     }
 
     @Test("on SQLite")
