@@ -91,8 +91,10 @@ public final class EventStore {
     /// A connection to the file at `path` and its `PRAGMA application_id` (the first read).
     ///
     /// A WAL ledger needs its -shm file to be read; in a directory this process cannot write (a
-    /// backup, another user's ledger) none can be made. Then, with no -wal file (no writer is at
-    /// work), a read-only open reads the file as it is (``SQLiteConnection`` `immutable`).
+    /// backup, a copy handed over) none can be made. A read-only open then reads the file as it is
+    /// (``SQLiteConnection`` `immutable`: no locks), but only when no one can be writing it: no
+    /// -wal file, and no write permission on the file or its directory for anyone (or a read-only
+    /// file system). Otherwise another user's writer could change pages under the lock-free read.
     private static func connect(_ path: String, readOnly: Bool) throws(SQLiteError) -> (SQLiteConnection, Int64?) {
         let connection = try SQLiteConnection(path: path, create: false, readOnly: readOnly)
         let failure: SQLiteError
@@ -102,6 +104,12 @@ public final class EventStore {
             failure = error
         }
         guard readOnly, failure.resultCode == readOnlyDirectory, !hasLog(path) else { throw failure }
+        guard isUnwritable(path) else {
+            throw SQLiteError(resultCode: failure.resultCode,
+                              message: "\(failure.message); the ledger's directory is not writable for this user but is for others, "
+                                  + "so a writer may be at work: read it as a user who can write the directory, or read a copy",
+                              sql: failure.sql, path: failure.path)
+        }
         let immutable = try SQLiteConnection(path: path, create: false, readOnly: true, immutable: true)
         return (immutable, try immutable.scalarInt("PRAGMA application_id"))
     }
@@ -109,6 +117,18 @@ public final class EventStore {
     /// `SQLITE_READONLY_DIRECTORY` (a macro Swift does not import): the database's directory is
     /// not writable, so its -shm or -wal file cannot be created.
     private static let readOnlyDirectory = SQLITE_READONLY | (6 << 8)
+
+    /// Whether no one can write the file at `path` or create files next to it: no write
+    /// permission bit on either, or a read-only file system.
+    private static func isUnwritable(_ path: String) -> Bool {
+        var info = statvfs()
+        if statvfs(path, &info) == 0, info.f_flag & UInt(ST_RDONLY) != 0 { return true }
+        let directory = (path as NSString).deletingLastPathComponent
+        func writeBits(_ file: String) -> Int? {
+            (try? FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int).flatMap { $0 }.map { $0 & 0o222 }
+        }
+        return writeBits(path) == 0 && writeBits(directory.isEmpty ? "." : directory) == 0
+    }
 
     /// Whether the ledger at `path` has a write-ahead log file (`-wal`) next to it.
     private static func hasLog(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path + "-wal") }

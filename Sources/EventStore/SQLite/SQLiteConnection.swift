@@ -27,7 +27,9 @@ public final class SQLiteConnection {
         var name = path
         if readOnly && immutable {
             flags |= SQLITE_OPEN_URI
-            name = "file:" + Self.uriEscaped(path) + "?immutable=1"
+            // An absolute path gets an empty authority ("file:///…"): "file://host/…" would read a
+            // path starting with "//" as a host name.
+            name = (path.hasPrefix("/") ? "file://" : "file:") + Self.uriEscaped(path) + "?immutable=1"
         }
         let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {

@@ -33,10 +33,34 @@ struct ReadOnlyLedgerTests {
         }
         let shown = try CLI.runWithoutWriteAccess(["group", "show", key, "--json", "--db", path])
         #expect(try shown.json()["groupKey"]?.stringValue == key)
+        let doubleSlash = try CLI.runWithoutWriteAccess(["groups", "--db", "/" + path])
+        #expect(doubleSlash.exitCode == 0, "a path starting with // is a path, not a URI authority: \(doubleSlash)")
         let ingest = try CLI.runWithoutWriteAccess(["ingest", "--db", path, "/etc/hostname"])
         #expect(ingest.exitCode == 2, "\(ingest)")
         #expect(ingest.stderr.contains("read-only"), "\(ingest)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing written")
         #expect(try FileManager.default.contentsOfDirectory(atPath: ledgerDirectory.path) == ["ledger.sqlite"])
+    }
+
+    @Test("a ledger whose directory others may write is not read lock-free: refused with the reason, not read while a writer may work")
+    func writableByOthersRefused() throws {
+        let directory = try TemporaryDirectory(label: "read-only-owner-writable")
+        let ledgerDirectory = directory.url("rw")
+        try FileManager.default.createDirectory(at: ledgerDirectory, withIntermediateDirectories: true)
+        let path = ledgerDirectory.appendingPathComponent("ledger.sqlite").path
+        let demo = try CLI.run(["demo", "--keep", path, "--scenarios", TestPaths.repoRoot.appendingPathComponent("Events/scenarios").path,
+                                "--pki", TestPaths.pki.path])
+        try #require(demo.exitCode == 0, "\(demo)")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
+        // Someone may write the directory, this user may not. As root the CLI runs as nobody and the
+        // owner (root) keeps write access; as any other user the owner's own bits forbid writing
+        // while the group's allow it.
+        try FileManager.default.setAttributes([.posixPermissions: getuid() == 0 ? 0o755 : 0o575], ofItemAtPath: ledgerDirectory.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: ledgerDirectory.path) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        let result = try CLI.runWithoutWriteAccess(["groups", "--db", path])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("not writable for this user but is for others"), "\(result)")
     }
 }
