@@ -42,6 +42,8 @@ public struct LedgerCopy {
         case sourceBroken(location: String, verification: ChainVerification)
         /// The destination holds events that are not the source's.
         case diverged(destination: String, position: Int64)
+        /// The destination holds all of the source's events and more after them.
+        case destinationAhead(destination: String, destinationEvents: Int64, sourceEvents: Int64)
         /// The destination is a ledger for another app or environment.
         case configurationMismatch(destination: String, detail: String)
         /// After the copy the destination does not verify to the source head.
@@ -53,6 +55,8 @@ public struct LedgerCopy {
                 return "source \(location) has a broken hash chain at position \(verification.firstBadPosition ?? 0) (\(verification.problem ?? "")); nothing copied"
             case .diverged(let destination, let position):
                 return "destination \(destination) diverges from the source at position \(position); refusing to continue the copy"
+            case .destinationAhead(let destination, let destinationEvents, let sourceEvents):
+                return "destination \(destination) holds the source's \(sourceEvents) events and \(destinationEvents - sourceEvents) more after them; nothing to copy, and the source is not the newer ledger"
             case .configurationMismatch(let destination, let detail):
                 return "destination \(destination) is a different ledger: \(detail)"
             case .destinationMismatch(let destination, let detail):
@@ -99,6 +103,16 @@ public struct LedgerCopy {
         // Resume after what the destination holds, if it is the source's prefix.
         let (held, heldHash) = try target.head()
         if held > 0 {
+            let sourceHead = try source.head()
+            if held > sourceHead.position {
+                // The source is shorter: either a prefix of the destination, or they part before its end.
+                guard sourceHead.position > 0, try target.event(at: sourceHead.position)?.hash != sourceHead.hash else {
+                    throw Failure.destinationAhead(destination: destination.description, destinationEvents: held,
+                                                   sourceEvents: sourceHead.position)
+                }
+                throw Failure.diverged(destination: destination.description,
+                                       position: try Self.firstDifference(source, target, through: sourceHead.position))
+            }
             guard let mine = try source.event(at: held), mine.hash == heldHash else {
                 throw Failure.diverged(destination: destination.description,
                                        position: try Self.firstDifference(source, target, through: held))

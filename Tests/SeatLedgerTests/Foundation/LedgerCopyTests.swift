@@ -134,6 +134,25 @@ struct LedgerCopyTests {
         #expect(try result.json()["problem"]?.stringValue?.contains("diverges from the source at position 3") == true, "\(result)")
         #expect(try LedgerCopy.firstDifference(source.store, other.store, through: 5) == 3)
         #expect(try LedgerCopy.firstDifference(source.store, other.store, through: 3) == 3)
+        // Longer than the source and parting inside it: still the first differing position.
+        for uuid in ["other-6", "other-7"] { try other.append(line: try factory.notification(uuid: uuid)) }
+        let longer = try CLI.run(["copy", "--from", source.path, "--to", other.path, "--json"])
+        #expect(try longer.json()["problem"]?.stringValue?.contains("diverges from the source at position 3") == true, "\(longer)")
+    }
+
+    @Test("a destination that holds the whole source and more is reported as ahead, not as diverging past the source's end")
+    func destinationAhead() throws {
+        let source = try Self.sourceLedger()
+        let records = try Self.records(source.store)
+        let other = try TestLedger()
+        try other.store.appendVerbatim(records)
+        let factory = try PayloadFactory()
+        for uuid in ["extra-1", "extra-2"] { try other.append(line: try factory.notification(uuid: uuid)) }
+        let result = try CLI.run(["copy", "--from", source.path, "--to", other.path, "--json"])
+        #expect(result.exitCode == 1, "\(result)")
+        #expect(try result.json()["problem"]?.stringValue?.contains("holds the source's \(records.count) events and 2 more after them") == true,
+                "\(result)")
+        #expect(try other.freshStore().eventCount() == Int64(records.count) + 2)
     }
 
     @Test("appendVerbatim refuses a record that does not hash to its contents or skips a position; nothing of the batch is kept")
