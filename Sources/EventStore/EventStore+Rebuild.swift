@@ -89,18 +89,22 @@ extension EventStore {
         return (statement.int64(0), statement.int64(1))
     }
 
+    /// What ``eventsForFacts(_:)`` runs: event metadata (through the covering index
+    /// `events_metadata`) and decoded JSON of a range of positions.
+    static let eventsForFactsSQL = """
+        SELECT e.position, e.event_id, e.kind, e.type, e.subtype, e.status, e.occurred_at, e.recorded_at, e.source,
+               e.origin, d.decoded
+        FROM events e LEFT JOIN event_decoded d ON d.position = e.position
+        WHERE e.position BETWEEN ? AND ? ORDER BY e.position
+        """
+
     /// The events at `positions` (ascending), with their decoded JSON as text and no raw bytes.
     ///
     /// Reads the range `positions.first...positions.last` in one statement, skipping positions not asked for.
     public func eventsForFacts(_ positions: ArraySlice<Int64>) throws(SQLiteError) -> [EventForFacts] {
         guard let first = positions.first, let last = positions.last else { return [] }
         let wanted = Set(positions)
-        let statement = try connection.prepare("""
-            SELECT e.position, e.event_id, e.kind, e.type, e.subtype, e.status, e.occurred_at, e.recorded_at, e.source,
-                   e.origin, d.decoded
-            FROM events e LEFT JOIN event_decoded d ON d.position = e.position
-            WHERE e.position BETWEEN ? AND ? ORDER BY e.position
-            """)
+        let statement = try connection.prepare(Self.eventsForFactsSQL)
         defer { statement.reset() }
         try statement.bind(.integer(first), .integer(last))
         var result: [EventForFacts] = []

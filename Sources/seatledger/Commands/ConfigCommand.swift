@@ -39,7 +39,7 @@ enum ConfigCommand: Command {
         let action = arguments.positionals.first ?? "show"
         switch action {
         case "show":
-            let ledger = try Ledger.open(path: arguments.databasePath)
+            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
             if arguments.flag("json") { Terminal.json(try describe(ledger)) } else { Terminal.out(try text(ledger)) }
             return .success
         case "add-root":

@@ -57,7 +57,7 @@ enum EventsCommand: Command {
         let limit = try IngestCommand.positiveInt(arguments, "limit", default: Int.max)
         var events: [LedgerEvent] = []
         if let id = arguments.value("mentioning") {
-            events = Array(try store.events(at: store.positions(mentioning: id)).prefix(limit))
+            events = try store.events(at: Array(try store.positions(mentioning: id).prefix(limit)))
         } else if limit > 0 {
             // Stop reading at the limit (a million events are ~10 GB of raw bytes).
             struct Enough: Error {}

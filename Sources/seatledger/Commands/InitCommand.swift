@@ -85,9 +85,14 @@ enum InitCommand: Command {
         } catch {
             throw InputError(message: "cannot read root certificate \(path): \(FileChecks.reason(error))")
         }
-        if let notRoot = anchors.first(where: { !$0.isSelfIssuedCertificateAuthority }) {
-            throw UsageError(message: "\(path) is not a root certificate (\(notRoot.subject) is not a self-issued CA; a leaf or an intermediate cannot end a chain): give a root such as AppleRootCA-G3.cer")
+        let roots = anchors.filter(\.isSelfIssuedCertificateAuthority)
+        guard !roots.isEmpty else {
+            throw UsageError(message: "\(path) is not a root certificate (\(anchors.first?.subject ?? "no certificate") is not a self-issued CA; a leaf or an intermediate cannot end a chain): give a root such as AppleRootCA-G3.cer")
         }
-        return anchors
+        // A bundle (root plus intermediates, say): the roots are kept, the others named and skipped.
+        for skipped in anchors where !skipped.isSelfIssuedCertificateAuthority {
+            Terminal.err("seatledger: warning: \(path): skipping \(skipped.subject): not a self-issued CA, so it cannot be a root")
+        }
+        return roots
     }
 }

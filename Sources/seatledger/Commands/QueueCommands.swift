@@ -42,13 +42,15 @@ enum QueueIngestCommand {
             return .failure
         }
         if arguments.flag("json") {
-            Terminal.json([
+            var json: [String: JSONValue] = [
                 "appended": .count(stats.summary.appended), "duplicates": .count(stats.summary.duplicates),
-                "quarantined": .count(stats.summary.quarantined), "alreadyQuarantined": .count(stats.summary.alreadyQuarantined),
-                "acknowledged": .count(stats.acknowledged),
+                "quarantined": .count(stats.summary.quarantined), "acknowledged": .count(stats.acknowledged),
                 "recovered": .count(stats.recovered), "batches": .count(stats.batches), "reconnects": .count(stats.reconnects),
                 "pending": .int(stats.pending), "lag": .optional(stats.lag), "lastId": .optional(stats.lastId),
-            ])
+            ]
+            // As for a file ingest: present only when some refused inputs were already in quarantine.
+            if stats.summary.alreadyQuarantined > 0 { json["alreadyQuarantined"] = .count(stats.summary.alreadyQuarantined) }
+            Terminal.json(.object(json))
         } else {
             Terminal.out("\(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined\(IngestCommand.alreadyQuarantinedNote(stats.summary)); \(stats.acknowledged) acknowledged, \(stats.pending) pending, lag \(stats.lag.map(String.init) ?? "?")")
         }

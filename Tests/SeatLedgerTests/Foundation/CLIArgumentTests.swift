@@ -273,15 +273,18 @@ struct CLIArgumentTests {
         #expect(try CLI.run(["seats", "requests", "--db", test.path]).stdout == "No Claim Seat requests.\n")
     }
 
-    @Test("events --limit N stops reading at N events")
+    @Test("events --limit N lists the first N events, with or without --mentioning")
     func eventsLimit() throws {
         let test = try TestLedger()
         let factory = try PayloadFactory()
-        for uuid in ["l-1", "l-2", "l-3"] { try test.append(line: try factory.notification(uuid: uuid)) }
+        for uuid in ["l-1", "l-2", "l-3"] { try test.append(line: try factory.notification(uuid: uuid, transaction: factory.transaction())) }
         let two = try CLI.run(["events", "--limit", "2", "--json", "--db", test.path])
         #expect(try two.json().arrayValue?.compactMap { $0["eventId"]?.stringValue } == ["l-1", "l-2"], "\(two)")
         let all = try CLI.run(["events", "--json", "--db", test.path])
         #expect(try all.json().arrayValue?.count == 3)
+        let mentioning = try CLI.run(["events", "--mentioning", PayloadFactory.defaultOriginalTransactionId, "--limit", "1", "--json",
+                                      "--db", test.path])
+        #expect(try mentioning.json().arrayValue?.compactMap { $0["eventId"]?.stringValue } == ["l-1"], "\(mentioning)")
     }
 
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])

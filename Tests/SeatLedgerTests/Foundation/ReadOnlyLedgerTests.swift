@@ -26,7 +26,7 @@ struct ReadOnlyLedgerTests {
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: ledgerDirectory.path) }
 
         for arguments in [["groups"], ["group", "show", key, "--json"], ["verify"], ["events"], ["replay", key],
-                          ["audit", "group", key], ["member", "show", key]] {
+                          ["audit", "group", key], ["member", "show", key], ["config", "show"]] {
             let result = try CLI.runWithoutWriteAccess(arguments + ["--db", path])
             #expect(result.exitCode == 0, "\(arguments): \(result)")
             #expect(!result.stdout.isEmpty, "\(arguments): \(result)")

@@ -121,12 +121,7 @@ struct RebuiltProjectionsSQLiteTests {
         }
         #expect(try hasIndex(), "a new ledger has it")
         var plan: [String] = []
-        let explain = try store.connection.prepare("""
-            EXPLAIN QUERY PLAN SELECT e.position, e.event_id, e.kind, e.type, e.subtype, e.status, e.occurred_at, e.recorded_at,
-                   e.source, e.origin, d.decoded
-            FROM events e LEFT JOIN event_decoded d ON d.position = e.position
-            WHERE e.position BETWEEN ? AND ? ORDER BY e.position
-            """)
+        let explain = try store.connection.prepare("EXPLAIN QUERY PLAN " + EventStore.eventsForFactsSQL)
         try explain.bind(.integer(1), .integer(2))
         while try explain.step() { plan.append(explain.text(3)) }
         explain.reset()

@@ -139,4 +139,19 @@ struct TrustRootTests {
         let root = try CLI.run(["config", "add-root", TestPaths.p256Root.path, "--db", test.path])
         #expect(root.exitCode == 0, "\(root)")
     }
+
+    @Test("a PEM bundle of a root and an intermediate: the root is added, the intermediate skipped with a warning naming it")
+    func bundleKeepsRoots() throws {
+        let test = try TestLedger()
+        let bundle = try String(contentsOf: TestPaths.p256Root, encoding: .utf8)
+            + (try String(contentsOf: TestPaths.pki.appendingPathComponent("p256-intermediate.pem"), encoding: .utf8))
+        let file = try test.directory.write(Data(bundle.utf8), to: "bundle.pem")
+        let before = try test.store.trustRoots().count
+        let added = try CLI.run(["config", "add-root", file.path, "--db", test.path])
+        #expect(added.exitCode == 0, "\(added)")
+        #expect(added.stderr.contains("skipping ") && added.stderr.contains("P-256 Intermediate CA"), "\(added)")
+        let roots = try test.freshStore().trustRoots()
+        #expect(roots.count == before + 1)
+        #expect(roots.contains { $0.subject.contains("P-256 Root CA") } && !roots.contains { $0.subject.contains("Intermediate") })
+    }
 }
