@@ -139,4 +139,24 @@ struct RebuiltProjectionsSQLiteTests {
         #expect(try store.positionsWithoutFacts().isEmpty)
         #expect(try test.ledger.staleProjections().isEmpty)
     }
+
+    @Test("verify does not name sound groups as stale when facts are missing: it says it could not check, and why (exit 1); after rebuild it passes")
+    func verifyWithMissingFacts() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        try test.append(line: try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction()))
+        try test.append(line: factory.apiResponse(body: ["totalSeatCount": 5, "availableSeatCount": 4, "assignedSeatClaimIds": []]))
+        let store = try EventStore.open(at: test.path)
+        try store.connection.execute("DELETE FROM event_facts WHERE position = 2")
+        let text = try CLI.run(["verify", "--db", test.path])
+        #expect(text.exitCode == 1, "\(text)")
+        #expect(text.stdout.contains("Projections NOT checked: 1 events have no cached projection facts"), "\(text)")
+        #expect(!text.stdout.contains("STALE"), "\(text)")
+        let json = try CLI.run(["verify", "--db", test.path, "--json"]).json()
+        #expect(json["projectionsChecked"] == false && json["eventsWithoutFacts"] == 1 && json["staleGroups"] == [])
+        #expect(try CLI.run(["rebuild", "--db", test.path]).exitCode == 0)
+        let after = try CLI.run(["verify", "--db", test.path, "--json"])
+        #expect(after.exitCode == 0, "\(after)")
+        #expect(try after.json()["projectionsChecked"] == true)
+    }
 }
