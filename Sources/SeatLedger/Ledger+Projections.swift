@@ -108,6 +108,9 @@ extension Ledger {
     }
 
     /// Group keys whose stored projection differs from a fresh recomputation (empty: all match).
+    ///
+    /// The recomputation reads the cached facts: events without them (`store.positionsWithoutFacts()`,
+    /// a ledger from an older build) are left out, so check that first, as `seatledger verify` does.
     public func staleProjections(progress: ((String) -> Void)? = nil) throws -> [String] {
         try ProjectionRebuilder(store: store).staleGroups(progress: progress)
     }
