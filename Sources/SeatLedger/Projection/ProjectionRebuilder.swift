@@ -150,6 +150,7 @@ struct ProjectionRebuilder {
         // trip each on PostgreSQL); memory stays bounded by the groups still open.
         var rows: [GroupIndexRow] = []
         var states: [StoredGroupState] = []
+        var rowCount = 0
         func flush() throws {
             guard !states.isEmpty else { return }
             try store.insertRebuiltGroups(rows: rows, states: states)
@@ -157,12 +158,16 @@ struct ProjectionRebuilder {
             states.removeAll(keepingCapacity: true)
         }
         _ = try recompute(progress: progress) { membership, snapshot in
-            rows += ProjectionMaintainer.rows(for: membership)
+            let groupRows = ProjectionMaintainer.rows(for: membership)
+            rowCount += groupRows.count
+            rows += groupRows
             states.append(snapshot)
             count += 1
             if states.count >= groupsPerWrite { try flush() }
         }
         try flush()
+        // What is left (seconds at a million events) runs in the store: say so rather than go quiet.
+        progress?("putting \(rowCount) group index rows in place and committing")
         return count
     }
 

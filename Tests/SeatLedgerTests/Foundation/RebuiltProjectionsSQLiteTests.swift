@@ -159,4 +159,16 @@ struct RebuiltProjectionsSQLiteTests {
         #expect(after.exitCode == 0, "\(after)")
         #expect(try after.json()["projectionsChecked"] == true)
     }
+
+    @Test("rebuild --progress reports its last phase too (the index rows put in place, the commit), with the row count")
+    func progressNamesTheLastPhase() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        try test.append(line: try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction()))
+        let rows = try test.store.groupIndexRows(groupKeys: Set(try test.store.allGroupKeys())).count
+        let result = try CLI.run(["rebuild", "--db", test.path, "--progress"])
+        #expect(result.exitCode == 0, "\(result)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.last == "rebuild: putting \(rows) group index rows in place and committing", "\(result)")
+    }
 }
