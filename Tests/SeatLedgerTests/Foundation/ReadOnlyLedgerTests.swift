@@ -5,22 +5,29 @@ import Testing
 /// directory): every read command works, appending fails with a clear error, nothing is changed.
 @Suite("A read-only ledger")
 struct ReadOnlyLedgerTests {
-    @Test("reads work on a ledger in a directory the user cannot write, with no -wal/-shm to share; ingest is refused")
-    func readsInReadOnlyDirectory() throws {
-        let directory = try TemporaryDirectory(label: "read-only")
-        let ledgerDirectory = directory.url("ro")
+    /// The demo's ledger in a subdirectory of a new temporary directory (kept alive by the
+    /// returned value), the temporary directory traversable by every user.
+    static func demoLedger(label: String) throws -> (TemporaryDirectory, ledgerDirectory: URL, path: String) {
+        let directory = try TemporaryDirectory(label: label)
+        let ledgerDirectory = directory.url("ledger")
         try FileManager.default.createDirectory(at: ledgerDirectory, withIntermediateDirectories: true)
         let path = ledgerDirectory.appendingPathComponent("ledger.sqlite").path
         let demo = try CLI.run(["demo", "--keep", path, "--scenarios", TestPaths.repoRoot.appendingPathComponent("Events/scenarios").path,
                                 "--pki", TestPaths.pki.path])
         try #require(demo.exitCode == 0, "\(demo)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
+        return (directory, ledgerDirectory, path)
+    }
+
+    @Test("reads work on a ledger in a directory the user cannot write, with no -wal/-shm to share; ingest is refused")
+    func readsInReadOnlyDirectory() throws {
+        let (directory, ledgerDirectory, path) = try Self.demoLedger(label: "read-only")
         let group = try CLI.run(["groups", "--db", path, "--json"])
         let key = try #require(try group.json().arrayValue?.first?["groupKey"]?.stringValue)
         let before = try Data(contentsOf: URL(fileURLWithPath: path))
         // The hard case: no -wal/-shm to share (a read-only connection leaves them behind; a copy has none).
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        // Readable by everyone, writable by no one; the temporary directory must be traversable.
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
+        // Readable by everyone, writable by no one.
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: path)
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: ledgerDirectory.path)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: ledgerDirectory.path) }
@@ -40,19 +47,13 @@ struct ReadOnlyLedgerTests {
         #expect(ingest.stderr.contains("read-only"), "\(ingest)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing written")
         #expect(try FileManager.default.contentsOfDirectory(atPath: ledgerDirectory.path) == ["ledger.sqlite"])
+        withExtendedLifetime(directory) {}
     }
 
     @Test("a ledger whose directory others may write is not read lock-free: refused with the reason, not read while a writer may work")
     func writableByOthersRefused() throws {
-        let directory = try TemporaryDirectory(label: "read-only-owner-writable")
-        let ledgerDirectory = directory.url("rw")
-        try FileManager.default.createDirectory(at: ledgerDirectory, withIntermediateDirectories: true)
-        let path = ledgerDirectory.appendingPathComponent("ledger.sqlite").path
-        let demo = try CLI.run(["demo", "--keep", path, "--scenarios", TestPaths.repoRoot.appendingPathComponent("Events/scenarios").path,
-                                "--pki", TestPaths.pki.path])
-        try #require(demo.exitCode == 0, "\(demo)")
+        let (directory, ledgerDirectory, path) = try Self.demoLedger(label: "read-only-owner-writable")
         for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.url.path)
         // Someone may write the directory, this user may not. As root the CLI runs as nobody and the
         // owner (root) keeps write access; as any other user the owner's own bits forbid writing
         // while the group's allow it.
@@ -62,5 +63,6 @@ struct ReadOnlyLedgerTests {
         let result = try CLI.runWithoutWriteAccess(["groups", "--db", path])
         #expect(result.exitCode == 2, "\(result)")
         #expect(result.stderr.contains("not writable for this user but is for others"), "\(result)")
+        withExtendedLifetime(directory) {}
     }
 }
