@@ -54,9 +54,12 @@ public struct GroupReconciler {
     /// - Parameters:
     ///   - withHistory: also page through Get Transaction History v2 (recovers every transaction
     ///     of the period, e.g. a missed seat addition).
-    ///   - now: `asOf` of the comparison.
-    public func run(_ reference: String, withHistory: Bool = false, now: EpochMillis) throws -> ReconcileReport {
+    ///   - now: `asOf` of the comparison; `nil`: the moment of each reading, on the clock that
+    ///     dates the responses (``LedgerAPI/clock``), so the answers just recorded are in it.
+    public func run(_ reference: String, withHistory: Bool = false, now: EpochMillis?) throws -> ReconcileReport {
         let ledger = api.ledger
+        // A fixed moment taken before the calls would leave out every response they record.
+        func moment() -> EpochMillis { now ?? api.clock() }
         var report = ReconcileReport(reference: reference)
         func record(_ call: APICall) throws -> APICallResult {
             let (result, recorded) = try api.perform(call)
@@ -68,7 +71,7 @@ public struct GroupReconciler {
             }
             return result
         }
-        func state() -> GroupState? { try? ledger.groupState(reference, asOf: now) }
+        func state() -> GroupState? { try? ledger.groupState(reference, asOf: moment()) }
 
         var before = state()
         if before != nil, before?.purchaserOriginalTransactionId == nil, !(before?.groupIds.isEmpty ?? true) {
@@ -121,7 +124,7 @@ public struct GroupReconciler {
         }
         let key = (try? ledger.groupKeys(for: reference))?.isEmpty == false ? reference : purchaser
         if let key, (try? ledger.groupKeys(for: key))?.isEmpty == false {
-            report.comparison = try ledger.compareWithApple(key, asOf: now)
+            report.comparison = try ledger.compareWithApple(key, asOf: moment())
         } else {
             report.notes.append("no group in the ledger matches \(reference) even after asking Apple")
         }

@@ -64,6 +64,8 @@ public final class LedgerAPI {
     public let ledger: Ledger
     /// The HTTP client.
     public let client: AppStoreServerAPIClient
+    /// The clock that dates the responses (`respondedAt`), as ``LedgerAPIOptions/clock``.
+    public let clock: () -> EpochMillis
     private let sink: RecordingSink
 
     /// Connects `ledger` using `options`.
@@ -99,14 +101,15 @@ public final class LedgerAPI {
                                              sleep: options.sleep, log: options.log) { exchange in
             try sink.record(exchange)
         }
-        return (LedgerAPI(ledger: ledger, client: client, sink: sink), warnings)
+        return (LedgerAPI(ledger: ledger, client: client, sink: sink, clock: options.clock), warnings)
     }
 
     /// Wraps an existing client whose `record` closure is not yet bound (tests build their own).
-    init(ledger: Ledger, client: AppStoreServerAPIClient, sink: RecordingSink) {
+    init(ledger: Ledger, client: AppStoreServerAPIClient, sink: RecordingSink, clock: @escaping () -> EpochMillis = { Timestamp.millis(Date()) }) {
         self.ledger = ledger
         self.client = client
         self.sink = sink
+        self.clock = clock
     }
 
     /// Every response recorded so far, in order.

@@ -221,7 +221,9 @@ enum ReconcileCommand: Command {
             throw InputError(message: "no group or member matches \(reference), and it is not a transaction id (Apple's are digits): nothing to ask Apple")
         }
         let api = try APIOptionsHelp.connect(arguments, ledger: ledger)
-        let report = try GroupReconciler(api: api).run(reference, withHistory: arguments.flag("with-history"), now: now)
+        // Without --as-of the comparison is as of when it is made, after the calls it records.
+        let report = try GroupReconciler(api: api).run(reference, withHistory: arguments.flag("with-history"),
+                                                       now: arguments.value("as-of") == nil ? nil : now)
         if arguments.flag("json") {
             Terminal.json(report.json)
         } else {

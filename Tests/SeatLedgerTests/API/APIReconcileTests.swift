@@ -152,6 +152,36 @@ struct APIReconcileTests {
         #expect(try fixture.test.ledger.latestTransaction("2000000000000099")?.quantity == 2, "history transactions are in the ledger")
     }
 
+    @Test("without a fixed moment, reconcile compares with the answers it has just recorded (a clock that moves on)")
+    func comparesWithTheAnswersJustRecorded() throws {
+        let factory = try PayloadFactory()
+        let fixture = try APIFixture(state: try Self.appleState(factory), now: Self.now)
+        try fixture.ingest(try Self.delivered(factory))
+        /// A clock a second later at every reading, like a real one during a run of calls.
+        final class MovingClock {
+            var millis: EpochMillis
+            init(_ start: EpochMillis) { millis = start }
+            func next() -> EpochMillis { millis += 1_000; return millis }
+        }
+        func reconcile(fixedAt moment: EpochMillis?) throws -> (ReconcileReport, EpochMillis?) {
+            let clock = MovingClock(Self.now)
+            var options = LedgerAPIOptions()
+            options.baseURL = fixture.standIn.baseURL
+            options.environment = fixture.credentials
+            options.clock = { clock.next() }
+            let (api, _) = try LedgerAPI.connect(fixture.test.ledger, options: options)
+            let report = try GroupReconciler(api: api).run(Self.otid, now: moment)
+            let seatInfo = api.recorded.last { $0.exchange.endpoint == .getSeatInfo }?.exchange.respondedAt
+            return (report, seatInfo)
+        }
+        let (fixed, _) = try reconcile(fixedAt: Self.now)
+        let (moving, recordedAt) = try reconcile(fixedAt: nil)
+        let seatInfoAt = try #require(recordedAt)
+        #expect(seatInfoAt > Self.now)
+        #expect((moving.comparison?.appleObservedAt ?? 0) >= seatInfoAt, "compared with the answers this run recorded (Get Seat Info, then Get Group Members)")
+        #expect(fixed.comparison?.appleObservedAt ?? 0 < seatInfoAt, "a moment fixed before the calls cannot see them")
+    }
+
     @Test("a call that keeps failing makes reconcile exit 2 (after recording every attempt); Apple-hosted groups skip Get Seat Info")
     func failuresAndAppleHosted() throws {
         let factory = try PayloadFactory()
