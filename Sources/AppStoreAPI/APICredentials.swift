@@ -108,14 +108,14 @@ public struct APICredentials: Sendable, CustomStringConvertible {
             do {
                 signer = try ES256Signer(privateKeyPEM: String(decoding: data, as: UTF8.self))
             } catch {
-                throw APICredentialsError("the private key file \(keyPath) is not an unencrypted P-256 PEM key (.p8)")
+                throw APICredentialsError("the private key file \(keyPath) is not an unencrypted P-256 PEM key (.p8): \((error as? SigningError)?.message ?? "\(error)")")
             }
             source = keyPath
         } else {
             do {
                 signer = try ES256Signer(privateKeyPEM: inlinePEM ?? "")
             } catch {
-                throw APICredentialsError("privateKey in \(credentialsFile ?? "the credentials file") is not an unencrypted P-256 PEM key")
+                throw APICredentialsError("privateKey in \(credentialsFile ?? "the credentials file") is not an unencrypted P-256 PEM key: \((error as? SigningError)?.message ?? "\(error)")")
             }
             source = "inline in \(credentialsFile ?? "the credentials file")"
         }

@@ -14,6 +14,16 @@
 #include <openssl/asn1.h>
 #include <openssl/bio.h>
 
+/* Reads a PEM private key and never asks for a passphrase: with no callback OpenSSL prompts on
+   the terminal (or reads stdin), which would hang a cron job; an encrypted key just fails. */
+static inline int seatledger_refuse_passphrase(char *buf, int size, int rwflag, void *u) {
+    (void)buf; (void)size; (void)rwflag; (void)u;
+    return -1;
+}
+static inline EVP_PKEY *seatledger_PEM_read_bio_PrivateKey_no_prompt(BIO *bio) {
+    return PEM_read_bio_PrivateKey(bio, NULL, seatledger_refuse_passphrase, NULL);
+}
+
 /* Macros and stack-typed helpers Swift cannot import directly. */
 static inline int seatledger_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
 static inline STACK_OF(X509) *seatledger_sk_X509_new_null(void) { return sk_X509_new_null(); }

@@ -27,10 +27,14 @@ public final class ES256Signer: Sendable {
         let pointer: OpaquePointer? = privateKeyPEM.utf8CString.withUnsafeBufferPointer { text in
             guard let base = text.baseAddress, let bio = BIO_new_mem_buf(base, Int32(text.count - 1)) else { return nil }
             defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+            return seatledger_PEM_read_bio_PrivateKey_no_prompt(bio)
         }
         guard let pointer else {
-            throw SigningError("not a PEM private key (\(drainErrors()))")
+            let reason = drainErrors()
+            if privateKeyPEM.contains("ENCRYPTED") {
+                throw SigningError("the private key is encrypted (passphrase-protected); give it unencrypted, as App Store Connect's .p8 download is")
+            }
+            throw SigningError("not a PEM private key (\(reason))")
         }
         let key = PrivateKey(owning: pointer)
         guard EVP_PKEY_get_base_id(pointer) == EVP_PKEY_EC, key.groupName == "prime256v1" else {

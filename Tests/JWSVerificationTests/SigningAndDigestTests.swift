@@ -48,6 +48,16 @@ struct SigningTests {
         #expect(try appleKey.sign(Data("x".utf8)).count == 64)
     }
 
+    @Test("an encrypted key is refused at once, saying so: OpenSSL is never left to prompt for a passphrase")
+    func encryptedKeyRefused() throws {
+        do {
+            _ = try ES256Signer(contentsOf: Fixtures.pkiDirectory.appendingPathComponent("encrypted-p256-key.p8"))
+            Issue.record("an encrypted key loaded")
+        } catch {
+            #expect("\(error)".contains("the private key is encrypted"), "\(error)")
+        }
+    }
+
     @Test("ES256JWT produces a token whose signature the JWS verifier accepts")
     func jwt() throws {
         let pki = try Fixtures.signer()

@@ -149,6 +149,10 @@ done
 for c in leaf no-leaf-oid-leaf no-int-oid-leaf expired-leaf rogue-leaf p256-leaf; do
     openssl pkcs8 -topk8 -nocrypt -in "$WORK/$c.key" -out "$OUT/$c.key"
 done
+# A throwaway P-256 key encrypted with the passphrase "x": what a key loader must refuse
+# (without prompting for a passphrase), unlike App Store Connect's unencrypted .p8.
+openssl ecparam -name prime256v1 -genkey -noout -out "$WORK/encrypted.key"
+openssl pkcs8 -topk8 -in "$WORK/encrypted.key" -out "$OUT/encrypted-p256-key.p8" -passout pass:x
 
 # README with the facts of this generation.
 fp() { openssl x509 -in "$OUT/$1.pem" -outform DER | openssl dgst -sha256 -r | cut -d' ' -f1; }
@@ -178,6 +182,7 @@ falling back to the unprefixed intermediate/root when the prefixed file does not
 | `expired-` | `expired-leaf.pem` `expired-leaf.key` | main root → main intermediate → short-lived leaf (OID) | P-256 leaf, SHA-384 | leaf **2024-01-01 – 2024-06-01** |
 | `rogue-` | `rogue-root.pem` `rogue-root.der` `rogue-intermediate.pem` `rogue-leaf.pem` `rogue-leaf.key` | impostor: same subject names and OIDs as the main chain, unrelated keys — untrusted | P-384 / P-384 / P-256, SHA-384 | 2024-01-01 – 2036-01-01 |
 | `p256-` | `p256-root.pem` `p256-root.der` `p256-intermediate.pem` `p256-leaf.pem` `p256-leaf.key` | P-256 root → P-256 intermediate (OID) → leaf (OID) | all P-256, ecdsa-with-SHA256 | 2024-01-01 – 2036-01-01 |
+| `encrypted-` | `encrypted-p256-key.p8` | a P-256 key alone, PKCS#8 **encrypted** (passphrase `x`): key loaders must refuse it without prompting | P-256 | — |
 
 Validity instants are 00:00:00 UTC.
 

@@ -287,6 +287,18 @@ struct CLIArgumentTests {
         #expect(try mentioning.json().arrayValue?.compactMap { $0["eventId"]?.stringValue } == ["l-1"], "\(mentioning)")
     }
 
+    @Test("an encrypted private key is refused at once, saying so, and no passphrase is read from stdin")
+    func encryptedKeyNeverPrompts() throws {
+        let test = try TestLedger()
+        let key = TestPaths.pki.appendingPathComponent("encrypted-p256-key.p8").path
+        // The passphrase is on stdin: OpenSSL's default would read it and load the key.
+        let result = try CLI.run(["backfill", "--since", "1d", "--db", test.path, "--private-key", key, "--key-id", "K", "--issuer-id", "I"],
+                                 stdin: Data("x\nx\n".utf8), timeout: 30)
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("the private key is encrypted (passphrase-protected)"), "\(result)")
+        #expect(!result.stderr.contains("pass phrase"), "\(result)")
+    }
+
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
     func pollInterval(_ value: String) throws {
         let test = try TestLedger()
