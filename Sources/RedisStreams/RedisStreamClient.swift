@@ -1,13 +1,19 @@
 import Foundation
 
-/// `redis://host:port/stream-key`, the address of a Redis stream.
+/// `redis://[[user]:password@]host:port/stream-key`, the address of a Redis stream.
 public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
+    /// The server's host name or address.
     public let host: String
+    /// The server's port (6379 by default).
     public let port: Int
     /// The stream key.
     public let key: String
+    /// The ACL user to `AUTH` as (`nil`: the default user).
+    public let username: String?
+    /// The password to `AUTH` with (`nil`: no `AUTH`). Never part of ``description``.
+    public let password: String?
 
-    /// Parses `redis://host[:port]/key`.
+    /// Parses `redis://[[user]:password@]host[:port]/key` (user and password percent-decoded).
     public init(_ text: String) throws(RedisError) {
         guard text.hasPrefix("redis://") else {
             throw RedisError(isConnectionError: false, message: "not a redis:// URL: \(text)", command: nil)
@@ -16,8 +22,22 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
         guard let slash = rest.firstIndex(of: "/"), rest.index(after: slash) < rest.endIndex else {
             throw RedisError(isConnectionError: false, message: "missing stream key in \(text) (expected redis://host:port/key)", command: nil)
         }
-        let authority = rest[..<slash]
+        var authority = rest[..<slash]
         key = String(rest[rest.index(after: slash)...])
+        // The user information ends at the last '@' (a password may hold one, percent-encoded or not).
+        if let at = authority.lastIndex(of: "@") {
+            let information = authority[..<at]
+            authority = authority[authority.index(after: at)...]
+            let parts = information.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            let user = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let secret = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : nil
+            // `redis://:password@` and `redis://password@` (no colon) both mean the default user's password.
+            username = secret == nil || user.isEmpty ? nil : user
+            password = secret ?? (user.isEmpty ? nil : user)
+        } else {
+            username = nil
+            password = nil
+        }
         if let colon = authority.lastIndex(of: ":") {
             host = String(authority[..<colon])
             guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else {
@@ -31,7 +51,8 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
         guard !host.isEmpty else { throw RedisError(isConnectionError: false, message: "missing host in \(text)", command: nil) }
     }
 
-    public var description: String { "redis://\(host):\(port)/\(key)" }
+    /// The URL for messages: `redis://***@host:port/key` when it carries credentials.
+    public var description: String { "redis://\(password == nil ? "" : "***@")\(host):\(port)/\(key)" }
 }
 
 /// One stream entry.
@@ -54,6 +75,18 @@ public final class RedisStreamClient {
         self.url = url
         connection = try RedisConnection(host: url.host, port: url.port, timeoutMilliseconds: timeoutMilliseconds,
                                          commandTimeoutMilliseconds: max(10_000, longestBlockMilliseconds + 5_000))
+        if let password = url.password {
+            // The error is the server's ("WRONGPASS …"), which never repeats the password.
+            do {
+                if let user = url.username {
+                    try connection.command("AUTH", user, password)
+                } else {
+                    try connection.command("AUTH", password)
+                }
+            } catch where !error.isConnectionError && !error.isTransient {
+                throw RedisError(isConnectionError: false, message: "AUTH at \(url) refused: \(error.message)", command: "AUTH")
+            }
+        }
     }
 
     /// Creates the consumer group at the start of the stream (creating the stream too) unless it exists.

@@ -11,8 +11,13 @@ final class RedisServer {
     let port: Int
     let directory: TemporaryDirectory
 
-    /// Starts a server with AOF persistence (`appendfsync always`) so a restart keeps the stream.
-    init() throws {
+    /// The password `requirepass` asks for (`nil`: none).
+    let password: String?
+
+    /// Starts a server with AOF persistence (`appendfsync always`) so a restart keeps the stream;
+    /// with `password`, clients must `AUTH` first.
+    init(password: String? = nil) throws {
+        self.password = password
         directory = try TemporaryDirectory(label: "redis")
         port = try PostgresTestCluster.freePort()  // any loopback port; the helper lives with the cluster
         try start()
@@ -37,6 +42,7 @@ final class RedisServer {
                              "--appendonly", "yes", "--appendfsync", "always", "--daemonize", "yes",
                              "--pidfile", directory.url.appendingPathComponent("redis.pid").path,
                              "--logfile", directory.url.appendingPathComponent("redis.log").path]
+            + (password.map { ["--requirepass", $0] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
@@ -77,7 +83,7 @@ final class RedisServer {
         defer { try? FileManager.default.removeItem(at: output) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-cli")
-        process.arguments = ["-p", String(port)] + arguments
+        process.arguments = ["-p", String(port)] + (password.map { ["-a", $0, "--no-auth-warning"] } ?? []) + arguments
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

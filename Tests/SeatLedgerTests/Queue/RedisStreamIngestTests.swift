@@ -44,6 +44,30 @@ struct RedisStreamIngestTests {
         #expect(try test.eventCount() == 40)
     }
 
+    @Test("a redis:// URL with a password AUTHs (enqueue and ingest), never prints the password; a wrong one is refused clearly")
+    func passwordProtectedServer() throws {
+        let redis = try RedisServer(password: "hunter2")
+        let test = try TestLedger()
+        let lines = try Self.notifications(6)
+        let good = "redis://:hunter2@127.0.0.1:\(redis.port)/notes"
+        let file = try test.directory.writeLines(lines, to: "in.ndjson")
+        let enqueued = try CLI.run(["enqueue", "--to", good, file.path])
+        #expect(enqueued.exitCode == 0, "\(enqueued)")
+        #expect(!enqueued.stdout.contains("hunter2") && !enqueued.stderr.contains("hunter2"), "\(enqueued)")
+        #expect(enqueued.stdout.contains("redis://***@127.0.0.1:\(redis.port)/notes"), "\(enqueued)")
+        let result = try CLI.run(["ingest", "--db", test.path, "--from", "redis://default:hunter2@127.0.0.1:\(redis.port)/notes",
+                                  "--consumer-group", "sl", "--consumer", "w1", "--until-empty", "--block-ms", "200", "--json"])
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(try result.json()["appended"]?.int64Value == 6)
+        #expect(!result.stderr.contains("hunter2"), "\(result)")
+        let wrong = try CLI.run(["enqueue", "--to", "redis://:wrong-secret@127.0.0.1:\(redis.port)/notes", file.path])
+        #expect(wrong.exitCode == 2, "\(wrong)")
+        #expect(wrong.stderr.contains("AUTH at redis://***@127.0.0.1:\(redis.port)/notes refused"), "\(wrong)")
+        #expect(!wrong.stderr.contains("wrong-secret"), "\(wrong)")
+        let none = try CLI.run(["enqueue", "--to", "redis://127.0.0.1:\(redis.port)/notes", file.path])
+        #expect(none.exitCode == 2 && none.stderr.contains("NOAUTH"), "\(none)")
+    }
+
     @Test("poison messages are quarantined with their stream id, then acknowledged")
     func poisonMessages() throws {
         let redis = try RedisServer()
