@@ -44,7 +44,8 @@ enum IngestCommand: Command {
 
     Options:
     \(HelpText.db)
-      --from URL            redis://host:port/stream-key instead of files
+      --from URL            redis://host:port/stream-key instead of files (redis://:password@… or
+                            redis://user:password@… to AUTH; shown as redis://***@…)
       --consumer-group G    consumer group (default seatledger)
       --consumer C          consumer name (default: host name and process id)
       --block-ms N          how long one read waits for new entries (default 1000)

@@ -99,7 +99,7 @@ enum EnqueueCommand: Command {
     tests, demos and replaying dead letters (e.g. `seatledger quarantine show ID --raw`).
 
     Options:
-      --to URL         the stream
+      --to URL         the stream (redis://[user]:password@host:port/key to AUTH)
       --field F        the entry field (default body, what `ingest --from` reads)
     \(HelpText.json)
 
