@@ -357,8 +357,10 @@ public struct NotificationBackfill {
                     case .duplicate:
                         report.alreadyKnown += items.count
                     case .quarantined(let id, let rejection):
-                        report.quarantined += items.count
-                        report.quarantineReasons.append("quarantine #\(id): \(rejection.reason)")
+                        // The page is kept in quarantine as it came; its notifications are then
+                        // ingested one by one, so one bad item does not hold the good ones back.
+                        report.quarantineReasons.append("page quarantined as #\(id): \(rejection.reason); its notifications were ingested one by one")
+                        try ingestItems(of: items, pageSource: final.exchange.endpoint.rawValue + " page \(pages)", into: &report)
                     }
                 }
                 let next = body["paginationToken"]?.stringValue
@@ -381,5 +383,33 @@ public struct NotificationBackfill {
         }
         report.complete = true
         return report
+    }
+
+    /// Ingests each `signedPayload` of a quarantined page's `notificationHistory` as a
+    /// notification of its own (origin `backfill`, the same bytes the page's events would carry),
+    /// counting what was new, already known and refused.
+    private func ingestItems(of items: [JSONValue], pageSource: String, into report: inout BackfillReport) throws {
+        var messages: [InboundMessage] = []
+        for (index, item) in items.enumerated() {
+            guard let jws = item["signedPayload"]?.stringValue else { report.quarantined += 1; continue }
+            messages.append(InboundMessage(raw: Data(JSONValue.object(["signedPayload": .string(jws)]).canonicalData()),
+                                           source: "\(pageSource)#notificationHistory[\(index)]", origin: .backfill))
+        }
+        guard !messages.isEmpty else { return }
+        let (_, outcomes) = try api.ledger.ingestBatch(messages)
+        for (message, outcome) in zip(messages, outcomes) {
+            switch outcome {
+            case .appended(let positions, _):
+                report.newNotifications += try api.ledger.store.events(at: positions).filter { $0.kind == .notification }.map {
+                    BackfilledNotification(notificationUUID: $0.eventId, type: $0.type, subtype: $0.subtype,
+                                           signedDate: $0.occurredAt, position: $0.position)
+                }
+            case .duplicate:
+                report.alreadyKnown += 1
+            case .quarantined(let id, let rejection):
+                report.quarantined += 1
+                report.quarantineReasons.append("\(message.source) quarantined as #\(id): \(rejection.reason)")
+            }
+        }
     }
 }

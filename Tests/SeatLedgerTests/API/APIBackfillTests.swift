@@ -79,6 +79,32 @@ struct APIBackfillTests {
         #expect(ledgerBytes.range(of: Data(keyBody.utf8)) == nil)
     }
 
+    @Test("a page with one notification that fails verification: the page is quarantined, its good notifications still appended")
+    func oneBadItemDoesNotHoldThePageBack() throws {
+        var lines = try Self.notifications(5)
+        // The middle one signed by the impostor chain (same names, other keys): chain_not_trusted.
+        let rogue = try PayloadFactory(prefix: "rogue-")
+        lines[2] = try rogue.notification(type: "DID_RENEW", uuid: "n-rogue", signedDate: Self.base + 2 * Self.minute,
+                                          transaction: rogue.transaction())
+        let fixture = try APIFixture(state: ["notifications": .array(try historyEntries(lines))], now: Self.base + PayloadFactory.day)
+        try fixture.ingest([lines[0], lines[4]])  // n-01 and n-03 were missed
+        let since = Timestamp.iso8601(Self.base - 3_600_000)
+        let result = try fixture.run(["backfill", "--since", since, "--json"])
+        #expect(result.exitCode == 3, "something was quarantined: \(result)")
+        let report = try result.json()
+        #expect(report["returned"] == 5)
+        let newIds = Set((report["newNotifications"]?.arrayValue ?? []).compactMap { $0["notificationUUID"]?.stringValue })
+        #expect(newIds == ["n-01", "n-03"], "\(report)")
+        #expect(report["alreadyKnown"] == 2 && report["quarantined"] == 1, "\(report)")
+        let store = try fixture.test.freshStore()
+        #expect(try store.event(id: "n-01")?.origin == .backfill)
+        #expect(try store.event(id: "n-rogue") == nil)
+        let quarantine = try store.quarantine()
+        #expect(quarantine.count == 2, "the page as it came, and the bad notification alone")
+        #expect(quarantine.contains { $0.source.hasSuffix("#notificationHistory[2]") && $0.errorCode == "chain_not_trusted" },
+                "\(quarantine.map { ($0.source, $0.errorCode) })")
+    }
+
     @Test("--only-failures asks for failed deliveries only; a full run's coverage also covers failures")
     func onlyFailures() throws {
         let lines = try Self.notifications(6)
