@@ -417,9 +417,22 @@ enum APIConfigCommand: Command {
 
     static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "show" ? 1 : 0 }
 
+    /// `url` with any password in its user information replaced by `***` (for display only).
+    static func withoutPassword(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "***"
+        return components.string ?? url
+    }
+
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.isEmpty || arguments.positionals == ["show"] else {
             throw UsageError(message: "api-config takes options only")
+        }
+        if arguments.value("credentials") != nil, arguments.flag("unset-credentials") {
+            throw UsageError(message: "give --credentials or --unset-credentials, not both")
+        }
+        if arguments.value("api-base-url") != nil, arguments.flag("unset-base-url") {
+            throw UsageError(message: "give --api-base-url or --unset-base-url, not both")
         }
         let ledger = try Ledger.open(path: arguments.databasePath)
         if let file = arguments.value("credentials") {
@@ -437,20 +450,31 @@ enum APIConfigCommand: Command {
         let values = try ledger.store.configValues()
         func nonEmpty(_ key: String) -> String? { values[key].flatMap { $0.isEmpty ? nil : $0 } }
         let credentials = nonEmpty(LedgerAPISettings.credentialsFile)
-        let stored = nonEmpty(LedgerAPISettings.baseURL)
-        let effective = stored ?? AppStoreAPIPaths.baseURL(for: ledger.configuration.environment)
+        let stored = nonEmpty(LedgerAPISettings.baseURL).map(Self.withoutPassword)
+        // What a call would use, in the order `LedgerAPI.connect` looks (a command's own
+        // --api-base-url aside): the environment, the stored value, the environment's default.
+        let environment = ProcessInfo.processInfo.environment
+        func fromEnvironment(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        let environmentURL = fromEnvironment(LedgerAPISettings.baseURLVariable).map(Self.withoutPassword)
+        let effective = environmentURL ?? stored ?? AppStoreAPIPaths.baseURL(for: ledger.configuration.environment)
+        let baseURLSource = environmentURL != nil ? "$\(LedgerAPISettings.baseURLVariable)" : stored != nil ? "stored" : "default"
+        let credentialVariables = [APICredentials.issuerIdVariable, APICredentials.keyIdVariable, APICredentials.privateKeyFileVariable]
+        let credentialsFromEnvironment = credentialVariables.allSatisfy { fromEnvironment($0) != nil }
         let cursor = try NotificationBackfill.cursor(of: ledger)
         if arguments.flag("json") {
             var json = cursor.json.objectValue ?? [:]
             json["version"] = nil
             Terminal.json([
                 "credentialsFile": .optional(credentials), "apiBaseURL": .optional(stored), "effectiveBaseURL": .optional(effective),
+                "effectiveBaseURLSource": .string(baseURLSource),
+                "credentialsSource": .string(credentialsFromEnvironment ? "environment" : credentials != nil ? "stored file" : "none"),
                 "environment": .string(ledger.configuration.environment.rawValue), "backfill": .object(json),
             ])
         } else {
             var lines = [
-                "Credentials file: \(credentials ?? "(not set)")",
-                "Base URL:         \(effective ?? "(none for \(ledger.configuration.environment.rawValue))")\(stored == nil ? " (default)" : " (stored)")",
+                "Credentials:      " + (credentialsFromEnvironment ? "from the environment (\(credentialVariables.map { "$" + $0 }.joined(separator: ", ")))"
+                    : credentials.map { "file \($0)" } ?? "(not set)"),
+                "Base URL:         \(effective ?? "(none for \(ledger.configuration.environment.rawValue))") (\(baseURLSource))",
                 "Backfill covered: " + (cursor.coveredAll.isEmpty ? "nothing yet"
                     : cursor.coveredAll.map { "\(Timestamp.iso8601($0.start)) → \(Timestamp.iso8601($0.end))" }.joined(separator: ", ")),
             ]

@@ -207,6 +207,27 @@ struct APIClientTests {
         #expect(missing.exitCode == 2 && missing.stderr.contains("credentials incomplete"), "\(missing)")
     }
 
+    @Test("api-config shows what a call would use: the environment's base URL and credentials over the stored ones; passwords hidden")
+    func apiConfigShowsTheEffectiveSettings() throws {
+        let test = try TestLedger()
+        let stored = try CLI.run(["api-config", "--db", test.path, "--api-base-url", "http://user:s3cr3t@127.0.0.1:1/", "--json"])
+        #expect(stored.exitCode == 0, "\(stored)")
+        #expect(try stored.json()["effectiveBaseURL"] == "http://user:***@127.0.0.1:1/")
+        #expect(try stored.json()["effectiveBaseURLSource"] == "stored")
+        #expect(!stored.stdout.contains("s3cr3t"), "\(stored)")
+        let environment = ["SEATLEDGER_API_BASE_URL": "http://127.0.0.1:2", "SEATLEDGER_ISSUER_ID": "i", "SEATLEDGER_KEY_ID": "k",
+                           "SEATLEDGER_PRIVATE_KEY_FILE": "/nonexistent.p8"]
+        let shown = try CLI.run(["api-config", "--db", test.path, "--json"], environment: environment)
+        #expect(try shown.json()["effectiveBaseURL"] == "http://127.0.0.1:2")
+        #expect(try shown.json()["effectiveBaseURLSource"] == "$SEATLEDGER_API_BASE_URL")
+        #expect(try shown.json()["credentialsSource"] == "environment")
+        let text = try CLI.run(["api-config", "--db", test.path], environment: environment)
+        #expect(text.stdout.contains("Base URL:         http://127.0.0.1:2 ($SEATLEDGER_API_BASE_URL)"), "\(text)")
+        #expect(text.stdout.contains("Credentials:      from the environment"), "\(text)")
+        let both = try CLI.run(["api-config", "--db", test.path, "--credentials", "x.json", "--unset-credentials"])
+        #expect(both.exitCode == 2 && both.stderr.contains("not both"), "\(both)")
+    }
+
     @Test("ASSIGNED transactions are refused before any request: Extend (4030028), Send Consumption Information and Set App Account Token (4000227)")
     func assignedGuard() throws {
         let factory = try PayloadFactory()
