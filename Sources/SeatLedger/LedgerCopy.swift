@@ -28,11 +28,18 @@ public struct LedgerCopy {
         public var headHash: String?
         /// Groups in the destination's rebuilt projections.
         public var groups = 0
+        /// Whether `shouldStop` ended the copy between two batches: what was copied is kept (and
+        /// verified next time), the projections are not built yet, and a re-run resumes.
+        public var interrupted = false
 
         /// The report as JSON.
         public var json: JSONValue {
-            ["copied": .int(copied), "alreadyPresent": .int(alreadyPresent), "createdDestination": .bool(createdDestination),
-             "headHash": .optional(headHash), "groups": .int(Int64(groups))]
+            var fields: [String: JSONValue] = [
+                "copied": .int(copied), "alreadyPresent": .int(alreadyPresent), "createdDestination": .bool(createdDestination),
+                "headHash": .optional(headHash), "groups": .int(Int64(groups)),
+            ]
+            if interrupted { fields["interrupted"] = true }
+            return .object(fields)
         }
     }
 
@@ -74,7 +81,12 @@ public struct LedgerCopy {
     public init(source: any LedgerStore) { self.source = source }
 
     /// Copies to `destination` (created when it does not exist yet).
-    public func run(to destination: StoreLocation, progress: ((String) -> Void)? = nil) throws -> Report {
+    ///
+    /// `shouldStop` is asked between batches (a signal, say): the copy then ends with
+    /// ``Report/interrupted``, the destination keeps what was copied and stays marked unfinished
+    /// (``unfinishedKey``: reads warn that its projections are not built) until a run completes.
+    public func run(to destination: StoreLocation, progress: ((String) -> Void)? = nil,
+                    shouldStop: () -> Bool = { false }) throws -> Report {
         var report = Report()
         let verification = try source.verifyChain { count in
             if count % 100_000 == 0 { progress?("verified \(count) source events") }
@@ -120,10 +132,20 @@ public struct LedgerCopy {
             report.alreadyPresent = held
         }
         let total = verification.eventsChecked
-        try source.forEachStoredRecord(from: held + 1, batchSize: batchSize) { records in
-            try target.appendVerbatim(records)
-            report.copied += Int64(records.count)
-            progress?("copied \(held + report.copied) of \(total) events")
+        // Marked unfinished until the projections are built and the chain checked (a kill or a
+        // signal mid-way leaves events without projections: reads must not look complete).
+        try target.setConfigValue(Self.unfinishedKey, "copy of \(source.location) (\(total) events)")
+        struct Stopped: Error {}
+        do {
+            try source.forEachStoredRecord(from: held + 1, batchSize: batchSize) { records in
+                if shouldStop() { throw Stopped() }
+                try target.appendVerbatim(records)
+                report.copied += Int64(records.count)
+                progress?("copied \(held + report.copied) of \(total) events")
+            }
+        } catch is Stopped {
+            report.interrupted = true
+            return report
         }
 
         report.groups = try ProjectionRebuilder(store: target).rebuildAll(progress: progress)
@@ -135,8 +157,13 @@ public struct LedgerCopy {
                 detail: "\(check.eventsChecked) events, head \(check.headHash ?? "none"); source has \(total), head \(verification.headHash ?? "none")")
         }
         report.headHash = check.headHash
+        try target.setConfigValue(Self.unfinishedKey, "")
         return report
     }
+
+    /// The destination's configuration key that says a copy into it has not finished (empty or
+    /// absent: it has).
+    public static let unfinishedKey = "copy_unfinished"
 
     /// The first position (1…`last`) where `target`'s chain differs from `source`'s, given that
     /// position `last` differs. Chain hashes link every event to all before it, so positions up

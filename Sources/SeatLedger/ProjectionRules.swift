@@ -25,6 +25,10 @@ extension Ledger {
     /// A warning for people, when the stored projections were built by older rules than this
     /// build's (`seatledger rebuild` recomputes them); `nil` when they are current.
     public func outdatedProjectionsWarning() throws -> String? {
+        if let unfinished = try store.configValues()[LedgerCopy.unfinishedKey], !unfinished.isEmpty {
+            return "this ledger is an unfinished \(unfinished): its projections are built when `seatledger copy` completes; "
+                + "run the same copy again to resume it"
+        }
         let stored = try storedProjectionRules()
         guard stored < ProjectionRules.version else { return nil }
         return "the stored projections were built by projection rules version \(stored); this build uses version "

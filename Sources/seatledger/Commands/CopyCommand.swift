@@ -53,9 +53,11 @@ enum CopyCommand: Command {
             copy.batchSize = size
         }
         let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let stop = StopSignal()
         let report: LedgerCopy.Report
         do {
-            report = try copy.run(to: destination) { message in if showProgress { Terminal.err("copy: \(message)") } }
+            report = try copy.run(to: destination, progress: { message in if showProgress { Terminal.err("copy: \(message)") } },
+                                  shouldStop: { stop.isStopped })
         } catch let failure as LedgerCopy.Failure {
             if case .configurationMismatch = failure { throw failure }
             if arguments.flag("json") {
@@ -64,6 +66,15 @@ enum CopyCommand: Command {
                 Terminal.out("Copy refused: \(failure.description)")
             }
             return .findings
+        }
+        if report.interrupted {
+            if arguments.flag("json") {
+                Terminal.json(report.json)
+            } else {
+                Terminal.out("Interrupted after copying \(report.copied) events to \(destination) (\(report.alreadyPresent + report.copied) there now); "
+                             + "run the same copy again to resume. Until it completes, reads of the destination warn that its projections are not built.")
+            }
+            return .interrupted
         }
         if arguments.flag("json") {
             Terminal.json(report.json)

@@ -40,6 +40,7 @@ enum HelpText {
       1  a check found a problem (verify: broken chain or stale projections; diff: differences)
       2  error (bad usage, unreadable input, no ledger, database failure)
       3  finished, but some inputs were quarantined (nothing was lost)
-      4  ingest was interrupted (SIGINT/SIGTERM) before reading all its input; re-run to continue
+      4  interrupted (SIGINT/SIGTERM) before finishing: an ingest before reading all its input, a
+         copy between batches; what was committed is kept: re-run to continue
     """
 }

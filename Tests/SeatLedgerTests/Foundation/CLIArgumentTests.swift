@@ -470,7 +470,7 @@ struct CLIArgumentTests {
         #expect(result.exitCode == 0, "\(result)")
         #expect(try result.json()["interrupted"] == nil)
         let help = try CLI.run(["ingest", "--help"])
-        #expect(help.stdout.contains("4  ingest was interrupted"), "\(help)")
+        #expect(help.stdout.contains("4  interrupted (SIGINT/SIGTERM) before finishing: an ingest before reading all its input"), "\(help)")
         #expect(help.stdout.contains("\"interrupted\": true"), "\(help)")
     }
 

@@ -1,6 +1,7 @@
 import AppStoreModels
 import EventStore
 import Foundation
+import GroupSimulator
 import LedgerEvents
 @testable import SeatLedger
 import Testing
@@ -181,5 +182,38 @@ struct LedgerCopyTests {
         try destination.appendVerbatim(Array(records.prefix(2)))
         #expect(try destination.head().hash == records[1].event.hash)
         #expect(try destination.verifyChain().isIntact)
+    }
+
+    @Test("SIGINT during a copy stops between batches: exit 4 with a message, the destination warns it is unfinished; a re-run completes it",
+          .timeLimit(.minutes(2)))
+    func interruptedCopy() throws {
+        let source = try TestLedger()
+        let stream = StreamGenerator.stream(seed: 5, groups: 300)
+        _ = try source.store.commit(events: stream.events.map { ScenarioBuilder.newEvent($0) })
+        let total = try source.eventCount()
+        let destination = source.directory.path("copy.sqlite")
+        let child = try CLI.start(["copy", "--from", source.path, "--to", destination, "--batch", "1"])
+        defer { if child.isRunning { child.kill() } }
+        let deadline = Date().addingTimeInterval(60)
+        // Signal once some events are in (a read-only look at the destination).
+        while (try? EventStore.open(at: destination, readOnly: true).eventCount()).map({ $0 < 20 }) ?? true {
+            try #require(child.isRunning && Date() < deadline, "the copy ended before it could be interrupted")
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        child.kill(SIGINT)
+        let stopped = try child.wait(timeout: 30)
+        #expect(!stopped.terminatedBySignal && stopped.exitCode == 4, "\(stopped)")
+        #expect(stopped.stdout.contains("Interrupted after copying"), "\(stopped)")
+        let partial = try EventStore.open(at: destination, readOnly: true).eventCount()
+        #expect(partial > 0 && partial < total, "\(partial) of \(total)")
+        let read = try CLI.run(["groups", "--db", destination])
+        #expect(read.exitCode == 0, "\(read)")
+        #expect(read.stderr.contains("this ledger is an unfinished copy of"), "\(read)")
+        let resumed = try CLI.run(["copy", "--from", source.path, "--to", destination, "--json"])
+        #expect(resumed.exitCode == 0, "\(resumed)")
+        #expect(try resumed.json()["alreadyPresent"]?.int64Value == partial)
+        #expect(try EventStore.open(at: destination, readOnly: true).eventCount() == total)
+        let after = try CLI.run(["groups", "--db", destination])
+        #expect(!after.stderr.contains("unfinished"), "\(after)")
     }
 }
