@@ -170,6 +170,8 @@ public struct BackfillReport: Sendable {
     public var complete = false
     /// Why the run stopped early.
     public var failure: String?
+    /// Whether ``NotificationBackfill/shouldStop`` ended the run before its last page.
+    public var interrupted = false
     /// Notes for the user (clamped window, nothing to do).
     public var notes: [String] = []
 
@@ -181,7 +183,7 @@ public struct BackfillReport: Sendable {
             "resumed": .bool(resumed), "pages": .count(pages), "returned": .count(returned),
             "new": .count(newNotifications.count), "alreadyKnown": .count(alreadyKnown), "quarantined": .count(quarantined),
             "newNotifications": .array(newNotifications.map(\.json)), "complete": .bool(complete),
-            "failure": .optional(failure), "notes": .array(notes.map(JSONValue.string)),
+            "failure": .optional(failure), "interrupted": .bool(interrupted), "notes": .array(notes.map(JSONValue.string)),
             "calls": .array(calls.map(\.json)),
         ]
     }
@@ -203,6 +205,9 @@ public struct NotificationBackfill {
     /// The wall clock, used only to measure how long the run has taken when Apple refuses a
     /// start date (the window limits themselves come from `now`).
     public var wallClock: () -> EpochMillis = { Timestamp.millis(Date()) }
+    /// Asked before each page request (a signal, say): `true` ends the run there, its progress
+    /// saved like after any page (``BackfillReport/interrupted``), so the next run resumes.
+    public var shouldStop: () -> Bool = { false }
 
     /// Creates a backfill over `api`.
     public init(api: LedgerAPI) { self.api = api }
@@ -287,6 +292,14 @@ public struct NotificationBackfill {
             var restartedWindow = false
             var reclamps = 0
             while true {
+                if shouldStop() {
+                    // Between pages: what was fetched is recorded; keep the place like a failed call does.
+                    report.interrupted = true
+                    cursor.inProgress = BackfillCursor.InProgress(startDate: window.start, endDate: window.end, onlyFailures: onlyFailures,
+                                                                  paginationToken: token, pages: pages)
+                    try save(cursor)
+                    return report
+                }
                 pageCount += 1
                 guard pageCount <= maximumPages else {
                     report.failure = "stopped after \(maximumPages) pages (safety limit)"

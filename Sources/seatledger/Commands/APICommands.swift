@@ -121,8 +121,11 @@ enum BackfillCommand: Command {
         let knownBefore = ledger.store.clock() - 1   // the recording clock: events of this run are later
         let report: BackfillReport
         do {
-            report = try NotificationBackfill(api: api).run(since: since, until: until, onlyFailures: arguments.flag("only-failures"),
-                                                            restart: arguments.flag("restart"), now: now)
+            var backfill = NotificationBackfill(api: api)
+            let stop = StopSignal()
+            backfill.shouldStop = { stop.isStopped }
+            report = try backfill.run(since: since, until: until, onlyFailures: arguments.flag("only-failures"),
+                                      restart: arguments.flag("restart"), now: now)
         } catch let error as APIUsageError {
             throw UsageError(message: error.message)
         }
@@ -138,6 +141,7 @@ enum BackfillCommand: Command {
             Terminal.out(text(report, groups: groups, knownBefore: knownBefore, knownAfter: knownAfter))
         }
         if report.failure != nil { return .failure }
+        if report.interrupted { return .interrupted }
         return report.quarantined > 0 ? .quarantined : .success
     }
 
@@ -166,6 +170,9 @@ enum BackfillCommand: Command {
             lines.append("  + \(item.notificationUUID) \(kind.isEmpty ? "?" : kind) signed \(Timestamp.iso8601(item.signedDate)) (position \(item.position))")
         }
         for reason in report.quarantineReasons { lines.append("  ! \(reason)") }
+        if report.interrupted {
+            lines.append("Interrupted (SIGINT/SIGTERM) between pages. Progress is saved; run the same backfill again to resume.")
+        }
         if let failure = report.failure {
             lines.append("Stopped: \(failure). Progress is saved; run the same backfill again to resume.")
         }

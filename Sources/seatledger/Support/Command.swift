@@ -41,6 +41,6 @@ enum HelpText {
       2  error (bad usage, unreadable input, no ledger, database failure)
       3  finished, but some inputs were quarantined (nothing was lost)
       4  interrupted (SIGINT/SIGTERM) before finishing: an ingest before reading all its input, a
-         copy between batches; what was committed is kept: re-run to continue
+         copy between batches, a backfill between pages; what was committed is kept: re-run to continue
     """
 }

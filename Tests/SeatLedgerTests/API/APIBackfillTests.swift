@@ -105,6 +105,27 @@ struct APIBackfillTests {
                 "\(quarantine.map { ($0.source, $0.errorCode) })")
     }
 
+    @Test("a stop requested between pages ends the run there with its place saved (exit 4 in the CLI); the next run resumes")
+    func stopBetweenPages() throws {
+        let lines = try Self.notifications(45)
+        let fixture = try APIFixture(state: ["notifications": .array(try historyEntries(lines))], now: Self.base + PayloadFactory.day)
+        var options = LedgerAPIOptions()
+        options.baseURL = fixture.standIn.baseURL
+        options.environment = fixture.credentials
+        options.clock = { fixture.now }
+        let (api, _) = try LedgerAPI.connect(fixture.test.ledger, options: options)
+        final class Asked { var count = 0 }
+        let asked = Asked()
+        var backfill = NotificationBackfill(api: api)
+        backfill.shouldStop = { asked.count += 1; return asked.count > 1 }  // after the first page
+        let first = try backfill.run(since: Self.base - 3_600_000, until: nil, onlyFailures: false, now: fixture.now)
+        #expect(first.interrupted && !first.complete && first.pages == 1 && first.newNotifications.count == 20, "\(first.json)")
+        #expect(try NotificationBackfill.cursor(of: fixture.test.ledger).inProgress?.pages == 1)
+        let second = try NotificationBackfill(api: api).run(since: Self.base - 3_600_000, until: nil, onlyFailures: false, now: fixture.now)
+        #expect(second.resumed && second.complete && second.pages == 2 && second.newNotifications.count == 25, "\(second.json)")
+        #expect(try fixture.standIn.requests("GetNotificationHistory").count == 3, "no page fetched twice")
+    }
+
     @Test("--only-failures asks for failed deliveries only; a full run's coverage also covers failures")
     func onlyFailures() throws {
         let lines = try Self.notifications(6)
