@@ -110,8 +110,13 @@ public struct GroupAudit: Sendable {
 
 /// Markdown helpers.
 enum Markdown {
+    /// `text` for a table cell: HTML-escaped (Markdown passes raw HTML through to the page that
+    /// renders it), `|` escaped, line breaks as spaces and other control characters visible.
     static func cell(_ text: String) -> String {
-        text.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+        let escaped = text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "|", with: "\\|")
+            .replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
+        return DisplayText.visible(escaped)
     }
 
     static func table(_ header: [String], _ rows: [[String]]) -> String {

@@ -57,7 +57,7 @@ public enum GroupText {
         if let v = member.originalTransactionId { ids.append("otid \(v)") }
         if let v = member.seatClaimId { ids.append("claim \(v)") }
         if let v = member.appTransactionId { ids.append("app-tx \(v)") }
-        if let v = member.memberRef { ids.append("ref \(v)") }
+        if let v = member.memberRef { ids.append("ref \(DisplayText.visible(v))") }
         let since = member.accessSince.map(Timestamp.iso8601) ?? "?"
         let until = member.accessUntil.map(Timestamp.iso8601) ?? "open-ended"
         var line = "    \(member.role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(ids.joined(separator: ", "))\n"

@@ -112,7 +112,7 @@ public enum StateComparison {
     /// "app-user-42 (claim 7a1e…)".
     public static func label(_ member: MemberState) -> String {
         var parts: [String] = []
-        if let ref = member.memberRef { parts.append(ref) }
+        if let ref = member.memberRef { parts.append(DisplayText.visible(ref)) }
         if let claim = member.seatClaimId { parts.append("claim \(claim.prefix(8))…") }
         if member.role == .purchaser { parts.append("purchaser \(member.originalTransactionId ?? "")") } else if let otid = member.originalTransactionId {
             parts.append("tx \(otid)")

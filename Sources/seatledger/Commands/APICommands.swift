@@ -344,6 +344,13 @@ enum SeatsCommand: Command {
         do {
             switch action {
             case "claim":
+                // Recorded for good and shown in reports: no control characters (an escape sequence
+                // or a line break in a member's name would garble every terminal and report).
+                for name in ["member-ref", "request-id", "app-transaction-id"] {
+                    if let value = arguments.value(name), value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+                        throw UsageError(message: "--\(name) holds a control character (\(DisplayText.visible(value))); give plain text")
+                    }
+                }
                 outcome = try operations.claim(rest[0], appTransactionId: arguments.value("app-transaction-id"),
                                                memberRef: arguments.value("member-ref"), requestIdentifier: arguments.value("request-id"),
                                                now: now)

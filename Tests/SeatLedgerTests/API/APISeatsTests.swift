@@ -66,6 +66,29 @@ struct APISeatsTests {
         return found
     }
 
+    @Test("a member ref with a control character is refused before any call; one recorded by another client shows escaped")
+    func controlCharactersInMemberRef() throws {
+        let fixture = try Self.fixture()
+        let refused = try fixture.run(["seats", "claim", Self.developer, "--member-ref", "red\u{1B}[31m"])
+        #expect(refused.exitCode == 2 && refused.stderr.contains("--member-ref holds a control character (red\\u{1B}[31m)"), "\(refused)")
+        #expect(try fixture.standIn.requests("ClaimSeat").isEmpty)
+        // A Claim Seat response another tool recorded, naming such a member (and some HTML).
+        let factory = try PayloadFactory()
+        let envelope = factory.apiResponse(endpoint: "ClaimSeat", method: "POST",
+                                           path: "/groups/v1/transactions/\(Self.developer)/seats",
+                                           requestBody: ["requestIdentifier": "8f1f6a7e-0000-4000-8000-000000000001"],
+                                           body: ["seatClaimId": "c-escape"], respondedAt: "2025-06-01T13:00:00.000Z",
+                                           context: ["memberRef": "<script>x</script>\u{1B}[31m\nline"])
+        try fixture.ingest([envelope])
+        let env = ["SEATLEDGER_NOW": Timestamp.iso8601(Self.now)]
+        let text = try CLI.run(["group", "show", Self.developer, "--db", fixture.test.path], environment: env)
+        #expect(text.stdout.contains("\\u{1B}[31m\\u{A}line"), "\(text)")
+        #expect(!text.stdout.contains("\u{1B}"), "no raw escape reaches the terminal")
+        let markdown = try CLI.run(["audit", "group", Self.developer, "--format", "markdown", "--db", fixture.test.path], environment: env)
+        #expect(markdown.stdout.contains("&lt;script&gt;x&lt;/script&gt;"), "\(markdown)")
+        #expect(!markdown.stdout.contains("<script>") && !markdown.stdout.contains("\u{1B}"), "\(markdown)")
+    }
+
     @Test("claim stores its requestIdentifier, calls Apple once and records the claim with the member")
     func claim() throws {
         let fixture = try Self.fixture()
