@@ -146,7 +146,17 @@ public struct AppleComparison: Sendable {
     /// Text form.
     public var text: String {
         var lines = ["Group \(groupKey) against Apple's latest view"]
-        if appleObservedAt == nil { lines.append("No Get Seat Info or Get Group Members response recorded; run `seatledger reconcile \(groupKey)`.") }
+        if appleObservedAt == nil {
+            let unlinkedPrefix = "unlinked:"
+            if groupKey.hasPrefix(unlinkedPrefix) {
+                // An assigned seat holder no group evidence links: there is no group to ask Apple about.
+                let otid = groupKey.dropFirst(unlinkedPrefix.count)
+                lines.append("No Apple view to compare: \(groupKey) is an assigned seat holder no Get Customer Groups or Get Group "
+                             + "Members response links to a group. `seatledger reconcile \(otid)` asks Apple about the holder's subscription.")
+            } else {
+                lines.append("No Get Seat Info or Get Group Members response recorded; run `seatledger reconcile \(groupKey)`.")
+            }
+        }
         if let a = appleObservedAt { lines.append("  Apple observed at \(Timestamp.iso8601(a))") }
         if let o = oursLatestAt { lines.append("  our latest event at \(Timestamp.iso8601(o))") }
         switch olderSide {

@@ -2,7 +2,7 @@ import AppStoreModels
 import Foundation
 import LedgerEvents
 import Projections
-import Reports
+@testable import Reports
 import SeatLedger
 import Testing
 
@@ -245,5 +245,15 @@ struct ReportFixLedgerTests {
         #expect(!before.anomalies.contains { $0.code == "unknown_unclaim" }, "\(before.anomalies.map(\.text))")
         let after = try test.ledger.auditGroup(purchaser, asOf: now, now: now)
         #expect(after.anomalies.contains { $0.code == "unknown_unclaim" })
+    }
+
+    @Test("an unlinked group without an Apple view points at the holder's transaction, not at reconciling the unlinked key (which asks nothing)")
+    func unlinkedAdvice() {
+        let unlinked = AppleComparison(groupKey: "unlinked:2000000000000777", differences: [], appleObservedAt: nil, oursLatestAt: 1,
+                                       olderSide: "none")
+        #expect(unlinked.text.contains("`seatledger reconcile 2000000000000777` asks Apple about the holder's subscription"), "\(unlinked.text)")
+        #expect(!unlinked.text.contains("reconcile unlinked:"), "\(unlinked.text)")
+        let purchaser = AppleComparison(groupKey: "2000000000000001", differences: [], appleObservedAt: nil, oursLatestAt: 1, olderSide: "none")
+        #expect(purchaser.text.contains("run `seatledger reconcile 2000000000000001`"))
     }
 }
