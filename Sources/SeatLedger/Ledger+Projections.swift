@@ -47,8 +47,10 @@ extension Ledger {
         return try store.allGroupKeys().compactMap { key in
             guard let (membership, facts) = try maintainer.group(key) else { return nil }
             let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: knownAt)
-            // A group none of whose events were recorded by `knownAt` did not exist yet.
-            if let knownAt, !facts.contains(where: { $0.recordedAt <= knownAt && $0.occurredAt <= asOf }) { return nil }
+            // A group none of whose events had happened by `asOf` (or been recorded by `knownAt`)
+            // did not exist yet: it is left out, not listed as an empty UNKNOWN group.
+            let existed = facts.contains { fact in fact.occurredAt <= asOf && (knownAt.map { fact.recordedAt <= $0 } ?? true) }
+            if !existed { return nil }
             return state
         }
     }

@@ -256,4 +256,15 @@ struct ReportFixLedgerTests {
         let purchaser = AppleComparison(groupKey: "2000000000000001", differences: [], appleObservedAt: nil, oursLatestAt: 1, olderSide: "none")
         #expect(purchaser.text.contains("run `seatledger reconcile 2000000000000001`"))
     }
+
+    @Test("groups as of a moment before a group's first event leave it out instead of listing it as an empty UNKNOWN group")
+    func groupsBeforeTheyExisted() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        try test.append(line: try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction()))
+        let signed = PayloadFactory.defaultSignedDate
+        #expect(try test.ledger.groups(asOf: signed - 1).isEmpty)
+        #expect(try test.ledger.groups(asOf: signed).map(\.groupKey) == [PayloadFactory.defaultOriginalTransactionId])
+        #expect(try test.ledger.groups(asOf: signed + 1, knownAt: signed - 1).isEmpty, "not yet recorded")
+    }
 }
