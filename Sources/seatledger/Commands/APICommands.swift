@@ -32,6 +32,13 @@ enum APIOptionsHelp {
 
     /// Builds the connection from the command's options; prints warnings on stderr.
     static func connect(_ arguments: Arguments, ledger: Ledger) throws -> LedgerAPI {
+        // An option given empty is a mistake (an unset shell variable, say), not "use the
+        // environment's": say so rather than fall back silently.
+        for name in ["issuer-id", "key-id", "private-key", "credentials", "api-base-url"] {
+            if let value = arguments.value(name), value.trimmingCharacters(in: .whitespaces).isEmpty {
+                throw UsageError(message: "--\(name) is empty")
+            }
+        }
         var options = LedgerAPIOptions()
         options.issuerId = arguments.value("issuer-id")
         options.keyId = arguments.value("key-id")
@@ -40,7 +47,7 @@ enum APIOptionsHelp {
         options.baseURL = arguments.value("api-base-url")
         if let text = arguments.value("timeout") {
             guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
-                throw UsageError(message: "--timeout must be a number of seconds from 0 to 600, got \(text)")
+                throw UsageError(message: "--timeout must be a number of seconds above 0 and at most 600, got \(text)")
             }
             options.timeout = seconds
         }

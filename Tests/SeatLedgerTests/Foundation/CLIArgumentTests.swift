@@ -299,6 +299,15 @@ struct CLIArgumentTests {
         #expect(!result.stderr.contains("pass phrase"), "\(result)")
     }
 
+    @Test("an API option given empty is refused, not replaced by the environment's value",
+          arguments: ["--key-id", "--issuer-id", "--private-key", "--credentials", "--api-base-url"])
+    func emptyAPIOption(_ option: String) throws {
+        let test = try TestLedger()
+        let result = try CLI.run(["backfill", "--since", "1d", "--db", test.path, option, "  "],
+                                 environment: ["SEATLEDGER_KEY_ID": "k", "SEATLEDGER_ISSUER_ID": "i"])
+        #expect(result.exitCode == 2 && result.stderr.contains("\(option) is empty"), "\(result)")
+    }
+
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
     func pollInterval(_ value: String) throws {
         let test = try TestLedger()
