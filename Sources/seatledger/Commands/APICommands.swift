@@ -358,6 +358,10 @@ enum SeatsCommand: Command {
                         throw UsageError(message: "--\(name) holds a control character (\(DisplayText.visible(value))); give plain text")
                     }
                 }
+                // --request-id resumes a stored request; an unknown one (a typo) must not start a second claim.
+                if let id = arguments.value("request-id"), try ledger.store.claimRequest(id) == nil {
+                    throw InputError(message: "no stored Claim Seat request \(id) (see `seatledger seats requests`); omit --request-id to start a new claim")
+                }
                 outcome = try operations.claim(rest[0], appTransactionId: arguments.value("app-transaction-id"),
                                                memberRef: arguments.value("member-ref"), requestIdentifier: arguments.value("request-id"),
                                                now: now)

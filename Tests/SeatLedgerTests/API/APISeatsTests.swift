@@ -89,6 +89,15 @@ struct APISeatsTests {
         #expect(!markdown.stdout.contains("<script>") && !markdown.stdout.contains("\u{1B}"), "\(markdown)")
     }
 
+    @Test("claim --request-id of a request the ledger does not hold is refused before any call (a typo must not take a second seat)")
+    func unknownRequestId() throws {
+        let fixture = try Self.fixture()
+        let result = try fixture.run(["seats", "claim", Self.developer, "--member-ref", "m9", "--request-id", "whatever"])
+        #expect(result.exitCode == 2 && result.stderr.contains("no stored Claim Seat request whatever"), "\(result)")
+        #expect(try fixture.standIn.requests("ClaimSeat").isEmpty)
+        #expect(try fixture.test.freshStore().claimRequests().isEmpty)
+    }
+
     @Test("claim stores its requestIdentifier, calls Apple once and records the claim with the member")
     func claim() throws {
         let fixture = try Self.fixture()
