@@ -16,11 +16,11 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
     /// Parses `redis://[[user]:password@]host[:port]/key` (user and password percent-decoded).
     public init(_ text: String) throws(RedisError) {
         guard text.hasPrefix("redis://") else {
-            throw RedisError(isConnectionError: false, message: "not a redis:// URL: \(text)", command: nil)
+            throw RedisError(isConnectionError: false, message: "not a redis:// URL: \(Self.redacted(text))", command: nil)
         }
         let rest = text.dropFirst("redis://".count)
         guard let slash = rest.firstIndex(of: "/"), rest.index(after: slash) < rest.endIndex else {
-            throw RedisError(isConnectionError: false, message: "missing stream key in \(text) (expected redis://host:port/key)", command: nil)
+            throw RedisError(isConnectionError: false, message: "missing stream key in \(Self.redacted(text)) (expected redis://host:port/key)", command: nil)
         }
         var authority = rest[..<slash]
         key = String(rest[rest.index(after: slash)...])
@@ -41,14 +41,22 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
         if let colon = authority.lastIndex(of: ":") {
             host = String(authority[..<colon])
             guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else {
-                throw RedisError(isConnectionError: false, message: "bad port in \(text)", command: nil)
+                throw RedisError(isConnectionError: false, message: "bad port in \(Self.redacted(text))", command: nil)
             }
             self.port = port
         } else {
             host = String(authority)
             port = 6379
         }
-        guard !host.isEmpty else { throw RedisError(isConnectionError: false, message: "missing host in \(text)", command: nil) }
+        guard !host.isEmpty else { throw RedisError(isConnectionError: false, message: "missing host in \(Self.redacted(text))", command: nil) }
+    }
+
+    /// `text` for an error message: anything between `://` and the last `@` (user information,
+    /// a password with an unencoded `/` or `@` included) written `***`.
+    static func redacted(_ text: String) -> String {
+        guard let scheme = text.range(of: "://"), let at = text.range(of: "@", options: .backwards),
+              at.lowerBound >= scheme.upperBound else { return text }
+        return String(text[..<scheme.upperBound]) + "***" + String(text[at.lowerBound...])
     }
 
     /// The URL for messages: `redis://***@host:port/key` when it carries credentials.

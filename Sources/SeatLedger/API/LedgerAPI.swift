@@ -90,7 +90,7 @@ public final class LedgerAPI {
         }
         guard let baseURL = URL(string: baseText), let scheme = baseURL.scheme?.lowercased(), scheme == "https" || scheme == "http",
               baseURL.host != nil else {
-            throw APIUsageError("--api-base-url must be an http(s) URL such as https://api.storekit-sandbox.apple.com, got \(baseText)")
+            throw APIUsageError("--api-base-url must be an http(s) URL such as https://api.storekit-sandbox.apple.com, got \(Self.withoutUserInformation(baseText))")
         }
         let configuration = AppStoreAPIConfiguration(baseURL: baseURL, environment: environment, timeout: options.timeout,
                                                      retry: options.retry)
@@ -102,6 +102,14 @@ public final class LedgerAPI {
             try sink.record(exchange)
         }
         return (LedgerAPI(ledger: ledger, client: client, sink: sink, clock: options.clock), warnings)
+    }
+
+    /// `url` for a message: anything between `://` and the last `@` (user information, a
+    /// password) written `***`.
+    public static func withoutUserInformation(_ url: String) -> String {
+        guard let scheme = url.range(of: "://"), let at = url.range(of: "@", options: .backwards),
+              at.lowerBound >= scheme.upperBound else { return url }
+        return String(url[..<scheme.upperBound]) + "***" + String(url[at.lowerBound...])
     }
 
     /// Wraps an existing client whose `record` closure is not yet bound (tests build their own).
@@ -162,7 +170,7 @@ extension Ledger {
         if !url.isEmpty {
             guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), scheme == "https" || scheme == "http",
                   parsed.host != nil else {
-                throw APIUsageError("the base URL must be an http(s) URL, got \(url)")
+                throw APIUsageError("the base URL must be an http(s) URL, got \(LedgerAPI.withoutUserInformation(url))")
             }
         }
         try store.setConfigValue(LedgerAPISettings.baseURL, url)

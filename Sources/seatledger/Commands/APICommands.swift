@@ -442,12 +442,8 @@ enum APIConfigCommand: Command {
 
     static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "show" ? 1 : 0 }
 
-    /// `url` with any password in its user information replaced by `***` (for display only).
-    static func withoutPassword(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = "***"
-        return components.string ?? url
-    }
+    /// `url` with its user information (a password, a token) replaced by `***` (for display only).
+    static func withoutPassword(_ url: String) -> String { LedgerAPI.withoutUserInformation(url) }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.isEmpty || arguments.positionals == ["show"] else {

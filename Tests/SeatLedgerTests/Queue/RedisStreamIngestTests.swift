@@ -66,6 +66,11 @@ struct RedisStreamIngestTests {
         #expect(!wrong.stderr.contains("wrong-secret"), "\(wrong)")
         let none = try CLI.run(["enqueue", "--to", "redis://127.0.0.1:\(redis.port)/notes", file.path])
         #expect(none.exitCode == 2 && none.stderr.contains("NOAUTH"), "\(none)")
+        // A URL that does not parse is named without its credentials too.
+        for bad in ["redis://:hunter2@127.0.0.1:abc/notes", "redis://:hunter2@127.0.0.1", "redis://:hunter2@/notes"] {
+            let refused = try CLI.run(["enqueue", "--to", bad, file.path])
+            #expect(refused.exitCode == 2 && !refused.stderr.contains("hunter2") && refused.stderr.contains("redis://***@"), "\(refused)")
+        }
     }
 
     @Test("poison messages are quarantined with their stream id, then acknowledged")
