@@ -49,6 +49,8 @@ public struct LedgerCopy {
         case sourceBroken(location: String, verification: ChainVerification)
         /// The destination holds events that are not the source's.
         case diverged(destination: String, position: Int64)
+        /// The source is itself a copy that has not finished.
+        case sourceUnfinished(location: String, detail: String)
         /// The destination holds all of the source's events and more after them.
         case destinationAhead(destination: String, destinationEvents: Int64, sourceEvents: Int64)
         /// The destination is a ledger for another app or environment.
@@ -62,6 +64,8 @@ public struct LedgerCopy {
                 return "source \(location) has a broken hash chain at position \(verification.firstBadPosition ?? 0) (\(verification.problem ?? "")); nothing copied"
             case .diverged(let destination, let position):
                 return "destination \(destination) diverges from the source at position \(position); refusing to continue the copy"
+            case .sourceUnfinished(let location, let detail):
+                return "source \(location) is an unfinished \(detail); finish that copy first (run it again), then copy from it"
             case .destinationAhead(let destination, let destinationEvents, let sourceEvents):
                 return "destination \(destination) holds the source's \(sourceEvents) events and \(destinationEvents - sourceEvents) more after them; nothing to copy, and the source is not the newer ledger"
             case .configurationMismatch(let destination, let detail):
@@ -85,13 +89,22 @@ public struct LedgerCopy {
     /// `shouldStop` is asked between batches (a signal, say): the copy then ends with
     /// ``Report/interrupted``, the destination keeps what was copied and stays marked unfinished
     /// (``unfinishedKey``: reads warn that its projections are not built) until a run completes.
+    /// `beforeFinishing` runs once every event is copied, before the projections are rebuilt
+    /// and the chain checked (the CLI gives signals their default effect back there: a kill
+    /// then rolls the rebuild back and leaves the copy unfinished, to resume).
     public func run(to destination: StoreLocation, progress: ((String) -> Void)? = nil,
-                    shouldStop: () -> Bool = { false }) throws -> Report {
+                    shouldStop: () -> Bool = { false }, beforeFinishing: () -> Void = {}) throws -> Report {
         var report = Report()
         let verification = try source.verifyChain { count in
             if count % 100_000 == 0 { progress?("verified \(count) source events") }
         }
         guard verification.isIntact else { throw Failure.sourceBroken(location: source.location, verification: verification) }
+        // An unfinished copy is not a ledger to copy from: its projections are not built, and the
+        // copy made from it would not say so.
+        if let unfinished = try source.configValues()[Self.unfinishedKey], !unfinished.isEmpty {
+            throw Failure.sourceUnfinished(location: source.location, detail: unfinished)
+        }
+        if shouldStop() { report.interrupted = true; return report }
         let configuration = try source.configuration()
 
         let target: any LedgerStore
@@ -147,6 +160,8 @@ public struct LedgerCopy {
             report.interrupted = true
             return report
         }
+        if shouldStop() { report.interrupted = true; return report }
+        beforeFinishing()
 
         report.groups = try ProjectionRebuilder(store: target).rebuildAll(progress: progress)
         try target.setConfigValue(ProjectionRules.configKey, String(ProjectionRules.version))

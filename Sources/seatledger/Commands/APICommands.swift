@@ -359,8 +359,18 @@ enum SeatsCommand: Command {
                     }
                 }
                 // --request-id resumes a stored request; an unknown one (a typo) must not start a second claim.
-                if let id = arguments.value("request-id"), try ledger.store.claimRequest(id) == nil {
-                    throw InputError(message: "no stored Claim Seat request \(id) (see `seatledger seats requests`); omit --request-id to start a new claim")
+                if let id = arguments.value("request-id") {
+                    guard let stored = try ledger.store.claimRequest(id) else {
+                        throw InputError(message: "no stored Claim Seat request \(id.isEmpty ? "\"\"" : id) (see `seatledger seats requests`); omit --request-id to start a new claim")
+                    }
+                    // Resuming sends the stored identifier: it must be this group's, for this member.
+                    let purchaser = try ledger.groupState(rest[0], asOf: now).purchaserOriginalTransactionId
+                    guard stored.originalTransactionId == purchaser else {
+                        throw UsageError(message: "request \(id) is a claim in group \(stored.originalTransactionId), not in \(rest[0])")
+                    }
+                    if let member = arguments.value("member-ref"), stored.memberRef != member {
+                        throw UsageError(message: "request \(id) is for member \(stored.memberRef.map(DisplayText.visible) ?? "(none)"), not \(DisplayText.visible(member))")
+                    }
                 }
                 outcome = try operations.claim(rest[0], appTransactionId: arguments.value("app-transaction-id"),
                                                memberRef: arguments.value("member-ref"), requestIdentifier: arguments.value("request-id"),

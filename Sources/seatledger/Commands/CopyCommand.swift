@@ -57,7 +57,7 @@ enum CopyCommand: Command {
         let report: LedgerCopy.Report
         do {
             report = try copy.run(to: destination, progress: { message in if showProgress { Terminal.err("copy: \(message)") } },
-                                  shouldStop: { stop.isStopped })
+                                  shouldStop: { stop.isStopped }, beforeFinishing: { stop.restoreDefault() })
         } catch let failure as LedgerCopy.Failure {
             if case .configurationMismatch = failure { throw failure }
             if arguments.flag("json") {

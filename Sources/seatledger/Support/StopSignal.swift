@@ -25,4 +25,11 @@ final class StopSignal: @unchecked Sendable, StopRequest {
 
     /// Whether a stop was requested.
     var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
+    /// Gives SIGINT and SIGTERM their default effect back (end the process), for a last phase
+    /// that cannot stop part-way but is safe to kill (its transaction rolls back).
+    func restoreDefault() {
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
 }

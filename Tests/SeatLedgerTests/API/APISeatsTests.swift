@@ -96,6 +96,19 @@ struct APISeatsTests {
         #expect(result.exitCode == 2 && result.stderr.contains("no stored Claim Seat request whatever"), "\(result)")
         #expect(try fixture.standIn.requests("ClaimSeat").isEmpty)
         #expect(try fixture.test.freshStore().claimRequests().isEmpty)
+        let empty = try fixture.run(["seats", "claim", Self.developer, "--request-id", ""])
+        #expect(empty.exitCode == 2 && empty.stderr.contains("no stored Claim Seat request \"\""), "\(empty)")
+    }
+
+    @Test("claim --request-id of another group's or member's request is refused: resuming would send that request's identifier")
+    func foreignRequestId() throws {
+        let fixture = try Self.fixture()
+        let first = try fixture.run(["seats", "claim", Self.developer, "--member-ref", "m1", "--json"])
+        #expect(first.exitCode == 0, "\(first)")
+        let requestId = try #require(try first.json()["requestIdentifier"]?.stringValue)
+        let otherMember = try fixture.run(["seats", "claim", Self.developer, "--member-ref", "m2", "--request-id", requestId])
+        #expect(otherMember.exitCode == 2 && otherMember.stderr.contains("is for member m1, not m2"), "\(otherMember)")
+        #expect(try fixture.standIn.requests("ClaimSeat").count == 1, "no second call")
     }
 
     @Test("claim stores its requestIdentifier, calls Apple once and records the claim with the member")

@@ -209,6 +209,10 @@ struct LedgerCopyTests {
         let read = try CLI.run(["groups", "--db", destination])
         #expect(read.exitCode == 0, "\(read)")
         #expect(read.stderr.contains("this ledger is an unfinished copy of"), "\(read)")
+        // Not a source to copy from: the copy would look finished.
+        let onward = try CLI.run(["copy", "--from", destination, "--to", source.directory.path("onward.sqlite")])
+        #expect(onward.exitCode == 1 && onward.stdout.contains("is an unfinished copy of"), "\(onward)")
+        #expect(!FileManager.default.fileExists(atPath: source.directory.path("onward.sqlite")))
         let resumed = try CLI.run(["copy", "--from", source.path, "--to", destination, "--json"])
         #expect(resumed.exitCode == 0, "\(resumed)")
         #expect(try resumed.json()["alreadyPresent"]?.int64Value == partial)
