@@ -3,7 +3,8 @@
 /// A `memberRef` (or any string a client put in a recorded envelope) could hold an escape
 /// sequence or a line break; printed raw it would recolour a terminal or break a report's lines.
 public enum DisplayText {
-    /// `text` with every control character (C0, DEL, C1) written as `\u{1B}`.
+    /// `text` with every control character (C0, DEL, C1) and bidirectional override (U+202A–202E,
+    /// U+2066–2069, which reorder what a terminal shows) written as `\u{1B}`.
     ///
     /// ```swift
     /// DisplayText.visible("a\u{1B}[31mb")  // "a\\u{1B}[31mb"
@@ -23,5 +24,6 @@ public enum DisplayText {
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+            || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 }

@@ -110,13 +110,23 @@ public struct GroupAudit: Sendable {
 
 /// Markdown helpers.
 enum Markdown {
-    /// `text` for a table cell: HTML-escaped (Markdown passes raw HTML through to the page that
-    /// renders it), `|` escaped, line breaks as spaces and other control characters visible.
+    /// `text` for a table cell, shown as the text it is: HTML-escaped (Markdown passes raw HTML
+    /// through to the page that renders it), `[`, `]` and `\\` backslash-escaped (no link or image
+    /// made of a member's name), `|` as an entity (a backslash before it can be
+    /// escaped itself and split the cell), line breaks as spaces, other control characters visible.
     static func cell(_ text: String) -> String {
-        let escaped = text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "|", with: "\\|")
-            .replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ")
-        return DisplayText.visible(escaped)
+        var out = ""
+        for character in text.replacingOccurrences(of: "\r\n", with: " ").replacingOccurrences(of: "\n", with: " ") {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "|": out += "&#124;"
+            case "\\", "[", "]": out += "\\" + String(character)
+            default: out.append(character)
+            }
+        }
+        return DisplayText.visible(out)
     }
 
     static func table(_ header: [String], _ rows: [[String]]) -> String {

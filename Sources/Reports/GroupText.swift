@@ -54,9 +54,10 @@ public enum GroupText {
     /// One member line with access window or revocation.
     public static func memberLine(_ member: MemberState) -> String {
         var ids: [String] = []
-        if let v = member.originalTransactionId { ids.append("otid \(v)") }
-        if let v = member.seatClaimId { ids.append("claim \(v)") }
-        if let v = member.appTransactionId { ids.append("app-tx \(v)") }
+        // Identifiers come from recorded responses (any client's): shown with control characters visible.
+        if let v = member.originalTransactionId { ids.append("otid \(DisplayText.visible(v))") }
+        if let v = member.seatClaimId { ids.append("claim \(DisplayText.visible(v))") }
+        if let v = member.appTransactionId { ids.append("app-tx \(DisplayText.visible(v))") }
         if let v = member.memberRef { ids.append("ref \(DisplayText.visible(v))") }
         let since = member.accessSince.map(Timestamp.iso8601) ?? "?"
         let until = member.accessUntil.map(Timestamp.iso8601) ?? "open-ended"

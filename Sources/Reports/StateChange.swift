@@ -113,11 +113,11 @@ public enum StateComparison {
     public static func label(_ member: MemberState) -> String {
         var parts: [String] = []
         if let ref = member.memberRef { parts.append(DisplayText.visible(ref)) }
-        if let claim = member.seatClaimId { parts.append("claim \(claim.prefix(8))…") }
-        if member.role == .purchaser { parts.append("purchaser \(member.originalTransactionId ?? "")") } else if let otid = member.originalTransactionId {
-            parts.append("tx \(otid)")
+        if let claim = member.seatClaimId { parts.append("claim \(DisplayText.visible(String(claim.prefix(8))))…") }
+        if member.role == .purchaser { parts.append("purchaser \(DisplayText.visible(member.originalTransactionId ?? ""))") } else if let otid = member.originalTransactionId {
+            parts.append("tx \(DisplayText.visible(otid))")
         }
-        if parts.isEmpty, let app = member.appTransactionId { parts.append("app-tx \(app)") }
+        if parts.isEmpty, let app = member.appTransactionId { parts.append("app-tx \(DisplayText.visible(app))") }
         guard let first = parts.first else { return "?" }
         return parts.count == 1 ? first : "\(first) (\(parts.dropFirst().joined(separator: ", ")))"
     }

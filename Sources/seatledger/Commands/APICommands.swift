@@ -325,7 +325,7 @@ enum SeatsCommand: Command {
             let records = try ledger.store.claimRequests(originalTransactionId: otid, state: arguments.value("state"))
             if json { Terminal.json(.array(records.map(\.json))) } else if records.isEmpty { Terminal.out("No Claim Seat requests.") } else {
                 Terminal.out(records.map {
-                    "\($0.requestIdentifier)  \($0.state)  group \($0.originalTransactionId)  member \($0.memberRef ?? $0.appTransactionId ?? "-")"
+                    "\($0.requestIdentifier)  \($0.state)  group \($0.originalTransactionId)  member \(DisplayText.visible($0.memberRef ?? $0.appTransactionId ?? "-"))"
                         + "  attempts \($0.attempts)" + ($0.seatClaimId.map { "  claim \($0)" } ?? "")
                         + ($0.lastError.map { "  last: \($0)" } ?? "")
                 }.joined(separator: "\n"))

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import Reports
 import JWSVerification
 import SeatLedger
 
@@ -92,7 +93,7 @@ enum EventsCommand: Command {
             "  chain hash \(SHA256Digest.lowercaseHex(event.hash))  (\(event.raw.count) raw bytes; --json shows them)",
         ]
         lines.append("  identifiers:" + (identifiers.isEmpty ? " none" : ""))
-        lines += identifiers.map { "    \($0.kind.rawValue) \($0.value)" }
+        lines += identifiers.map { "    \($0.kind.rawValue) \(DisplayText.visible($0.value))" }
         lines.append("  verified JWS:" + (event.verification.isEmpty ? " none" : ""))
         lines += event.verification.map { "    \($0.path): root \($0.rootFingerprint.prefix(16))…, leaf \($0.leafFingerprint.prefix(16))…" }
         lines.append("  decoded (nested JWS strings left out: --json shows them):")

@@ -78,7 +78,7 @@ struct APISeatsTests {
                                            path: "/groups/v1/transactions/\(Self.developer)/seats",
                                            requestBody: ["requestIdentifier": "8f1f6a7e-0000-4000-8000-000000000001"],
                                            body: ["seatClaimId": "c-escape"], respondedAt: "2025-06-01T13:00:00.000Z",
-                                           context: ["memberRef": "<script>x</script>\u{1B}[31m\nline"])
+                                           context: ["memberRef": "<script>x</script>\u{1B}[31m\nline ![t](http://evil.example/p.png) a\\|b"])
         try fixture.ingest([envelope])
         let env = ["SEATLEDGER_NOW": Timestamp.iso8601(Self.now)]
         let text = try CLI.run(["group", "show", Self.developer, "--db", fixture.test.path], environment: env)
@@ -87,6 +87,8 @@ struct APISeatsTests {
         let markdown = try CLI.run(["audit", "group", Self.developer, "--format", "markdown", "--db", fixture.test.path], environment: env)
         #expect(markdown.stdout.contains("&lt;script&gt;x&lt;/script&gt;"), "\(markdown)")
         #expect(!markdown.stdout.contains("<script>") && !markdown.stdout.contains("\u{1B}"), "\(markdown)")
+        #expect(markdown.stdout.contains("!\\[t\\](http://evil.example/p.png)"), "no image is made of the name: \(markdown)")
+        #expect(markdown.stdout.contains("a\\\\&#124;b"), "a backslash and a pipe cannot split the cell: \(markdown)")
     }
 
     @Test("claim --request-id of a request the ledger does not hold is refused before any call (a typo must not take a second seat)")

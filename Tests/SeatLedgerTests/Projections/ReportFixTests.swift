@@ -267,4 +267,11 @@ struct ReportFixLedgerTests {
         #expect(try test.ledger.groups(asOf: signed).map(\.groupKey) == [PayloadFactory.defaultOriginalTransactionId])
         #expect(try test.ledger.groups(asOf: signed + 1, knownAt: signed - 1).isEmpty, "not yet recorded")
     }
+
+    @Test("display text writes control characters and bidirectional overrides visibly, and leaves other text alone",
+          arguments: [("a\u{1B}[31mb", "a\\u{1B}[31mb"), ("x\ny", "x\\u{A}y"), ("\u{7F}\u{85}", "\\u{7F}\\u{85}"),
+                      ("abc\u{202E}fed", "abc\\u{202E}fed"), ("\u{2066}i", "\\u{2066}i"), ("é名 plain", "é名 plain")])
+    func displayText(_ input: String, _ expected: String) {
+        #expect(DisplayText.visible(input) == expected)
+    }
 }
