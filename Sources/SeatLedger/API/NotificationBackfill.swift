@@ -404,7 +404,9 @@ public struct NotificationBackfill {
     private func ingestItems(of items: [JSONValue], pageSource: String, into report: inout BackfillReport) throws {
         var messages: [InboundMessage] = []
         for (index, item) in items.enumerated() {
-            guard let jws = item["signedPayload"]?.stringValue else { report.quarantined += 1; continue }
+            // An item without a notification carries nothing to append (as on an appended page,
+            // where the envelope skips it): counted as known, not as refused without a record.
+            guard let jws = item["signedPayload"]?.stringValue else { report.alreadyKnown += 1; continue }
             messages.append(InboundMessage(raw: Data(JSONValue.object(["signedPayload": .string(jws)]).canonicalData()),
                                            source: "\(pageSource)#notificationHistory[\(index)]", origin: .backfill))
         }

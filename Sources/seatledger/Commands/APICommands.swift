@@ -35,7 +35,7 @@ enum APIOptionsHelp {
         // An option given empty is a mistake (an unset shell variable, say), not "use the
         // environment's": say so rather than fall back silently.
         for name in ["issuer-id", "key-id", "private-key", "credentials", "api-base-url"] {
-            if let value = arguments.value(name), value.trimmingCharacters(in: .whitespaces).isEmpty {
+            if let value = arguments.value(name), value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                 throw UsageError(message: "--\(name) is empty")
             }
         }

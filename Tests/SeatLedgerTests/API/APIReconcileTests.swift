@@ -179,7 +179,8 @@ struct APIReconcileTests {
         let seatInfoAt = try #require(recordedAt)
         #expect(seatInfoAt > Self.now)
         #expect((moving.comparison?.appleObservedAt ?? 0) >= seatInfoAt, "compared with the answers this run recorded (Get Seat Info, then Get Group Members)")
-        #expect(fixed.comparison?.appleObservedAt ?? 0 < seatInfoAt, "a moment fixed before the calls cannot see them")
+        let fixedComparison = try #require(fixed.comparison, "the fixed-moment run compares too")
+        #expect((fixedComparison.appleObservedAt ?? 0) < seatInfoAt, "a moment fixed before the calls cannot see them")
     }
 
     @Test("a call that keeps failing makes reconcile exit 2 (after recording every attempt); Apple-hosted groups skip Get Seat Info")

@@ -303,9 +303,11 @@ struct CLIArgumentTests {
           arguments: ["--key-id", "--issuer-id", "--private-key", "--credentials", "--api-base-url"])
     func emptyAPIOption(_ option: String) throws {
         let test = try TestLedger()
-        let result = try CLI.run(["backfill", "--since", "1d", "--db", test.path, option, "  "],
-                                 environment: ["SEATLEDGER_KEY_ID": "k", "SEATLEDGER_ISSUER_ID": "i"])
-        #expect(result.exitCode == 2 && result.stderr.contains("\(option) is empty"), "\(result)")
+        for value in ["", "  ", "\n"] {
+            let result = try CLI.run(["backfill", "--since", "1d", "--db", test.path, option, value],
+                                     environment: ["SEATLEDGER_KEY_ID": "k", "SEATLEDGER_ISSUER_ID": "i"])
+            #expect(result.exitCode == 2 && result.stderr.contains("\(option) is empty"), "\(value.debugDescription): \(result)")
+        }
     }
 
     @Test("--poll-interval must be a positive number", arguments: ["abc", "-1", "0", "nan", "inf"])
