@@ -38,14 +38,29 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
             username = nil
             password = nil
         }
-        if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon])
-            guard let port = Int(authority[authority.index(after: colon)...]), (1...65535).contains(port) else {
+        // A bracketed IPv6 address ("[::1]:6380") keeps its colons; the port follows "]:".
+        var hostPart = authority
+        var portPart: Substring?
+        if authority.hasPrefix("["), let close = authority.firstIndex(of: "]") {
+            hostPart = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else {
+                    throw RedisError(isConnectionError: false, message: "bad port in \(Self.redacted(text))", command: nil)
+                }
+                portPart = after.dropFirst()
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            hostPart = authority[..<colon]
+            portPart = authority[authority.index(after: colon)...]
+        }
+        host = String(hostPart)
+        if let portPart {
+            guard let port = Int(portPart), (1...65535).contains(port) else {
                 throw RedisError(isConnectionError: false, message: "bad port in \(Self.redacted(text))", command: nil)
             }
             self.port = port
         } else {
-            host = String(authority)
             port = 6379
         }
         guard !host.isEmpty else { throw RedisError(isConnectionError: false, message: "missing host in \(Self.redacted(text))", command: nil) }
@@ -60,7 +75,9 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The URL for messages: `redis://***@host:port/key` when it carries credentials.
-    public var description: String { "redis://\(password == nil ? "" : "***@")\(host):\(port)/\(key)" }
+    public var description: String {
+        "redis://\(password == nil ? "" : "***@")\(host.contains(":") ? "[\(host)]" : host):\(port)/\(key)"
+    }
 }
 
 /// One stream entry.
