@@ -351,10 +351,10 @@ enum SeatsCommand: Command {
         do {
             switch action {
             case "claim":
-                // Recorded for good and shown in reports: no control characters (an escape sequence
-                // or a line break in a member's name would garble every terminal and report).
+                // Recorded for good and shown in reports: nothing `DisplayText` would have to escape
+                // (an escape sequence, a line break or a bidirectional override in a member's name).
                 for name in ["member-ref", "request-id", "app-transaction-id"] {
-                    if let value = arguments.value(name), value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+                    if let value = arguments.value(name), DisplayText.visible(value) != value {
                         throw UsageError(message: "--\(name) holds a control character (\(DisplayText.visible(value))); give plain text")
                     }
                 }
