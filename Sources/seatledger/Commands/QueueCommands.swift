@@ -21,7 +21,7 @@ enum QueueIngestCommand {
         let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
         let stop = StopSignal()
         var lastPrint = Date.distantPast
-        let shown = redacted(from, url: url)
+        let shown = url.description  // credentials show as ***
         let ingestor = QueueIngestor(ledger: ledger, url: url, options: options)
         let maxAttempts = options.maxConnectionAttempts
         ingestor.onConnectionFailure = { error, attempt in
@@ -61,12 +61,6 @@ enum QueueIngestCommand {
 extension QueueIngestCommand {
     /// With `--until-empty`, consecutive failed connection attempts before giving up (exit 2).
     static let untilEmptyConnectionAttempts = 5
-
-    /// The stream URL for messages, with any credentials (`redis://user:password@…`) replaced by `***`.
-    static func redacted(_ text: String, url: RedisStreamURL) -> String {
-        guard let credentials = credentials(in: text) else { return url.description }
-        return url.description.replacingOccurrences(of: credentials + "@", with: "***@")
-    }
 
     /// `message` with the URL's credentials, if any, replaced by `***`.
     static func scrub(_ message: String, from text: String) -> String {
