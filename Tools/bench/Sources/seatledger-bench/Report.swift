@@ -68,6 +68,13 @@ enum Report {
         if let events = number("rebuild_events"), let s = number("rebuild_warm_seconds"), s > 0 {
             r["rebuild_warm_events_per_s"] = round(events / s, 0)
         }
+        // How far each rebuild is above the storage floor (SQLite alone doing its writes).
+        if let s = number("rebuild_seconds"), let floor = number("rebuild_floor_cold_seconds"), floor > 0 {
+            r["rebuild_vs_floor_time_ratio"] = round(s / floor, 2)
+        }
+        if let s = number("rebuild_warm_seconds"), let floor = number("rebuild_floor_warm_seconds"), floor > 0 {
+            r["rebuild_warm_vs_floor_time_ratio"] = round(s / floor, 2)
+        }
         if let events = number("pg_rebuild_events"), let s = number("pg_rebuild_seconds"), s > 0 {
             r["pg_rebuild_events_per_s"] = round(events / s, 0)
             if let sqlite = number("sqlite_rebuild_same_seconds"), sqlite > 0 {
@@ -138,10 +145,16 @@ enum Report {
         rows.append(("4 rebuild", "events/s (\(v("rebuild_events")) events, \(v("rebuild_groups")) groups, from the log)", v("rebuild_events_per_s"), mark("rebuild_events_per_s")))
         rows.append(("", "peak RSS MB", v("rebuild_peak_rss_mb"), mark("rebuild_peak_rss_mb")))
         rows.append(("", "events/s again, facts cached (warm)", v("rebuild_warm_events_per_s"), "RSS \(v("rebuild_warm_peak_rss_mb")) MB"))
+        rows.append(("4b floor", "SQLite alone writing the rebuild's output, events/s: cold / warm",
+                     "\(v("rebuild_floor_cold_events_per_s")) / \(v("rebuild_floor_warm_events_per_s"))",
+                     "rebuild takes \(v("rebuild_vs_floor_time_ratio"))× / \(v("rebuild_warm_vs_floor_time_ratio"))× the floor"))
+        rows.append(("", "  no computation: facts \(v("rebuild_floor_write_facts_seconds")) s + projections \(v("rebuild_floor_write_projections_seconds")) s (\(v("rebuild_floor_index_rows")) index rows, \(v("rebuild_floor_state_mb")) MB of snapshots); reads (other core) \(v("rebuild_floor_read_decoded_seconds")) / \(v("rebuild_floor_read_facts_seconds")) s", "", ""))
         rows.append(("5 read", "group show in-process median / p99 ms (\(v("group_show_inprocess_samples")) groups)", "\(v("group_show_inprocess_median_ms")) / \(v("group_show_inprocess_p99_ms"))", mark("group_show_median_ms")))
         rows.append(("", "group show CLI median / p99 ms (\(v("group_show_cli_samples")) runs)", "\(v("group_show_cli_median_ms")) / \(v("group_show_cli_p99_ms"))", "process start \(v("cli_startup_median_ms")) ms"))
         rows.append(("6 postgres", "ingest notifications/s, 1 worker", v("pg_ingest_1_worker_notifications_per_s"), text("pg_status") == "ok" ? "" : text("pg_status")))
         rows.append(("", "ingest notifications/s, 2 workers (ratio to 1)", "\(v("pg_ingest_2_workers_notifications_per_s")) (\(v("pg_ingest_2_vs_1_ratio"))×)", mark("pg_ingest_2_vs_1_ratio")))
+        rows.append(("", "cores busy, 1 / 2 workers (machine-wide); ceiling of the ratio", "\(v("pg_ingest_1_worker_busy_cores")) / \(v("pg_ingest_2_workers_busy_cores"))",
+                     "ceiling \(v("pg_ingest_2_vs_1_ceiling"))× = \(v("cores")) cores / \(v("pg_ingest_1_worker_busy_cores"))"))
         rows.append(("", "rebuild events/s, PostgreSQL / SQLite, same ledger", "\(v("pg_rebuild_events_per_s")) / \(v("sqlite_rebuild_same_events_per_s"))", "time ratio \(v("pg_rebuild_vs_sqlite_time_ratio"))  \(mark("pg_rebuild_vs_sqlite_time_ratio"))"))
         // Rows with an empty value column are notes: they do not widen the columns.
         let measured = rows.filter { !$0.2.isEmpty }

@@ -14,6 +14,8 @@ seatledger-bench — benchmark steps for Tools/bench/run (see Tools/bench/README
       a ledger from the simulator through MessageDecoder + EventStore.commit, no projections
   reset-projections --db PATH
       empty event_facts / group_index / group_state so the next rebuild starts from the log
+  rebuild-floor --db PATH --scratch PATH
+      the storage floor of a rebuild: SQLite alone reading its input and writing its output (no computation)
   group-show --db PATH [--count 1000] [--seed S] [--seatledger BIN] [--cli-runs 50]
       Ledger.groupState latency (and `seatledger group show --json` through the CLI)
   measure [--prefix P] [--timeout S] [--stdout FILE] -- COMMAND ARGS…
@@ -34,6 +36,7 @@ do {
     case "sqlite": try SQLiteBench.run(arguments)
     case "build-ledger": try LedgerBuild.run(arguments)
     case "reset-projections": try ResetProjections.run(arguments)
+    case "rebuild-floor": try RebuildFloorBench.run(arguments)
     case "group-show": try GroupShowBench.run(arguments)
     case "measure": try Measure.run(arguments)
     case "report": try Report.run(arguments)
