@@ -356,3 +356,147 @@ struct JSONTextParser {
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 }
+
+// MARK: Pruned parsing (``JSONPruning``)
+
+extension JSONTextParser {
+    /// Parses one JSON document, building only what `pruning` keeps (see ``JSONPruning``).
+    static func parse(_ buffer: UnsafeBufferPointer<UInt8>, pruning: JSONPruning) throws(JSONParseError) -> JSONValue {
+        var parser = JSONTextParser(buffer: buffer)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(pruning: pruning.rule)
+        parser.skipWhitespace()
+        guard parser.index == parser.bytes.count else { throw parser.fail("unexpected data after the JSON value") }
+        return value
+    }
+
+    private typealias Rule = JSONPruning.Rule
+
+    private mutating func parseValue(pruning rule: Rule) throws(JSONParseError) -> JSONValue {
+        guard index < bytes.count else { throw fail("expected a value") }
+        switch (rule, bytes[index]) {
+        case (.members, UInt8(ascii: "{")): return try parseObject(pruning: rule)
+        case (.items(let item), UInt8(ascii: "[")): return try parseArray(pruning: item)
+        default: return try parseValue()
+        }
+    }
+
+    private mutating func parseObject(pruning rule: Rule) throws(JSONParseError) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
+        var pairs: [(String, JSONValue)] = []
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let (key, memberRule) = try parseMemberName(rule)
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            skipWhitespace()
+            if let memberRule, let key {
+                pairs.append((key, try parseValue(pruning: memberRule)))
+            } else {
+                try skipValue()
+            }
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unterminated object") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(Dictionary(pairs, uniquingKeysWith: { _, last in last }))
+            }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
+    /// Reads a member name: the name (only when kept) and the rule of its value (`nil`: left out).
+    private mutating func parseMemberName(_ rule: Rule) throws(JSONParseError) -> (String?, Rule?) {
+        let opening = index
+        let end = plainRunEnd(from: index + 1)
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            // No escapes: the bytes are the name (checked as parseString checks them).
+            let run = UnsafeBufferPointer(rebasing: bytes[(opening + 1)..<end])
+            guard Self.isValidUTF8(run) else { index = end; throw fail("invalid UTF-8 in string") }
+            index = end + 1
+            guard let kept = rule.member(run) else { return (nil, nil) }
+            return (String(decoding: run, as: UTF8.self), kept)
+        }
+        let name = try parseString()
+        let kept = Array(name.utf8).withUnsafeBufferPointer { rule.member($0) }
+        return kept.map { (name, $0) } ?? (nil, nil)
+    }
+
+    private mutating func parseArray(pruning item: Rule) throws(JSONParseError) -> JSONValue {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        var items: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+        while true {
+            skipWhitespace()
+            items.append(try parseValue(pruning: item))
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unterminated array") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            throw fail("expected ',' or ']'")
+        }
+    }
+
+    /// Checks one value as ``parseValue()`` would, building nothing.
+    private mutating func skipValue() throws(JSONParseError) {
+        guard index < bytes.count else { throw fail("expected a value") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): try skipContainer(closing: UInt8(ascii: "}"), members: true)
+        case UInt8(ascii: "["): try skipContainer(closing: UInt8(ascii: "]"), members: false)
+        case UInt8(ascii: "\""): try skipString()
+        default: _ = try parseValue()  // literals and numbers: nothing to allocate in the usual case
+        }
+    }
+
+    /// Checks a string as ``parseString()`` would; only a string with escapes is built (and dropped).
+    private mutating func skipString() throws(JSONParseError) {
+        let opening = index
+        let end = plainRunEnd(from: index + 1)
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            guard Self.isValidUTF8(UnsafeBufferPointer(rebasing: bytes[(opening + 1)..<end])) else {
+                index = end
+                throw fail("invalid UTF-8 in string")
+            }
+            index = end + 1
+            return
+        }
+        _ = try parseString()
+    }
+
+    /// Checks an object (`members`) or an array as ``parseObject()`` / ``parseArray()`` would.
+    private mutating func skipContainer(closing: UInt8, members: Bool) throws(JSONParseError) {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == closing { index += 1; return }
+        while true {
+            skipWhitespace()
+            if members {
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+                try skipString()
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                index += 1
+                skipWhitespace()
+            }
+            try skipValue()
+            skipWhitespace()
+            guard index < bytes.count else { throw fail(members ? "unterminated object" : "unterminated array") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == closing { index += 1; return }
+            throw fail(members ? "expected ',' or '}'" : "expected ',' or ']'")
+        }
+    }
+}
+

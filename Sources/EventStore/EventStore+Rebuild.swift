@@ -50,11 +50,20 @@ public struct EventForFacts: Sendable {
 
     /// The event with `decoded` parsed from ``decodedText`` (`null` when the text does not parse).
     public func parsed() -> LedgerEvent {
+        with(decoded: (try? JSONValue.parse(decodedText)) ?? .null)
+    }
+
+    /// The event with only the parts of ``decodedText`` that `pruning` keeps (`null` when the
+    /// text does not parse: exactly when ``parsed()`` gives `null`).
+    public func parsed(pruning: JSONPruning) -> LedgerEvent {
+        with(decoded: (try? JSONValue.parse(decodedText, pruning: pruning)) ?? .null)
+    }
+
+    private func with(decoded: JSONValue) -> LedgerEvent {
         let m = metadata
         return LedgerEvent(position: m.position, eventId: m.eventId, kind: m.kind, type: m.type, subtype: m.subtype,
                            status: m.status, occurredAt: m.occurredAt, recordedAt: m.recordedAt, source: m.source,
-                           origin: m.origin, raw: m.raw, decoded: (try? JSONValue.parse(decodedText)) ?? .null,
-                           verification: m.verification, hash: m.hash)
+                           origin: m.origin, raw: m.raw, decoded: decoded, verification: m.verification, hash: m.hash)
     }
 }
 

@@ -295,6 +295,32 @@ public struct EventFacts: Sendable, Hashable {
         storage = Storage(Fields(eventId: eventId, kind: kind, origin: origin))
     }
 
+    /// The parts of a stored event's decoded JSON that ``init(_:)`` reads: parsing only these
+    /// (``JSONValue/parse(_:pruning:)``) gives the same facts for less work (a rebuild deriving
+    /// facts from the log skips, for instance, a notification's `data` and the transaction's
+    /// prices). Reading another field in ``init(_:)`` (or in the payload types it reads through)
+    /// means adding it here; `EventFactsPruningTests` compares both on every sample stream.
+    public static let decodedFieldsRead: JSONPruning = {
+        let multiSeatInfo = ("multiSeatInfo", JSONPruning.all)
+        let transaction = JSONPruning.members(Dictionary(uniqueKeysWithValues: [
+            "transactionId", "originalTransactionId", "appTransactionId", "productId", "inAppOwnershipType",
+            "quantity", "purchaseDate", "expiresDate", "revocationDate", "revocationType", "revokedSeatQuantity",
+            "signedDate",
+        ].map { ($0, JSONPruning.all) } + [multiSeatInfo]))
+        let renewal = JSONPruning.members(Dictionary(uniqueKeysWithValues: [
+            "originalTransactionId", "renewalQuantity", "gracePeriodExpiresDate", "isInBillingRetryPeriod",
+            "autoRenewStatus", "signedDate",
+        ].map { ($0, JSONPruning.all) } + [multiSeatInfo]))
+        return .members([
+            "transactionInfo": transaction,
+            "renewalInfo": renewal,
+            "notification": .members(["unclaimInfo": .all]),
+            "transactions": .items(.members(["payload": transaction])),
+            "renewalInfos": .items(.members(["payload": renewal])),
+            "apiResponse": .all,
+        ])
+    }()
+
     /// Extracts the facts of a stored event from its decoded payload.
     public init(_ event: LedgerEvent) {
         self.init(position: event.position, eventId: event.eventId, kind: event.kind, occurredAt: event.occurredAt,

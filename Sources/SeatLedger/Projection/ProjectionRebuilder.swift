@@ -93,7 +93,7 @@ struct ProjectionRebuilder {
             try readEventsForFacts(batches) { events in
                 let started = PendingResult {
                     parallelChunks(events.count, minimumPerChunk: 64) { range in
-                        range.map { index in (events[index].metadata.position, FactsCodec.encode(EventFacts(events[index].parsed()))) }
+                        range.map { index in (events[index].metadata.position, FactsCodec.encode(EventFacts(events[index].parsed(pruning: EventFacts.decodedFieldsRead)))) }
                     }
                 }
                 do { try storeDerived() } catch { _ = started.wait(); throw error }
