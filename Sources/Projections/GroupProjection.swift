@@ -112,7 +112,11 @@ public enum GroupProjection {
 }
 
 /// A transaction's latest version, with the events that carried it.
-struct VersionedTransaction {
+///
+/// A class: the timelines copy these into filtered and sorted lists many times per fold, and a
+/// copy of the struct retained (and later released) each of its dozen strings. Only
+/// ``FactIndex/init(_:)`` mutates one, while building its own index; afterwards they are read-only.
+final class VersionedTransaction {
     var fact: TransactionFact
     /// The event that carried the latest version.
     var eventId: String
@@ -121,6 +125,15 @@ struct VersionedTransaction {
     /// That event's (occurredAt, eventId), to order revocations of different transactions.
     var revocationEventKey: (EpochMillis, String)?
     var versionKey: (EpochMillis, EpochMillis, String)
+
+    init(fact: TransactionFact, eventId: String, revocationEventId: String?, revocationEventKey: (EpochMillis, String)?,
+         versionKey: (EpochMillis, EpochMillis, String)) {
+        self.fact = fact
+        self.eventId = eventId
+        self.revocationEventId = revocationEventId
+        self.revocationEventKey = revocationEventKey
+        self.versionKey = versionKey
+    }
 }
 
 /// The visible facts of one group, indexed for the timelines.
@@ -147,7 +160,7 @@ struct FactIndex {
             for claim in claims where factsByClaim[claim]?.last != offset { factsByClaim[claim, default: []].append(offset) }
             for tx in fact.transactions {
                 let key = (tx.signedDate ?? fact.occurredAt, fact.occurredAt, fact.eventId)
-                if var existing = transactions[tx.transactionId] {
+                if let existing = transactions[tx.transactionId] {
                     if tx.revocationDate != nil, existing.revocationEventKey.map({ (fact.occurredAt, fact.eventId) < $0 }) ?? true {
                         existing.revocationEventId = fact.eventId
                         existing.revocationEventKey = (fact.occurredAt, fact.eventId)
@@ -157,7 +170,6 @@ struct FactIndex {
                         existing.eventId = fact.eventId
                         existing.versionKey = key
                     }
-                    transactions[tx.transactionId] = existing
                 } else {
                     transactions[tx.transactionId] = VersionedTransaction(
                         fact: tx, eventId: fact.eventId, revocationEventId: tx.revocationDate != nil ? fact.eventId : nil,
