@@ -16,20 +16,35 @@ public struct JSONPruning: Sendable {
     /// when the rule is made, not at each parse).
     indirect enum Rule: Sendable {
         case all
-        case members([(name: [UInt8], rule: Rule)])
+        /// `ascii`: every name is ASCII (then an all-ASCII name in the text can be matched by its bytes).
+        case members([Member], ascii: Bool)
         case items(Rule)
 
-        /// The rule of the member named by `name`'s bytes, `nil` when it is left out.
+        struct Member: Sendable {
+            let name: String
+            let bytes: [UInt8]
+            let rule: Rule
+        }
+
+        /// The rule of the member named by `name`'s UTF-8 bytes, `nil` when it is left out.
+        ///
+        /// Names match as `String`s do (by canonical equivalence: a whole parse looks members up
+        /// in a `[String: JSONValue]`), so a name such as the Kelvin sign U+212A matches a rule's
+        /// `K`. Bytes are compared only when both sides are ASCII, where that is the same thing.
         func member(_ name: UnsafeBufferPointer<UInt8>) -> Rule? {
-            guard case .members(let members) = self else { return nil }
-            for member in members where member.name.count == name.count {
-                let equal = member.name.withUnsafeBufferPointer { own in
-                    guard let mine = own.baseAddress, let theirs = name.baseAddress else { return true }  // both empty
-                    return memcmp(mine, theirs, name.count) == 0
+            guard case .members(let members, let ascii) = self else { return nil }
+            if ascii && !JSONTextParser.containsNonASCII(name) {
+                for member in members where member.bytes.count == name.count {
+                    let equal = member.bytes.withUnsafeBufferPointer { own in
+                        guard let mine = own.baseAddress, let theirs = name.baseAddress else { return true }  // both empty
+                        return memcmp(mine, theirs, name.count) == 0
+                    }
+                    if equal { return member.rule }
                 }
-                if equal { return member.rule }
+                return nil
             }
-            return nil
+            let text = String(decoding: name, as: UTF8.self)
+            return members.first { $0.name == text }?.rule
         }
     }
 
@@ -41,7 +56,9 @@ public struct JSONPruning: Sendable {
     /// An object keeps only these members, each pruned by its own rule. A value that is not an
     /// object is kept whole (so type checks on it see what they would have seen).
     public static func members(_ members: [String: JSONPruning]) -> JSONPruning {
-        JSONPruning(rule: .members(members.sorted { $0.key < $1.key }.map { (Array($0.key.utf8), $0.value.rule) }))
+        let sorted = members.sorted { $0.key < $1.key }
+        return JSONPruning(rule: .members(sorted.map { .init(name: $0.key, bytes: Array($0.key.utf8), rule: $0.value.rule) },
+                                          ascii: sorted.allSatisfy { $0.key.utf8.allSatisfy { $0 < 0x80 } }))
     }
 
     /// An array keeps every item, each pruned by this rule. A value that is not an array is kept whole.

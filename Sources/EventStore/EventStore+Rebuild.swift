@@ -99,8 +99,9 @@ extension EventStore {
     }
 
     /// What ``eventsForFacts(_:)`` runs: event metadata (through the covering index
-    /// `events_metadata`) and decoded JSON of a range of positions.
-    static let eventsForFactsSQL = """
+    /// `events_metadata`) and decoded JSON of a range of positions (two integer parameters).
+    /// Public for the benchmark's storage floor, which times the same query.
+    public static let eventsForFactsSQL = """
         SELECT e.position, e.event_id, e.kind, e.type, e.subtype, e.status, e.occurred_at, e.recorded_at, e.source,
                e.origin, d.decoded
         FROM events e LEFT JOIN event_decoded d ON d.position = e.position
