@@ -1,4 +1,5 @@
 import CSQLite
+import EventStore
 import Foundation
 
 /// The storage floor of a rebuild: what SQLite alone takes to read a rebuild's input and write its
@@ -42,15 +43,12 @@ enum RebuildFloorBench {
         log("floor: reading decoded events")
         var decodedBytes = 0
         let readDecoded = try time {
-            try source.each("""
-                SELECT e.position, e.event_id, e.kind, e.type, e.subtype, e.status, e.occurred_at, e.recorded_at, e.source,
-                       e.origin, d.decoded
-                FROM events e LEFT JOIN event_decoded d ON d.position = e.position
-                WHERE e.position BETWEEN ? AND ? ORDER BY e.position
-                """, bind: [Int64.min, Int64.max]) { statement in
+            try source.each(EventStore.eventsForFactsSQL, bind: [Int64.min, Int64.max]) { statement in
                 // Text columns as a derivation reads them (sqlite3_column_text brings in overflow pages).
                 for column: Int32 in [1, 2, 3, 4, 8, 9, 10] {
-                    if sqlite3_column_text(statement, column) != nil { decodedBytes += Int(sqlite3_column_bytes(statement, column)) }
+                    if sqlite3_column_text(statement, column) != nil, column == 10 {
+                        decodedBytes += Int(sqlite3_column_bytes(statement, column))
+                    }
                 }
             }
         }
@@ -162,17 +160,25 @@ private struct Rows {
         }
     }
 
-    /// Binds cell (`row`, `column`) to parameter `index` (valid until the statement is reset).
+    /// Binds cell (`row`, `column`) to parameter `index`; SQLite copies the bytes (as the ledger's
+    /// own statements bind text), so nothing points into this buffer after the call.
     func bind(_ row: Int, column: Int, to statement: OpaquePointer, at index: Int32, asText: Bool) {
         let cell = row * columns + column
         let start = cell == 0 ? 0 : ends[cell - 1]
+        let length = Int32(ends[cell] - start)
         bytes.withUnsafeBytes { all in
-            let pointer = all.baseAddress.map { $0 + start }
-            let length = Int32(ends[cell] - start)
+            // An empty cell still binds an empty value, not NULL (a null pointer would).
+            let pointer = length == 0 ? nil : all.baseAddress.map { $0 + start }
             if asText {
-                sqlite3_bind_text(statement, index, pointer?.assumingMemoryBound(to: CChar.self), length, seatledger_sqlite_static())
+                if let pointer {
+                    sqlite3_bind_text(statement, index, pointer.assumingMemoryBound(to: CChar.self), length, seatledger_sqlite_transient())
+                } else {
+                    sqlite3_bind_text(statement, index, "", 0, seatledger_sqlite_transient())
+                }
+            } else if let pointer {
+                sqlite3_bind_blob(statement, index, pointer, length, seatledger_sqlite_transient())
             } else {
-                sqlite3_bind_blob(statement, index, pointer, length, seatledger_sqlite_static())
+                sqlite3_bind_zeroblob(statement, index, 0)
             }
         }
     }
