@@ -48,8 +48,8 @@ struct JSONTextParser {
     private mutating func parseValue() throws(JSONParseError) -> JSONValue {
         guard index < bytes.count else { throw fail("expected a value") }
         switch bytes[index] {
-        case UInt8(ascii: "{"): return try parseObject()
-        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "{"): return try parseObject(pruning: nil)
+        case UInt8(ascii: "["): return try parseArray(pruning: nil)
         case UInt8(ascii: "\""): return .string(try parseString())
         case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
@@ -73,53 +73,6 @@ struct JSONTextParser {
     private mutating func enter() throws(JSONParseError) {
         depth += 1
         if depth > Self.maxDepth { throw fail("nesting deeper than \(Self.maxDepth)") }
-    }
-
-    private mutating func parseObject() throws(JSONParseError) -> JSONValue {
-        try enter()
-        defer { depth -= 1 }
-        index += 1
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
-        // Members are collected first and the dictionary built at its final size (no rehashing
-        // while it grows); a repeated name keeps its last value, as assigning in order would.
-        var pairs: [(String, JSONValue)] = []
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let key = try parseString()
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            index += 1
-            skipWhitespace()
-            pairs.append((key, try parseValue()))
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unterminated object") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return .object(Dictionary(pairs, uniquingKeysWith: { _, last in last }))
-            }
-            throw fail("expected ',' or '}'")
-        }
-    }
-
-    private mutating func parseArray() throws(JSONParseError) -> JSONValue {
-        try enter()
-        defer { depth -= 1 }
-        index += 1
-        var items: [JSONValue] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
-        while true {
-            skipWhitespace()
-            items.append(try parseValue())
-            skipWhitespace()
-            guard index < bytes.count else { throw fail("unterminated array") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
-            throw fail("expected ',' or ']'")
-        }
     }
 
     /// The first index from `start` holding a quote, a backslash or a control character (or the
@@ -381,25 +334,32 @@ extension JSONTextParser {
         }
     }
 
-    private mutating func parseObject(pruning rule: Rule) throws(JSONParseError) -> JSONValue {
+    /// Parses an object; with a `rule`, only the members it names are built (the others are
+    /// checked by ``skipValue()``), without one every member is.
+    private mutating func parseObject(pruning rule: Rule?) throws(JSONParseError) -> JSONValue {
         try enter()
         defer { depth -= 1 }
         index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
+        // Members are collected first and the dictionary built at its final size (no rehashing
+        // while it grows); a repeated name keeps its last value, as assigning in order would.
         var pairs: [(String, JSONValue)] = []
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
-            let (key, memberRule) = try parseMemberName(rule)
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            index += 1
-            skipWhitespace()
-            if let memberRule, let key {
-                pairs.append((key, try parseValue(pruning: memberRule)))
+            if let rule {
+                let (key, memberRule) = try parseMemberName(rule)
+                try expectColon()
+                if let memberRule, let key {
+                    pairs.append((key, try parseValue(pruning: memberRule)))
+                } else {
+                    try skipValue()
+                }
             } else {
-                try skipValue()
+                let key = try parseString()
+                try expectColon()
+                pairs.append((key, try parseValue()))
             }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unterminated object") }
@@ -410,6 +370,14 @@ extension JSONTextParser {
             }
             throw fail("expected ',' or '}'")
         }
+    }
+
+    /// The `:` after a member name, with the blanks around it.
+    private mutating func expectColon() throws(JSONParseError) {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+        index += 1
+        skipWhitespace()
     }
 
     /// Reads a member name: the name (only when kept) and the rule of its value (`nil`: left out).
@@ -429,7 +397,8 @@ extension JSONTextParser {
         return kept.map { (name, $0) } ?? (nil, nil)
     }
 
-    private mutating func parseArray(pruning item: Rule) throws(JSONParseError) -> JSONValue {
+    /// Parses an array, each item pruned by `item` (`nil`: built whole).
+    private mutating func parseArray(pruning item: Rule?) throws(JSONParseError) -> JSONValue {
         try enter()
         defer { depth -= 1 }
         index += 1
@@ -438,7 +407,7 @@ extension JSONTextParser {
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
         while true {
             skipWhitespace()
-            items.append(try parseValue(pruning: item))
+            if let item { items.append(try parseValue(pruning: item)) } else { items.append(try parseValue()) }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unterminated array") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -485,10 +454,7 @@ extension JSONTextParser {
             if members {
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
                 try skipString()
-                skipWhitespace()
-                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                index += 1
-                skipWhitespace()
+                try expectColon()
             }
             try skipValue()
             skipWhitespace()
