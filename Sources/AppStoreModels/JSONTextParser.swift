@@ -310,7 +310,7 @@ struct JSONTextParser {
     private func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 }
 
-// MARK: Pruned parsing (``JSONPruning``)
+// MARK: Objects and arrays, whole or pruned (``JSONPruning``)
 
 extension JSONTextParser {
     /// Parses one JSON document, building only what `pruning` keeps (see ``JSONPruning``).
