@@ -4,15 +4,22 @@ import PackageDescription
 let package = Package(
     name: "SeatLedger",
     products: [
-        .library(name: "SeatLedger", targets: ["SeatLedger"]),
+        // The core an embedder picks: the ledger on SQLite, projections, reports. Links SQLite and
+        // OpenSSL only (no libpq, hiredis or HTTP server): see the packaging test.
+        .library(name: "SeatLedger", targets: ["SeatLedger", "EventStore", "Projections", "Reports", "AppStoreModels",
+                                               "LedgerEvents", "JWSVerification"]),
+        // Optional engines and sources, each its own product so the core never links their C libraries.
+        .library(name: "SeatLedgerPostgres", targets: ["SeatLedgerPostgres", "PostgresStore"]),
+        .library(name: "SeatLedgerRedis", targets: ["SeatLedgerRedis", "RedisStreams"]),
+        .library(name: "SeatLedgerAppStoreAPI", targets: ["SeatLedgerAppStoreAPI", "AppStoreAPI"]),
         .library(name: "JWSSigning", targets: ["JWSSigning"]),
         .executable(name: "seatledger", targets: ["seatledger"]),
         .executable(name: "seatledger-sim", targets: ["seatledger-sim"]),
     ],
     targets: [
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CHiredis", path: "Sources/CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CHiredis", path: "Sources/CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"], exclude: ["README.md"]),
         .target(name: "PostgresStore", dependencies: ["PostgresClient", "EventStore", "AppStoreModels", "LedgerEvents", "JWSVerification"], exclude: ["README.md"]),
@@ -24,18 +31,27 @@ let package = Package(
         .target(name: "LedgerEvents", dependencies: ["AppStoreModels"]),
         .target(name: "EventStore", dependencies: ["CSQLite", "AppStoreModels", "LedgerEvents", "JWSVerification"]),
         .target(name: "Projections", dependencies: ["AppStoreModels", "LedgerEvents"]),
-        .target(name: "SeatLedger", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "EventStore", "PostgresStore", "Projections", "Reports", "RedisStreams", "AppStoreAPI"]),
+        .target(name: "SeatLedger", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "EventStore", "Projections", "Reports"]),
+        .target(name: "SeatLedgerPostgres", dependencies: ["SeatLedger", "EventStore", "PostgresStore"]),
+        .target(name: "SeatLedgerRedis", dependencies: ["SeatLedger", "LedgerEvents", "RedisStreams"]),
+        .target(name: "SeatLedgerAppStoreAPI", dependencies: ["SeatLedger", "AppStoreModels", "LedgerEvents", "EventStore", "Projections", "Reports", "AppStoreAPI"]),
+        // The demo's sample streams and test root, compiled into the binary (see ARCHITECTURE.md).
+        .target(name: "DemoSamples", plugins: ["EmbedSamples"]),
+        .executableTarget(name: "sample-embedder", path: "Tools/sample-embedder"),
+        .plugin(name: "EmbedSamples", capability: .buildTool(), dependencies: ["sample-embedder"], path: "Tools/plugins/EmbedSamples"),
         .target(name: "Reports", dependencies: ["AppStoreModels", "LedgerEvents", "Projections"]),
-        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "Reports", "RedisStreams", "AppStoreAPI"]),
+        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "SeatLedgerPostgres", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "Reports", "RedisStreams", "AppStoreAPI"]),
         .target(name: "GroupSimulator", dependencies: ["AppStoreModels", "JWSSigning", "JWSVerification"]),
         .executableTarget(name: "seatledger-sim", dependencies: ["GroupSimulator"], path: "Tools/seatledger-sim"),
         .executableTarget(name: "seatledger-bench", dependencies: ["SeatLedger", "EventStore", "Projections", "JWSVerification", "JWSSigning", "GroupSimulator", "AppStoreModels", "LedgerEvents", "CSQLite"], path: "Tools/bench/Sources/seatledger-bench"),
         .target(name: "PostgresTestSupport", dependencies: ["PostgresClient"], path: "Tests/PostgresTestSupport"),
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "PostgresTestSupport", "GroupSimulator"]),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "EventStore", "PostgresClient", "PostgresTestSupport", "GroupSimulator", "Projections", "LedgerEvents", "AppStoreModels", "JWSVerification"]),
+        .testTarget(name: "PackagingTests"),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
-        .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams"], exclude: ["Golden/files"]),
+        .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams",
+                                                           "SeatLedgerPostgres", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples"], exclude: ["Golden/files"]),
     ],
     swiftLanguageModes: [.v6]
 )

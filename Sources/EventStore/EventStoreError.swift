@@ -16,6 +16,8 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
     case sqlite(SQLiteError)
     /// The location is a URL of a kind no ledger lives at (`redis://…`); `hint` says what to do.
     case unsupportedLocation(scheme: String, hint: String)
+    /// The location is a PostgreSQL URL, but this program registered no PostgreSQL engine.
+    case engineNotLinked(location: String)
 
     public var description: String {
         switch self {
@@ -37,6 +39,9 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
             return error.description
         case .unsupportedLocation(let scheme, let hint):
             return "\(scheme):// is not a ledger location: give a SQLite file path or a postgresql:// URL\(hint)"
+        case .engineNotLinked(let location):
+            return "\(location) is a PostgreSQL ledger, and this program was built without the PostgreSQL engine: "
+                + "depend on the SeatLedgerPostgres product and call `PostgresLedgerEngine.register()` at start"
         }
     }
 }

@@ -37,13 +37,18 @@ public struct TrustAnchor: Sendable, Hashable, CustomStringConvertible {
 
     /// Loads every certificate in a DER file or a PEM file (which may hold several certificates).
     public static func load(contentsOf url: URL) throws -> [TrustAnchor] {
-        let data = try Data(contentsOf: url)
+        try load(Data(contentsOf: url), named: url.lastPathComponent)
+    }
+
+    /// Loads anchors from certificate bytes (DER, or PEM with one or more CERTIFICATE blocks);
+    /// `name` identifies them in errors.
+    public static func load(_ data: Data, named name: String) throws -> [TrustAnchor] {
         if let text = String(data: data, encoding: .utf8), text.contains("-----BEGIN ") {
             guard let blocks = PEM.blocks(in: text, label: "CERTIFICATE") else {
-                throw VerificationError(.badCertificate, "\(url.lastPathComponent): malformed PEM")
+                throw VerificationError(.badCertificate, "\(name): malformed PEM")
             }
             guard !blocks.isEmpty else {
-                throw VerificationError(.badCertificate, "\(url.lastPathComponent): no CERTIFICATE block")
+                throw VerificationError(.badCertificate, "\(name): no CERTIFICATE block")
             }
             return try blocks.map { der throws(VerificationError) in try TrustAnchor(der: der) }
         }

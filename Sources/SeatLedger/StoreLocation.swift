@@ -1,5 +1,4 @@
 import EventStore
-import PostgresStore
 import Foundation
 
 /// Where a ledger lives: an embedded SQLite file (the default) or a PostgreSQL database.
@@ -32,10 +31,24 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// `url` without its password: in the user info, as a `password=` query parameter, or in a
-    /// `key=value` connection string (``PostgresEventStore/redactedLocation(_:)``).
+    /// `url` without its password, as the registered engine redacts it; without an engine, the
+    /// scheme and host only (everything before the last `@` of the authority is hidden).
     public static func redacted(_ url: String) -> String {
-        PostgresEventStore.redactedLocation(url)
+        if let engine = postgresEngine { return engine.redacted(url: url) }
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let rest = url[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { "/?#".contains($0) }) ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
+        return String(url[..<schemeEnd.upperBound]) + "***" + String(rest[at...])
+    }
+
+    /// The engine for `postgresql://` locations, when this process registered one.
+    private static var postgresEngine: (any LedgerStoreEngine)? { LedgerStoreEngines.engine(forScheme: "postgresql") }
+
+    /// The registered PostgreSQL engine, or the error saying how to get one.
+    private static func requirePostgresEngine(_ url: String) throws -> any LedgerStoreEngine {
+        guard let engine = postgresEngine else { throw EventStoreError.engineNotLinked(location: redacted(url)) }
+        return engine
     }
 
     /// The error for a "file path" that is a URL of another kind (`redis://…`, `https://…`): no
@@ -55,7 +68,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         case .sqlite(let path):
             if let error = Self.unsupportedURL(path) { throw error }
             return try EventStore.open(at: path, readOnly: readOnly)
-        case .postgres(let url): return try Self.openPostgres(url, readOnly: readOnly)
+        case .postgres(let url): return try Self.requirePostgresEngine(url).open(url: url, readOnly: readOnly)
         }
     }
 
@@ -65,7 +78,7 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
         case .sqlite(let path):
             if let error = Self.unsupportedURL(path) { throw error }
             return try EventStore.create(at: path, configuration: configuration, roots: roots)
-        case .postgres(let url): return try Self.createPostgres(url, configuration: configuration, roots: roots)
+        case .postgres(let url): return try Self.requirePostgresEngine(url).create(url: url, configuration: configuration, roots: roots)
         }
     }
 }

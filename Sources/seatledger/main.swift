@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import SeatLedger
+import SeatLedgerPostgres
 
 /// Every subcommand, in the order `seatledger --help` lists them.
 let commands: [any Command.Type] = [
@@ -37,6 +38,7 @@ let versionText = """
     """
 
 @MainActor func main() -> Int32 {
+    PostgresLedgerEngine.register()   // --db takes postgresql:// URLs
     var argv = Array(CommandLine.arguments.dropFirst())
     guard let first = argv.first else {
         // No command is a usage error: scripts must not mistake it for work done.

@@ -5,6 +5,7 @@ import Foundation
 import Projections
 import Reports
 import SeatLedger
+import SeatLedgerAppStoreAPI
 
 /// Options shared by every command that calls the App Store Server API.
 enum APIOptionsHelp {

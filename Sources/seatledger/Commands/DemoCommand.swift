@@ -1,4 +1,5 @@
 import AppStoreModels
+import DemoSamples
 import EventStore
 import Foundation
 import JWSVerification
@@ -15,15 +16,15 @@ enum DemoCommand: Command {
     static let help = """
     Usage: seatledger demo [--scenarios DIR] [--pki DIR] [--keep PATH] [--group REF] [--as-of T] [--json]
 
-    Creates a temporary ledger trusting the test root in Tools/pki, ingests every sample stream in
-    Events/scenarios as if received live (each event recorded a second after Apple signed it) (group lifecycles signed with the test PKI: purchases, Apple- and
+    Creates a temporary ledger trusting the test root, ingests every sample stream (the streams of
+    Events/scenarios and Tools/pki/root.pem are compiled into this binary) as if received live (each event recorded a second after Apple signed it) (group lifecycles signed with the test PKI: purchases, Apple- and
     developer-hosted members, seat changes, refunds, grace periods, organization seats …), then
     prints the group list and an audit of the group from the testing guide whose 10 seats with 9
-    claims renew at 6. Run from the repository root (or give --scenarios and --pki).
+    claims renew at 6. Works from any directory.
 
     Options:
-      --scenarios DIR  sample streams (default: Events/scenarios)
-      --pki DIR        test PKI with root.pem (default: Tools/pki)
+      --scenarios DIR  read the sample streams from DIR instead of the built-in ones
+      --pki DIR        read the trust root from DIR/root.pem instead of the built-in test root
       --keep PATH      keep the ledger at PATH instead of a temporary file
       --group REF      the group to audit (default: the guide's 10/9/6 group)
       --as-of T        report as of T (default: the last event in the streams)
@@ -33,27 +34,24 @@ enum DemoCommand: Command {
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let scenarios = URL(fileURLWithPath: arguments.value("scenarios") ?? "Events/scenarios")
-        let pki = URL(fileURLWithPath: arguments.value("pki") ?? "Tools/pki")
-        let streams = try streamFiles(in: scenarios)
-        let root = pki.appendingPathComponent("root.pem")
-        guard FileManager.default.fileExists(atPath: root.path) else {
-            throw InputError(message: "no test root at \(root.path); run from the repository root or give --pki DIR")
-        }
+        let streams = try arguments.value("scenarios").map { try streamFiles(in: URL(fileURLWithPath: $0)) }
+            ?? DemoSamples.streams.map { (name: $0.name, lines: $0.lines) }
+        let roots = try arguments.value("pki").map { directory -> [TrustAnchor] in
+            let root = URL(fileURLWithPath: directory).appendingPathComponent("root.pem")
+            guard FileManager.default.fileExists(atPath: root.path) else { throw InputError(message: "no test root at \(root.path)") }
+            return try TrustAnchor.load(contentsOf: root)
+        } ?? TrustAnchor.load(Data(DemoSamples.testRootPEM.utf8), named: "the built-in test root")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = arguments.value("keep") ?? directory.appendingPathComponent("demo.sqlite").path
         let configuration = try LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil)
         let ledger = try Ledger.create(path: path, configuration: configuration,
-                                       rootCertificates: try TrustAnchor.load(contentsOf: root))
+                                       rootCertificates: roots)
         var summary = IngestSummary()
-        for file in streams {
-            guard let handle = FileHandle(forReadingAtPath: file.path) else { throw InputError(message: "cannot read \(file.path)") }
-            let reader = LineReader(handle: handle)
-            while let line = try reader.nextLine() {
-                guard !line.isEmpty else { continue }
-                let message = InboundMessage(raw: line, source: "\(file.lastPathComponent):\(reader.lineNumber)")
+        for stream in streams {
+            for line in stream.lines {
+                let message = InboundMessage(raw: line.bytes, source: "\(stream.name):\(line.number)")
                 // Replay the streams as if they were received live: record each a second after Apple signed it.
                 if case .success(let events) = ledger.decoder.decode(message), let signed = events.first?.occurredAt {
                     ledger.store.clock = { signed + 1000 }
@@ -87,13 +85,18 @@ enum DemoCommand: Command {
         return .success
     }
 
-    static func streamFiles(in directory: URL) throws -> [URL] {
+    /// The `.ndjson` streams in `directory`, read whole, sorted by name.
+    static func streamFiles(in directory: URL) throws -> [(name: String, lines: [(number: Int, bytes: Data)])] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
-            throw InputError(message: "no sample streams at \(directory.path); run from the repository root or give --scenarios DIR")
+            throw InputError(message: "no sample streams at \(directory.path)")
         }
-        let files = names.filter { $0.hasSuffix(".ndjson") }.sorted().map { directory.appendingPathComponent($0) }
+        let files = names.filter { $0.hasSuffix(".ndjson") }.sorted()
         guard !files.isEmpty else { throw InputError(message: "no .ndjson streams in \(directory.path)") }
-        return files
+        return try files.map { name in
+            let url = directory.appendingPathComponent(name)
+            guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw InputError(message: "cannot read \(url.path)") }
+            return (name, DemoSamples.Stream(name: name, text: text).lines)
+        }
     }
 
     /// The guide's over-capacity group if present, else the group with most members.

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import RedisStreams
 import SeatLedger
+import SeatLedgerRedis
 
 /// `seatledger ingest --from redis://…`: the Redis Streams consumer.
 enum QueueIngestCommand {

@@ -6,6 +6,7 @@ import GroupSimulator
 import JWSSigning
 import LedgerEvents
 import SeatLedger
+import SeatLedgerAppStoreAPI
 import Testing
 
 /// `seatledger backfill` against the local stand-in: paging, missed notifications, idempotency,

@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import JWSSigning
 import SeatLedger
+import SeatLedgerAppStoreAPI
 import Testing
 
 /// A transport that answers from a script and remembers what it was sent (no network).

@@ -5,6 +5,7 @@ import Foundation
 import LedgerEvents
 import Projections
 import SeatLedger
+import SeatLedgerAppStoreAPI
 import Testing
 
 /// `seatledger reconcile` against the stand-in: every call recorded, the diff against Apple,

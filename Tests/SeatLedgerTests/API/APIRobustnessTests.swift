@@ -6,6 +6,7 @@ import JWSSigning
 import LedgerEvents
 import Projections
 import SeatLedger
+import SeatLedgerAppStoreAPI
 import Testing
 
 /// Robustness of the API side: resumed backfills whose window aged past Apple's history limit,

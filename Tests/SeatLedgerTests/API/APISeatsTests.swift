@@ -5,6 +5,7 @@ import Foundation
 import LedgerEvents
 import Projections
 import SeatLedger
+import SeatLedgerAppStoreAPI
 import Testing
 
 /// `seatledger seats …` against the stand-in: guards, requestIdentifier persisted before the

@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 #endif
 import SeatLedger
+import SeatLedgerAppStoreAPI
 
 /// The test API key: `Tools/api-standin/test-key.p8` and its public key, which the stand-in checks.
 enum StandInKey {

@@ -5,11 +5,15 @@ import LedgerEvents
 import PostgresClient
 import PostgresTestSupport
 @testable import SeatLedger
+import SeatLedgerPostgres
 import Testing
 
 /// `copy` through PostgreSQL and back, and what a PostgreSQL location shows and allows.
 @Suite("Copy through PostgreSQL")
 struct PostgresCopyRoundTripTests {
+    /// `postgresql://` locations open in this process, as in the CLI.
+    init() { PostgresLedgerEngine.register() }
+
     @Test("SQLite → PostgreSQL interrupted and resumed, PostgreSQL → SQLite, a diverged destination refused")
     func roundTrip() throws {
         let source = try LedgerCopyTests.sourceLedger()
@@ -62,6 +66,9 @@ struct PostgresCopyRoundTripTests {
 
 @Suite("PostgreSQL locations")
 struct PostgresLocationTests {
+    /// `postgresql://` locations open in this process, as in the CLI.
+    init() { PostgresLedgerEngine.register() }
+
     @Test("a PostgreSQL location's description has no password in any form libpq accepts")
     func redaction() {
         for url in ["postgresql://u@h/db?password=secret", "postgresql://u:secret@h/db", "postgres://h/db?sslmode=disable&password=secret"] {
@@ -83,6 +90,9 @@ struct PostgresLocationTests {
 
 @Suite("Rebuild on PostgreSQL")
 struct PostgresRebuildTests {
+    /// `postgresql://` locations open in this process, as in the CLI.
+    init() { PostgresLedgerEngine.register() }
+
     @Test("a rebuild on PostgreSQL (facts derived on a reader connection, identity in two halves) gives SQLite's incremental projections")
     func rebuildEqualsIncremental() throws {
         let stream = StreamGenerator.stream(seed: 71, groups: 6)

@@ -1,8 +1,12 @@
 import SeatLedger
+import SeatLedgerPostgres
 import Testing
 
 @Suite("Store locations (--db)")
 struct StoreLocationTests {
+    /// `postgresql://` locations open in this process, as in the CLI.
+    init() { PostgresLedgerEngine.register() }
+
     @Test("a postgresql:// or postgres:// URL selects PostgreSQL; anything else is a SQLite path", arguments: [
         ("postgresql://seatledger@db.internal/ledger", true),
         ("POSTGRES://u@h:5433/db", true),

@@ -3,12 +3,16 @@ import AppStoreModels
 import Foundation
 import PostgresTestSupport
 @testable import SeatLedger
+import SeatLedgerPostgres
 import Testing
 
 /// Text holding a NUL character (`\u0000` in Apple's JSON) is stored and read whole by the SQLite
 /// store: two identifiers that differ only after a NUL stay two identifiers.
 @Suite("Text with NUL on SQLite")
 struct TextWithNULTests {
+    /// `postgresql://` locations open in this process, as in the CLI.
+    init() { PostgresLedgerEngine.register() }
+
     @Test("a statement binds and reads text past a NUL", arguments: ["a\u{0}b", "\u{0}", "\u{0}\u{0}x", "é\u{0}名", ""])
     func statementRoundTrip(_ text: String) throws {
         let directory = try TemporaryDirectory(label: "nul-statement")
@@ -54,6 +58,9 @@ struct TextWithNULTests {
 /// quarantined with its raw bytes and a reason that names it; what was stored stays intact.
 @Suite("Identifiers with NUL through the ledger")
 struct IdentifiersWithNULTests {
+    /// `postgresql://` locations open in this process, as in the CLI.
+    init() { PostgresLedgerEngine.register() }
+
     /// Ingests a purchase, a Get Seat Info naming a claim id with a NUL, and another one without,
     /// in one batch, and checks the outcome on `ledger`.
     static func ingestAndCheck(_ ledger: Ledger) throws {

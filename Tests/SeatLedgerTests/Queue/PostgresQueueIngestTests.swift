@@ -3,6 +3,7 @@ import Foundation
 import GroupSimulator
 import PostgresClient
 import PostgresTestSupport
+import SeatLedgerPostgres
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -14,6 +15,9 @@ import Glibc
 /// same stream.
 @Suite("PostgreSQL ledger fed by Redis Streams consumers", .serialized)
 struct PostgresQueueIngestTests {
+    /// `postgresql://` locations open in this process, as in the CLI.
+    init() { PostgresLedgerEngine.register() }
+
     /// Far enough ahead that every simulated event is in the past and recorded.
     static let horizon = "2030-01-01T00:00:00Z"
 

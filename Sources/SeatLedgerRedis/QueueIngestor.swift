@@ -1,4 +1,5 @@
 import Foundation
+import SeatLedger
 import LedgerEvents
 import RedisStreams
 

@@ -2,6 +2,7 @@ import AppStoreAPI
 import AppStoreModels
 import EventStore
 import Foundation
+import SeatLedger
 import Projections
 
 /// Why `seats claim` refused to call Apple. Each case says what the projection shows and which

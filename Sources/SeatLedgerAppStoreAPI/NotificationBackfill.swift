@@ -2,6 +2,7 @@ import AppStoreAPI
 import AppStoreModels
 import EventStore
 import Foundation
+import SeatLedger
 import LedgerEvents
 
 /// How far notification-history backfill got, kept in the ledger's config (`backfill_cursor`).

@@ -2,6 +2,7 @@ import AppStoreAPI
 import AppStoreModels
 import EventStore
 import Foundation
+import SeatLedger
 import LedgerEvents
 
 /// How to reach the App Store Server API from a ledger. Every field is optional: credentials and
