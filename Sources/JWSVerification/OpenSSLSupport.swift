@@ -136,65 +136,14 @@ final class PublicKey: @unchecked Sendable {
     /// because `OpaquePointer` is not `Sendable`; each is owned by whoever took it out.
     private let verifiers = Mutex<[UInt]>([])
     private static let maximumIdleVerifiers = 64
-    /// Whether this key has a precomputed table yet (see ``PrecomputedP256Key``).
-    private let precomputed: Mutex<PrecomputationState>
-    /// Verifications after which a P-256 key gets its table (`nil`: never, `0`: at once).
-    let precomputeAfter: Int?
-    /// The default ``precomputeAfter``: a key seen this often is a signer's long-lived key, worth
-    /// the table's ~30 ms and ~150 KB; keys seen once or twice (tests, rotations) never pay for it.
-    static let defaultPrecomputeAfter = 64
 
-    /// Where a key is on its way to a precomputed table.
-    private enum PrecomputationState: Sendable {
-        case counting(Int)
-        case building
-        case ready(PrecomputedP256Key)
-        case unavailable
-    }
-
-    init(owning pointer: OpaquePointer, precomputeAfter: Int? = PublicKey.defaultPrecomputeAfter) {
+    init(owning pointer: OpaquePointer) {
         self.pointer = pointer
-        self.precomputeAfter = precomputeAfter
-        self.precomputed = Mutex(precomputeAfter == nil ? .unavailable : .counting(0))
     }
 
     deinit {
         verifiers.withLock { idle in for bits in idle { EVP_PKEY_CTX_free(OpaquePointer(bitPattern: bits)) } }
         EVP_PKEY_free(pointer)
-    }
-
-    /// Whether verifications now use a precomputed table for this key.
-    var usesPrecomputedTable: Bool {
-        precomputed.withLock { if case .ready = $0 { true } else { false } }
-    }
-
-    /// The key's table once it exists; counts this use, and builds the table (outside the lock,
-    /// other threads keep verifying the plain way meanwhile) when the count is reached.
-    private func precomputedKey() -> PrecomputedP256Key? {
-        enum Next { case use(PrecomputedP256Key), plain, build }
-        let next = precomputed.withLock { state -> Next in
-            switch state {
-            case .ready(let key): return .use(key)
-            case .building, .unavailable: return .plain
-            case .counting(let count):
-                guard count + 1 > (precomputeAfter ?? .max) else {
-                    state = .counting(count + 1)
-                    return .plain
-                }
-                state = .building
-                return .build
-            }
-        }
-        switch next {
-        case .use(let key):
-            return key
-        case .plain:
-            return nil
-        case .build:
-            let key = isP256 ? PrecomputedP256Key(publicKey: pointer) : nil
-            precomputed.withLock { $0 = key.map { .ready($0) } ?? .unavailable }
-            return key
-        }
     }
 
     /// An idle verification context, or a new one set up for ECDSA with SHA-256 (`nil` on failure).
@@ -256,19 +205,17 @@ final class PublicKey: @unchecked Sendable {
 
     /// Verifies a raw 64-byte ES256 signature (R‖S) over the bytes of `message` with SHA-256.
     ///
-    /// The message is hashed with one-shot `SHA256`. A key used more than ``precomputeAfter`` times
-    /// checks the digest with its ``PrecomputedP256Key`` (about twice as fast); otherwise it is
-    /// checked with `EVP_PKEY_verify` (signature digest SHA-256) on a reused context: the same
-    /// ECDSA check as `EVP_DigestVerify`, without OpenSSL 3's per-call context setup.
+    /// The message is hashed with one-shot `SHA256` and the digest checked with `EVP_PKEY_verify`
+    /// (signature digest SHA-256) on a reused context: the same ECDSA check as `EVP_DigestVerify`,
+    /// without OpenSSL 3's per-call context setup. Keeping the contexts serves the ingest target
+    /// in `Tools/bench` (at least 20× Apple's Python library on the same stream); ES256 is three
+    /// such checks per notification and dominates ingest.
     func verifyES256(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer) -> Bool {
         guard signature.count == 64 else { return false }
         var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         return withUnsafeMutableBytes(of: &digest) { digestBuffer in
             SHA256Digest.hash(message, into: digestBuffer)
-            if let table = precomputedKey() {
-                return table.verify(signature: signature, digest: UnsafeRawBufferPointer(digestBuffer))
-            }
-            // OpenSSL's check takes the signature as DER; the table reads R‖S as it comes.
+            // OpenSSL's check takes the signature as DER.
             var der = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
             return withUnsafeMutableBytes(of: &der) { derBuffer in
                 let derLength = ES256Signature.der(fromRaw: signature, into: derBuffer)

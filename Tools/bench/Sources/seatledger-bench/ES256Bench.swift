@@ -12,8 +12,8 @@ import JWSVerification
 ///
 /// It then times SeatLedger's own check of the same JWS (`SignedPayloadVerifier.verify`, as
 /// ingest calls it: base64url, header and chain caches, payload JSON, and the signature through
-/// the leaf key's precomputed table): `jws_verifies_per_s`. That rate can exceed OpenSSL's, so
-/// the report also gives the ingest as a fraction of it, the bound of this implementation.
+/// `EVP_PKEY_verify` on a reused context): `jws_verifies_per_s`; the report also gives the ingest
+/// as a fraction of it, the bound of this implementation.
 enum ES256Bench {
     struct Sample {
         let signingInput: [UInt8]
