@@ -48,6 +48,7 @@ let package = Package(
         .testTarget(name: "PostgresClientTests", dependencies: ["PostgresClient", "PostgresTestSupport", "GroupSimulator"]),
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "EventStore", "PostgresClient", "PostgresTestSupport", "GroupSimulator", "Projections", "LedgerEvents", "AppStoreModels", "JWSVerification"]),
         .testTarget(name: "PackagingTests"),
+        .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels"]),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
         .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams",

@@ -343,7 +343,10 @@ extension JSONTextParser {
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
         // Members are collected first and the dictionary built at its final size (no rehashing
-        // while it grows); a repeated name keeps its last value, as assigning in order would.
+        // while it grows). A repeated name is refused: RFC 8259 leaves its meaning open, and in a
+        // signed payload or JOSE header (`{"alg":"none","alg":"ES256"}`) two readers could take
+        // different values (RFC 7515 §4). The pruned parse checks the names it builds; the names it
+        // skips were already checked by the whole parse that accepted the text at ingest.
         var pairs: [(String, JSONValue)] = []
         while true {
             skipWhitespace()
@@ -366,7 +369,11 @@ extension JSONTextParser {
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") {
                 index += 1
-                return .object(Dictionary(pairs, uniquingKeysWith: { _, last in last }))
+                var members = [String: JSONValue](minimumCapacity: pairs.count)
+                for (key, value) in pairs where members.updateValue(value, forKey: key) != nil {
+                    throw fail("duplicate member name \"\(key)\"")
+                }
+                return .object(members)
             }
             throw fail("expected ',' or '}'")
         }

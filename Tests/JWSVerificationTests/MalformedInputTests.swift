@@ -49,6 +49,21 @@ struct MalformedInputTests {
         #expect(failure(jws) == .malformedHeader)
     }
 
+    @Test("a header repeating a parameter is malformed, whichever value comes last (RFC 7515 §4)")
+    func repeatedHeaderParameter() throws {
+        let header = Fixtures.header(for: signer, overrides: [:])
+        let text = header.canonicalString()
+        // The real header with "alg" given twice: first "none", then the real "ES256" (and the reverse).
+        for repeated in [text.replacingOccurrences(of: #"{"alg""#, with: #"{"alg":"none","alg""#),
+                         text.replacingOccurrences(of: #""alg":"ES256""#, with: #""alg":"ES256","alg":"none""#)] {
+            #expect(repeated != text)
+            let jws = try Fixtures.compact(headerBytes: Data(repeated.utf8),
+                                           payloadBytes: Fixtures.payload(signedDate: TestDates.mid2025).canonicalData(),
+                                           signer: signer.signer)
+            #expect(failure(jws) == .malformedHeader, "\(repeated)")
+        }
+    }
+
     @Test("a crit header parameter is refused")
     func critHeader() throws {
         let header = Fixtures.header(for: signer, overrides: ["crit": .array([.string("exp")])])

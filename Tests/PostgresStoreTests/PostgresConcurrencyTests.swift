@@ -174,7 +174,16 @@ struct PostgresConcurrencyTests {
                 }
             }
             appender.start()
-            Thread.sleep(forTimeInterval: 1)  // long enough for the append to commit, were it not blocked
+            // Wait until the append is really blocked on a lock (seen from a third session), or has
+            // finished (which the order check below then reports), instead of sleeping a guess.
+            let observer = try PostgresConnection(url: url)
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, order.withValue({ $0.isEmpty }) {
+                let waiting = try observer.query("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                                 + "AND datname = current_database() AND pid <> pg_backend_pid()")
+                if try waiting.first?.int64(0) ?? 0 > 0 { break }
+                usleep(2_000)
+            }
             order.withValue { $0.append("rebuild committing") }
             try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "1000", groupKey: "1000", role: "key")],
                                           states: [StoredGroupState(groupKey: "1000", state: "{}", asOf: 1, lastPosition: 0)])

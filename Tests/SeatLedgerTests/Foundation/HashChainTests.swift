@@ -62,6 +62,24 @@ struct HashChainTests {
                 == sql.scalarBlob("SELECT hash FROM events WHERE position = 2"))
     }
 
+    /// Known answers for the documented encoding, computed outside Swift (Python's `hashlib` over
+    /// the layout in `EventChain`'s doc comment), so a change to the encoding or to SHA-256 fails here.
+    @Test("the chain hash matches known answers computed independently of EventChain")
+    func knownAnswers() {
+        let first = EventChain.Row(position: 1, eventId: "0c6ab2a5-0000-4000-8000-000000000001", kind: "notification",
+                                   type: "SUBSCRIBED", subtype: "INITIAL_BUY", status: nil,
+                                   occurredAt: 1_793_000_000_000, recordedAt: 1_793_000_001_000, source: "webhook",
+                                   origin: "live", raw: Data(#"{"signedPayload":"x"}"#.utf8))
+        let firstHash = EventChain.hash(previous: EventChain.genesis, row: first)
+        #expect(firstHash.map { String(format: "%02x", $0) }.joined()
+                == "9124f9f19e6d46ac3c461ed25ae9af4fafda87c365181f74d03a847e01faf669")
+        let second = EventChain.Row(position: 2, eventId: "sha256:ab", kind: "apiResponse", type: nil, subtype: nil,
+                                    status: 200, occurredAt: -1, recordedAt: 0, source: "record:get-seat-info.json",
+                                    origin: "live", raw: Data())
+        #expect(EventChain.hash(previous: firstHash, row: second).map { String(format: "%02x", $0) }.joined()
+                == "862e19f1ffc6ce7c453dd633845a071fabfb2c998023a1c6878438431ed8486f")
+    }
+
     @Test("UPDATE and DELETE on events are refused by the database", arguments: [
         "UPDATE events SET raw = X'00' WHERE position = 2",
         "UPDATE events SET recorded_at = recorded_at + 1 WHERE position = 1",
