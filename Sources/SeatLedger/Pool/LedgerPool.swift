@@ -176,6 +176,12 @@ public final class LedgerPool: Sendable {
     /// What the writer has done since the pool opened (e.g. how many appends each commit grouped).
     public var statistics: Statistics { writer.statistics }
 
+    /// Calls waiting for the writer now (appends and exclusive writes not yet taken): a load gauge.
+    public var queuedWrites: Int { writer.queued }
+
+    /// Whether ``close()`` has been called (the pool takes no new work).
+    public var isClosed: Bool { writer.isClosed }
+
     /// Stops accepting work, finishes what was submitted, closes connections.
     ///
     /// Work submitted before `close` completes normally; later calls throw ``LedgerPoolError/closed``.

@@ -52,6 +52,12 @@ final class LedgerPoolWriter: Sendable {
     /// What the writer has done so far.
     var statistics: LedgerPool.Statistics { counters.withLock { $0 } }
 
+    /// Jobs queued and not yet taken by the writer thread.
+    var queued: Int { jobs.count }
+
+    /// Whether ``close()`` was called.
+    var isClosed: Bool { jobs.isClosed }
+
     /// Takes no more jobs; the thread finishes the queued ones, closes its connection and exits.
     func close() { jobs.close() }
 
