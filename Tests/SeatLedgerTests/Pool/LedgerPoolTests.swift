@@ -267,14 +267,19 @@ struct LedgerPoolTests {
             case .quarantined: return 200                           // kept for review
             }
         }
-        let seats: @Sendable (String) async throws -> Int = { group in
+        // "Does this member have access?": the README's read, off the cooperative threads.
+        let hasAccess: @Sendable (String, String) async throws -> Bool = { group, member in
             try await pool.read { ledger in
-                try ledger.groupState(group, asOf: PayloadFactory.defaultSignedDate).members.filter(\.hasAccess).count
+                try ledger.groupState(group, asOf: PayloadFactory.defaultSignedDate).members
+                    .contains { $0.hasAccess && ($0.memberRef == member || $0.appTransactionId == member) }
             }
         }
         #expect(try await Task.detached { try await webhook(body) }.value == 200)
         #expect(try await webhook(body) == 200)
-        _ = try await seats("2000000000000001")
+        // The purchaser's own seat (its app transaction id) has access; a stranger has none.
+        #expect(try await hasAccess("2000000000000001", PayloadFactory.defaultAppTransactionId))
+        #expect(try await !hasAccess("2000000000000001", "app-user-nobody"))
+        #expect(await pool.waitForHead(after: 0, timeout: .seconds(25)) == 1)
         await pool.close()
     }
 }
