@@ -147,7 +147,13 @@ public final class LedgerPool: Sendable {
     public func write<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let submitted = writer.submit(.exclusive { ledger in
-                continuation.resume(with: Result { try body(ledger) })
+                do {
+                    continuation.resume(returning: try body(ledger))
+                    return nil
+                } catch {
+                    continuation.resume(throwing: error)
+                    return error
+                }
             })
             if !submitted { continuation.resume(throwing: LedgerPoolError.closed) }
         }

@@ -246,6 +246,22 @@ struct LedgerPoolTests {
         await pool.close()
     }
 
+    @Test("an error thrown by a read or write body reaches its caller only; the pool keeps working")
+    func bodyErrors() async throws {
+        struct BodyFailed: Error, Equatable {}
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let message = try Self.notifications(factory, originalTransactionId: "2000000000000333", count: 1, label: "errors")[0]
+        let pool = try LedgerPool.open(path: test.path, readers: 1)
+        await #expect(throws: BodyFailed.self) { try await pool.read { _ -> Int in throw BodyFailed() } }
+        await #expect(throws: BodyFailed.self) { try await pool.write { _ -> Int in throw BodyFailed() } }
+        #expect(try await pool.append(notificationBody: message.body, source: "after") == .appended(positions: [1], duplicatesCarried: 0))
+        #expect(try await pool.read { try $0.store.eventCount() } == 1)
+        #expect(try await pool.write { try $0.store.head().position } == 1)
+        #expect(pool.statistics.writes == 2)
+        await pool.close()
+    }
+
     @Test("opening a missing ledger fails with the store's error, and leaves no threads waiting")
     func openMissing() throws {
         let directory = try TemporaryDirectory(label: "pool-missing")
