@@ -262,9 +262,11 @@ struct ReportFixLedgerTests {
         let test = try TestLedger()
         let factory = try PayloadFactory()
         try test.append(line: try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction()))
+        // The transaction's purchaseDate (a day before it was signed) is when the group began: valid time.
         let signed = PayloadFactory.defaultSignedDate
-        #expect(try test.ledger.groups(asOf: signed - 1).isEmpty)
-        #expect(try test.ledger.groups(asOf: signed).map(\.groupKey) == [PayloadFactory.defaultOriginalTransactionId])
+        let purchased = signed - PayloadFactory.day
+        #expect(try test.ledger.groups(asOf: purchased - 1).isEmpty)
+        #expect(try test.ledger.groups(asOf: purchased).map(\.groupKey) == [PayloadFactory.defaultOriginalTransactionId])
         #expect(try test.ledger.groups(asOf: signed + 1, knownAt: signed - 1).isEmpty, "not yet recorded")
     }
 
