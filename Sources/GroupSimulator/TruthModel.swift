@@ -122,6 +122,7 @@ struct TruthEvaluator {
     /// of the period its event's transaction reports as ended, else its signing time.
     private func billingEffective(_ r: RenewalVersion) -> EpochMillis {
         guard r.renewal.gracePeriodExpiresDate != nil || r.renewal.isInBillingRetryPeriod == true else { return r.occurredAt }
+        if let grace = r.renewal.gracePeriodExpiresDate, grace <= r.occurredAt { return grace }
         let ended = log.transactions.filter {
             $0.eventId == r.eventId && $0.tx.originalTransactionId == r.renewal.originalTransactionId && $0.tx.expiresDate <= r.occurredAt
         }.map(\.tx.expiresDate).max()

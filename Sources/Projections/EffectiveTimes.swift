@@ -10,9 +10,10 @@ import AppStoreModels
 ///   version reporting refunded seats (Apple signs no date for a seat refund), at the signing
 ///   time of the event that carried it.
 /// - The billing state in renewal info (`gracePeriodExpiresDate`, `isInBillingRetryPeriod`)
-///   takes effect at the end of the period the event's transaction reports as ended (a
-///   `DID_FAIL_TO_RENEW` signed minutes after the period ended describes the time since it
-///   ended), else at the signing time.
+///   takes effect at its grace end when that has passed by the signing time (`GRACE_PERIOD_EXPIRED`
+///   reports the grace end), else at the end of the period the event's transaction reports as
+///   ended (a `DID_FAIL_TO_RENEW` signed minutes after the period ended describes the time since
+///   it ended), else at the signing time.
 /// - Everything else (renewal quantities, claims, unclaims, API observations) at the signing
 ///   time (`occurredAt`).
 ///
@@ -57,6 +58,11 @@ public struct EffectiveTimes: Sendable {
             if !fact.transactions.isEmpty { transactionTimes[fact.eventId] = times }
             var billing = signed
             for renewal in fact.renewals where renewal.gracePeriodExpiresDate != nil || renewal.isInBillingRetryPeriod == true {
+                // A grace end already passed is what the event reports (GRACE_PERIOD_EXPIRED): from then.
+                if let grace = renewal.gracePeriodExpiresDate, grace <= signed {
+                    billing = min(billing, grace)
+                    continue
+                }
                 let ended = fact.transactions.filter { $0.originalTransactionId == renewal.originalTransactionId }
                     .compactMap(\.expiresDate).filter { $0 <= signed }.max()
                 if let ended { billing = min(billing, ended) }
