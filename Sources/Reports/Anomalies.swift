@@ -15,6 +15,14 @@ public struct Anomaly: Sendable, Hashable {
     /// end, a seat refund): what a backfill must cover. Not part of the JSON form.
     public var at: EpochMillis? = nil
 
+    /// Creates an anomaly.
+    public init(code: String, text: String, eventIds: [String], at: EpochMillis? = nil) {
+        self.code = code
+        self.text = text
+        self.eventIds = eventIds
+        self.at = at
+    }
+
     /// JSON form.
     public var json: JSONValue {
         ["code": .string(code), "text": .string(text), "eventIds": .array(eventIds.map(JSONValue.string))]

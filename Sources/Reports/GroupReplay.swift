@@ -96,26 +96,53 @@ public enum GroupReplay {
             previous = target
         }
 
-        for (fact, effectiveAt) in visible where effectiveAt <= end {
+        // Events sharing one effective instant (a late-signed DID_RENEW for the purchaser and for
+        // each member, all effective at the period end) are applied together: what time alone did
+        // up to the instant is split against what all of them did.
+        var index = 0
+        while index < visible.count, visible[index].at <= end {
+            let effectiveAt = visible[index].at
+            var batch: [EventFacts] = []
+            while index < visible.count, visible[index].at == effectiveAt {
+                batch.append(visible[index].fact)
+                index += 1
+            }
             advance(to: effectiveAt, holdLast: true)
-            let without = previous
-            prefix.append(fact)
-            let after = state(at: effectiveAt)
-            var changes = StateComparison.changes(from: without, to: after)
-            if let pending = pendingAtEvent {
-                let split = splitAtEvent(timeDriven: pending.changes, byEvent: changes,
-                                         net: StateComparison.changes(from: pending.start, to: after))
+            var applied: [(fact: EventFacts, changes: [StateChange], after: GroupState)] = []
+            for fact in batch {
+                let without = previous
+                prefix.append(fact)
+                let after = state(at: effectiveAt)
+                applied.append((fact, StateComparison.changes(from: without, to: after), after))
+                previous = after
+            }
+            if let pending = pendingAtEvent, let final = applied.last?.after {
+                let split = splitAtEvent(timeDriven: pending.changes, byEvent: applied.flatMap(\.changes),
+                                         net: StateComparison.changes(from: pending.start, to: final))
                 emitTime(at: effectiveAt, changes: split.time, after: pending.state)
-                changes = split.event
+                // A change time also made is reported (in its net form, by the last event that
+                // touched it) only when the events left it different from what time made.
+                let timeKeys = Set(pending.changes.map(changeKey))
+                let netByKey = Dictionary(split.event.map { (changeKey($0), $0) }, uniquingKeysWith: { first, _ in first })
+                var lastToucher: [String: Int] = [:]
+                for (offset, entry) in applied.enumerated() { for change in entry.changes { lastToucher[changeKey(change)] = offset } }
+                for offset in applied.indices {
+                    applied[offset].changes = applied[offset].changes.compactMap { change in
+                        let key = changeKey(change)
+                        guard timeKeys.contains(key) else { return change }
+                        return lastToucher[key] == offset ? netByKey[key] : nil
+                    }
+                }
                 pendingAtEvent = nil
             }
-            previous = after
             guard inRange(effectiveAt) else { continue }
-            entries.append(ReplayEntry(
-                effectiveAt: effectiveAt, eventId: fact.eventId, position: fact.position, what: describe(fact),
-                recordedAt: fact.recordedAt, signedAt: fact.occurredAt,
-                isLate: fact.recordedAt.saturatingSubtract(effectiveAt) > lateThreshold, origin: fact.origin.rawValue,
-                duplicateArrivals: duplicateArrivals[fact.eventId] ?? 0, changes: changes, after: StateSummary(after)))
+            for (fact, changes, after) in applied {
+                entries.append(ReplayEntry(
+                    effectiveAt: effectiveAt, eventId: fact.eventId, position: fact.position, what: describe(fact),
+                    recordedAt: fact.recordedAt, signedAt: fact.occurredAt,
+                    isLate: fact.recordedAt.saturatingSubtract(effectiveAt) > lateThreshold, origin: fact.origin.rawValue,
+                    duplicateArrivals: duplicateArrivals[fact.eventId] ?? 0, changes: changes, after: StateSummary(after)))
+            }
         }
         advance(to: end, holdLast: false)
         return entries
