@@ -64,7 +64,7 @@ public enum GroupText {
         }
         let since = member.accessSince.map(Timestamp.iso8601) ?? "?"
         let until = member.accessUntil.map(Timestamp.iso8601) ?? "open-ended"
-        var line = "    \(member.role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(ids.joined(separator: ", "))\n"
+        var line = "    \(DisplayText.visible(member.role.rawValue).padding(toLength: max(9, member.role.rawValue.count), withPad: " ", startingAt: 0)) \(ids.joined(separator: ", "))\n"
         if member.hasAccess {
             line += "              access since \(since) until \(until)"
         } else if let revocation = member.revocation {
