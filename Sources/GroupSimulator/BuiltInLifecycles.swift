@@ -8,6 +8,7 @@ public enum BuiltInLifecycles {
         unclaimSeatsMemberLeave, unclaimSeatsParentalDecline, seatIncrease, decreaseAtRenewal, guide1096,
         partialSeatRefundApple, partialSeatRefundDeveloper, fullRefund, cancelExpire, billingRetry, billingRetryRecovery,
         gracePeriod, graceExpired, billingRecovery, organizationSeats, resubscribe, sandboxPlaceholder, unknownRevocationType,
+        lateSigningFamily,
     ]
 
     /// The scenario named `name`, if any.
@@ -256,4 +257,14 @@ public enum BuiltInLifecycles {
         group: group("APPLE", seats: 8),
         steps: [Step(.purchase), Step(.memberJoin, member: "m1"), Step(.memberJoin, member: "m2")] + link
             + [Step(.memberRemove, at: "+1d", member: "m2", revocationType: "SOMETHING_NEW")])
+
+    static let lateSigningFamily = Scenario(
+        name: "late-signing-family",
+        description: "Valid time and Family Sharing: a member's REVOKE signed 9 h after its revocationDate, the family member's FAMILY_REVOKE signed 3 h late, a DID_RENEW signed 2 h after the period ended (purchaseDate = the period end: no gap); a FAMILY_SHARED copy of the group purchase (multiSeatInfo included) and a holder with an undocumented inAppOwnershipType (GUEST_PASS), each with access from their own transaction, neither a purchaser nor a seat.",
+        group: group("APPLE", seats: 8),
+        steps: [Step(.purchase), Step(.memberJoin, member: "m1"), Step(.memberJoin, member: "m2"),
+                Step(.familyShare, member: "f1"), Step(.familyShare, member: "g1", ownership: "GUEST_PASS")] + link
+            + [Step(.memberRemove, at: "+1d", member: "m2", signedLate: "9h"),
+               Step(.familyRevoke, at: "+1d", member: "f1", signedLate: "3h"),
+               Step(.renew, signedLate: "2h")])
 }

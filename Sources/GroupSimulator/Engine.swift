@@ -98,7 +98,7 @@ public struct SimulationOptions: Sendable, Hashable {
 
 /// Runs a scenario's steps, producing unsigned events and the truth log.
 final class ScenarioEngine {
-    private enum MemberKind { case apple, claim, organization }
+    private enum MemberKind { case apple, claim, organization, family }
 
     private struct Member {
         let name: String
@@ -150,6 +150,8 @@ final class ScenarioEngine {
     let graceLength: Int64
     private var lastEventTime: EpochMillis = .min
     private var stepIndex = 0
+    /// How long after their payload's moment the current step's notifications are signed (`signedLate`).
+    private var signingDelay: Int64 = 0
     private var purchaser: Purchaser?
     private var transactions: [String: TxFacts] = [:]
     private var members: [String: Member] = [:]
@@ -193,7 +195,9 @@ final class ScenarioEngine {
                 throw fail(step, "its time \(Timestamp.iso8601(nominal)) is before the previous step (\(Timestamp.iso8601(previousStepTime)))")
             }
             stepTimes.append(nominal)
+            signingDelay = step.signedLate.map(span) ?? 0
             try perform(step, at: nominal)
+            signingDelay = 0
             previousStepTime = max(nominal, previousStepTime)
         }
         guard !events.isEmpty else { throw SimulatorError("scenario \(scenario.name) emits no events") }
@@ -244,7 +248,7 @@ final class ScenarioEngine {
     private func notify(_ type: String, _ subtype: String?, at nominal: EpochMillis, transaction: TxFacts?, renewal: RenewalFacts?,
                         status: Int64?, label: String, purchaserOTID: String?, includeData: Bool = true,
                         unclaimSeatIds: [String]? = nil) -> (id: String, time: EpochMillis) {
-        let time = nextTime(nominal)
+        let time = nextTime(nominal + signingDelay)
         let uuid = ids.uuid()
         var payload: [String: JSONValue] = [
             "notificationType": .string(type),
@@ -437,6 +441,8 @@ final class ScenarioEngine {
         case .recover: try recover(step, t)
         case .resubscribe: try resubscribe(step, t)
         case .orgAssign: try orgAssign(step, t)
+        case .familyShare: try familyShare(step, t)
+        case .familyRevoke: try familyRevoke(step, t)
         }
     }
 
@@ -510,6 +516,46 @@ final class ScenarioEngine {
         store(m)
         notify("REVOKE", nil, at: t, transaction: tx, renewal: memberRenewal(m, autoRenew: false), status: 5,
                label: "member \(m.name) (\(tx.revocationType!))", purchaserOTID: nil)
+    }
+
+    private func familyShare(_ step: Step, _ t: EpochMillis) throws(SimulatorError) {
+        let p = try requirePurchaser(step)
+        guard p.hasAccess else { throw fail(step, "the group subscription is not active") }
+        guard let name = step.member, members[name] == nil else { throw fail(step, "member \"\(step.member ?? "")\" already exists") }
+        var m = Member(name: name, kind: .family, appTransactionId: ids.appTransactionId())
+        let otid = ids.transactionId()
+        m.originalTransactionId = otid
+        m.firstJoinedAt = t
+        // A copy of the group purchase: its multiSeatInfo and quantity come along, yet it is
+        // never the purchaser (only the group purchaser can share with family members).
+        let purchase = transactions[p.periodTransactionIds[0]]
+        let tx = TxFacts(transactionId: otid, originalTransactionId: otid, productId: group.productId, purchaseDate: t,
+                         originalPurchaseDate: t, expiresDate: p.periodEnd, quantity: purchase?.quantity ?? 1,
+                         ownership: step.ownership ?? "FAMILY_SHARED", transactionReason: "PURCHASE", price: 0,
+                         appTransactionId: m.appTransactionId, invitationManagement: p.invitationManagement,
+                         priceTiers: purchase?.priceTiers ?? [])
+        transactions[otid] = tx
+        m.currentTransactionId = otid
+        m.joinedAt = t
+        m.active = true
+        store(m)
+        notify("SUBSCRIBED", "INITIAL_BUY", at: t, transaction: tx, renewal: memberRenewal(m, autoRenew: true), status: 1,
+               label: "\(tx.ownership) holder \(name)", purchaserOTID: nil)
+    }
+
+    private func familyRevoke(_ step: Step, _ t: EpochMillis) throws(SimulatorError) {
+        var m = try member(step, [.family])
+        guard m.active, let txId = m.currentTransactionId, var tx = transactions[txId] else {
+            throw fail(step, "member \"\(m.name)\" has no active copy")
+        }
+        tx.revocationDate = t
+        tx.revocationReason = 0
+        tx.revocationType = "FAMILY_REVOKE"
+        transactions[txId] = tx
+        m.active = false
+        store(m)
+        notify("REVOKE", nil, at: t, transaction: tx, renewal: memberRenewal(m, autoRenew: false), status: 5,
+               label: "family member \(m.name) (FAMILY_REVOKE)", purchaserOTID: nil)
     }
 
     private func revokeForSeatRefund(_ name: String, at t: EpochMillis) {

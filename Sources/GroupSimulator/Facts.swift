@@ -38,6 +38,9 @@ struct TxFacts: Sendable, Hashable {
 
     var isMultiSeat: Bool { invitationManagement != nil }
     var isAssigned: Bool { ownership == "ASSIGNED" }
+    /// Access held from someone else's purchase (ASSIGNED, FAMILY_SHARED, any other value): the
+    /// holder's own transaction, never a purchaser's.
+    var isHeld: Bool { ownership != "PURCHASED" }
     /// Seats this transaction still covers.
     var netSeats: Int { quantity - revokedSeatQuantity }
 

@@ -55,6 +55,7 @@ public enum StepAction: String, Sendable, CaseIterable {
     case claimSeat, claimSeatRetry, associateSeat, unclaimSeat, unclaimSeats, getSeatInfo
     case increaseSeats, decreaseAtRenewal, renew, refundSeats, refundFull, cancel, expire
     case billingRetry, gracePeriod, graceExpired, recover, resubscribe, orgAssign, orgRevoke
+    case familyShare, familyRevoke
 
     /// Keys (besides `do`, `at`, `note`) the step accepts.
     var allowedKeys: Set<String> {
@@ -73,13 +74,16 @@ public enum StepAction: String, Sendable, CaseIterable {
         case .resubscribe: return ["seats", "invitationManagement"]
         case .orgAssign: return ["member", "organization", "role"]
         case .orgRevoke: return ["member", "revocationType"]
+        case .familyShare: return ["member", "ownership"]
+        case .familyRevoke: return ["member"]
         }
     }
 
     /// Keys the step requires.
     var requiredKeys: Set<String> {
         switch self {
-        case .memberJoin, .memberRemove, .memberLeave, .claimSeat, .claimSeatRetry, .associateSeat, .unclaimSeat, .orgRevoke:
+        case .memberJoin, .memberRemove, .memberLeave, .claimSeat, .claimSeatRetry, .associateSeat, .unclaimSeat, .orgRevoke,
+             .familyShare, .familyRevoke:
             return ["member"]
         case .orgAssign: return ["member", "organization"]
         case .unclaimSeats: return ["members"]
@@ -117,6 +121,8 @@ public enum StepAction: String, Sendable, CaseIterable {
         case .resubscribe: return "SUBSCRIBED/RESUBSCRIBE after expiry: same originalTransactionId, new transactionId"
         case .orgAssign: return "organization (Volume Purchasing) seat: SUBSCRIBED/INITIAL_BUY with an ASSIGNED transaction, no multiSeatInfo"
         case .orgRevoke: return "organization revokes the seat: REVOKE, revocationType ASSIGNMENT_REVOKE"
+        case .familyShare: return "the purchaser's family member gets a FAMILY_SHARED copy of the group purchase (multiSeatInfo included; `ownership` overrides the value, e.g. an undocumented one): SUBSCRIBED/INITIAL_BUY"
+        case .familyRevoke: return "the family member's copy is revoked: REVOKE, revocationType FAMILY_REVOKE"
         }
     }
 }
@@ -140,13 +146,19 @@ public struct Step: Sendable, Hashable {
     public var customer: String?
     public var placeholder: Bool?
     public var invitationManagement: String?
+    /// `inAppOwnershipType` of a `familyShare` holder (default `FAMILY_SHARED`).
+    public var ownership: String?
+    /// How long after the step's time Apple signs its notifications (the payload dates stay at
+    /// the step's time): a REVOKE signed hours after its `revocationDate`, a late DID_RENEW.
+    public var signedLate: SpanExpression?
     /// Free text kept in the file (e.g. which guide section the step follows).
     public var note: String?
 
     public init(_ action: StepAction, at: String? = nil, member: String? = nil, members: [String]? = nil, seats: Int? = nil,
                 subtype: String? = nil, revocationType: String? = nil, withAppTransactionId: Bool? = nil, reason: String? = nil,
                 shape: UnclaimShape? = nil, organization: String? = nil, role: String? = nil, customer: String? = nil,
-                placeholder: Bool? = nil, invitationManagement: String? = nil, note: String? = nil) {
+                placeholder: Bool? = nil, invitationManagement: String? = nil, ownership: String? = nil,
+                signedLate: String? = nil, note: String? = nil) {
         self.action = action
         // Built-in scenarios pass literal, valid expressions.
         self.at = at.map { text in (try? TimeExpression.parse(text)) ?? TimeExpression(anchor: .prev) }
@@ -163,6 +175,8 @@ public struct Step: Sendable, Hashable {
         self.customer = customer
         self.placeholder = placeholder
         self.invitationManagement = invitationManagement
+        self.ownership = ownership
+        self.signedLate = signedLate.map { text in (try? SpanExpression.parse(text)) ?? SpanExpression() }
         self.note = note
     }
 }
@@ -319,7 +333,7 @@ extension Scenario {
             throw SimulatorError("\(path): unknown action \"\(name)\" (one of: \(StepAction.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
         let here = "\(path) (\(name))"
-        try checkKeys(object, allowed: action.allowedKeys.union(["do", "at", "note"]), at: here)
+        try checkKeys(object, allowed: action.allowedKeys.union(["do", "at", "note", "signedLate"]), at: here)
         for key in action.requiredKeys.sorted() where object[key] == nil {
             throw SimulatorError("\(here): missing \"\(key)\"")
         }
@@ -364,6 +378,10 @@ extension Scenario {
         step.customer = try string("customer")
         step.placeholder = try bool("placeholder")
         step.invitationManagement = try string("invitationManagement")
+        step.ownership = try string("ownership")
+        if let text = try string("signedLate") {
+            do { step.signedLate = try SpanExpression.parse(text) } catch { throw SimulatorError("\(here).signedLate: \(error.message)") }
+        }
         step.note = try string("note")
         if action == .memberJoin, let subtype = step.subtype, subtype != "INITIAL_BUY", subtype != "RESUBSCRIBE" {
             throw SimulatorError("\(here).subtype: expected INITIAL_BUY or RESUBSCRIBE")
@@ -410,6 +428,8 @@ extension Step {
         if let customer { o["customer"] = .string(customer) }
         if let placeholder { o["placeholder"] = .bool(placeholder) }
         if let invitationManagement { o["invitationManagement"] = .string(invitationManagement) }
+        if let ownership { o["ownership"] = .string(ownership) }
+        if let signedLate { o["signedLate"] = .string(signedLate.description) }
         if let note { o["note"] = .string(note) }
         return .object(o)
     }

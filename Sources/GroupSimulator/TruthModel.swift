@@ -1,19 +1,31 @@
 import AppStoreModels
 import Foundation
 
+/// The purchaser-level event behind a member's loss (expiry, grace end, refund, seat refund).
+struct Cause: Sendable, Hashable {
+    let reason: String
+    let at: EpochMillis
+    let eventId: String
+}
+
 /// Why and when a member lost access, and which event says so.
 struct Revocation: Sendable, Hashable {
     let reason: String
     let at: EpochMillis
     let eventId: String
+    var cause: Cause? = nil
 
-    var json: JSONValue { ["reason": .string(reason), "at": .timestamp(at), "eventId": .string(eventId)] }
+    var json: JSONValue {
+        var o: [String: JSONValue] = ["reason": .string(reason), "at": .timestamp(at), "eventId": .string(eventId)]
+        if let cause { o["cause"] = ["reason": .string(cause.reason), "at": .timestamp(cause.at), "eventId": .string(cause.eventId)] }
+        return .object(o)
+    }
 }
 
 /// One member row of the expected `group show --json`.
 struct MemberRow: Sendable {
-    enum Role: Int { case purchaser = 0, assigned = 1, claim = 2 }
-    let role: Role
+    /// `PURCHASER`, `CLAIM`, or a holder's `inAppOwnershipType` verbatim (`ASSIGNED`, `FAMILY_SHARED`, any other).
+    let role: String
     let originalTransactionId: String?
     let appTransactionId: String?
     let seatClaimId: String?
@@ -24,12 +36,13 @@ struct MemberRow: Sendable {
     let revocation: Revocation?
 
     var sortKey: (Int, String, String, String) {
-        (role.rawValue, originalTransactionId ?? "", seatClaimId ?? "", appTransactionId ?? "")
+        let rank = ["PURCHASER": 0, "ASSIGNED": 1, "CLAIM": 2, "FAMILY_SHARED": 3][role] ?? 4
+        return (rank, originalTransactionId ?? "", seatClaimId ?? "", appTransactionId ?? "")
     }
 
     var json: JSONValue {
         .object([
-            "role": .string(["PURCHASER", "ASSIGNED", "CLAIM"][role.rawValue]),
+            "role": .string(role),
             "originalTransactionId": .optional(originalTransactionId),
             "appTransactionId": .optional(appTransactionId),
             "seatClaimId": .optional(seatClaimId),
@@ -78,9 +91,55 @@ struct TruthEvaluator {
         let end: Revocation?
     }
 
+    // MARK: Valid time
+
+    /// When a transaction version takes effect: its revocationDate; the first version's
+    /// purchaseDate (unless it reports refunded seats); otherwise its signing time.
+    private func effective(_ v: TxVersion) -> EpochMillis {
+        var at = v.occurredAt
+        if let revoked = v.tx.revocationDate { at = min(at, revoked) }
+        if v.tx.revokedSeatQuantity == 0, let first = firstVersion[v.tx.transactionId], first == v.eventId {
+            at = min(at, v.tx.purchaseDate)
+        }
+        return at
+    }
+
+    /// The event id of each transaction's first version (least signedDate, occurredAt, eventId).
+    private let firstVersion: [String: String]
+
+    init(log: TruthLog, asOf: EpochMillis) {
+        self.log = log
+        self.asOf = asOf
+        var first: [String: TxVersion] = [:]
+        for v in log.transactions {
+            if let f = first[v.tx.transactionId], (f.signedDate, f.occurredAt, f.eventId) <= (v.signedDate, v.occurredAt, v.eventId) { continue }
+            first[v.tx.transactionId] = v
+        }
+        firstVersion = first.mapValues(\.eventId)
+    }
+
+    /// When a renewal version's billing state (grace end, billing retry) takes effect: at the end
+    /// of the period its event's transaction reports as ended, else its signing time.
+    private func billingEffective(_ r: RenewalVersion) -> EpochMillis {
+        guard r.renewal.gracePeriodExpiresDate != nil || r.renewal.isInBillingRetryPeriod == true else { return r.occurredAt }
+        if let grace = r.renewal.gracePeriodExpiresDate, grace <= r.occurredAt { return grace }
+        let ended = log.transactions.filter {
+            $0.eventId == r.eventId && $0.tx.originalTransactionId == r.renewal.originalTransactionId && $0.tx.expiresDate <= r.occurredAt
+        }.map(\.tx.expiresDate).max()
+        return min(r.occurredAt, ended ?? r.occurredAt)
+    }
+
+    /// When an event takes effect: the earliest of its parts.
+    private func eventEffective(_ eventId: String, signed: EpochMillis) -> EpochMillis {
+        var at = signed
+        for v in log.transactions where v.eventId == eventId { at = min(at, effective(v)) }
+        for r in log.renewals where r.eventId == eventId { at = min(at, billingEffective(r)) }
+        return at
+    }
+
     // MARK: Latest versions
 
-    private var visibleTransactions: [TxVersion] { log.transactions.filter { $0.occurredAt <= asOf } }
+    private var visibleTransactions: [TxVersion] { log.transactions.filter { effective($0) <= asOf } }
 
     private func latestTransactions() -> [String: TxVersion] {
         var latest: [String: TxVersion] = [:]
@@ -92,8 +151,8 @@ struct TruthEvaluator {
         return latest
     }
 
-    private func latestRenewal(_ otid: String) -> RenewalVersion? {
-        log.renewals.filter { $0.occurredAt <= asOf && $0.renewal.originalTransactionId == otid }
+    private func latestRenewal(_ otid: String, billing: Bool = false) -> RenewalVersion? {
+        log.renewals.filter { (billing ? billingEffective($0) : $0.occurredAt) <= asOf && $0.renewal.originalTransactionId == otid }
             .max { ($0.signedDate, $0.occurredAt, $0.eventId) < ($1.signedDate, $1.occurredAt, $1.eventId) }
     }
 
@@ -103,28 +162,33 @@ struct TruthEvaluator {
             .min { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }
     }
 
-    private func notifications(_ types: Set<String>, subtype: String? = nil, otid: String) -> [NotificationFact] {
+    /// Notifications of the purchaser signed by the moment, or (`effective`) effective by it.
+    private func notifications(_ types: Set<String>, subtype: String? = nil, otid: String, effective: Bool = false) -> [NotificationFact] {
         log.notifications.filter {
-            $0.signedDate <= asOf && types.contains($0.type) && $0.purchaserOTID == otid && (subtype == nil || $0.subtype == subtype)
+            (effective ? eventEffective($0.eventId, signed: $0.signedDate) : $0.signedDate) <= asOf && types.contains($0.type) && $0.purchaserOTID == otid && (subtype == nil || $0.subtype == subtype)
         }.sorted { ($0.signedDate, $0.eventId) < ($1.signedDate, $1.eventId) }
     }
 
-    /// Whether something at `time` follows a `REFUND`/`SEATS` on the group within 24 hours.
-    private func followsSeatRefund(_ time: EpochMillis, otid: String?) -> Bool {
-        guard let otid else { return false }
-        return notifications(["REFUND"], subtype: "SEATS", otid: otid).contains { time >= $0.signedDate && time - $0.signedDate <= Self.day }
+    /// The latest `REFUND`/`SEATS` on the group that something at `time` follows within 24 hours.
+    private func followsSeatRefund(_ time: EpochMillis, otid: String?) -> Cause? {
+        guard let otid else { return nil }
+        return notifications(["REFUND"], subtype: "SEATS", otid: otid).filter { time >= $0.signedDate && time - $0.signedDate <= Self.day }
+            .max { ($0.signedDate, $0.eventId) < ($1.signedDate, $1.eventId) }
+            .map { Cause(reason: "SEAT_REFUND", at: $0.signedDate, eventId: $0.eventId) }
     }
 
-    /// Whether `time` is within 24 hours either side of a `REFUND`/`SEATS` on the group.
-    private func nearSeatRefund(_ time: EpochMillis, otid: String?) -> Bool {
-        guard let otid else { return false }
-        return notifications(["REFUND"], subtype: "SEATS", otid: otid).contains { abs(time - $0.signedDate) <= Self.day }
+    /// The nearest `REFUND`/`SEATS` on the group within 24 hours either side of `time`.
+    private func nearSeatRefund(_ time: EpochMillis, otid: String?) -> Cause? {
+        guard let otid else { return nil }
+        return notifications(["REFUND"], subtype: "SEATS", otid: otid).filter { abs(time - $0.signedDate) <= Self.day }
+            .min { (abs(time - $0.signedDate), $0.eventId) < (abs(time - $1.signedDate), $1.eventId) }
+            .map { Cause(reason: "SEAT_REFUND", at: $0.signedDate, eventId: $0.eventId) }
     }
 
     /// The billing grace end that belongs to a period ending at `end`: any renewal info version's
     /// grace date within 60 days after it.
     private func graceEnd(after end: EpochMillis, otid: String) -> EpochMillis? {
-        log.renewals.filter { $0.occurredAt <= asOf && $0.renewal.originalTransactionId == otid }
+        log.renewals.filter { billingEffective($0) <= asOf && $0.renewal.originalTransactionId == otid }
             .compactMap(\.renewal.gracePeriodExpiresDate).filter { $0 > end && $0 - end <= 60 * Self.day }.max()
     }
 
@@ -162,8 +226,8 @@ struct TruthEvaluator {
             $0 + (!wholeGroupRevoked && ($1.revocationDate ?? .max) <= asOf ? $1.quantity : $1.revokedSeatQuantity)
         }
         let total = period.reduce(0) { $0 + $1.quantity } - refunded
-        let renewal = latestRenewal(otid)
-        let renewalTotal = renewal?.renewal.renewalQuantity ?? total
+        let renewalTotal = latestRenewal(otid)?.renewal.renewalQuantity ?? total
+        let renewal = latestRenewal(otid, billing: true)
 
         var status: String
         var accessUntil: EpochMillis
@@ -184,11 +248,11 @@ struct TruthEvaluator {
             status = renewal?.renewal.isInBillingRetryPeriod == true ? "BILLING_RETRY" : "EXPIRED"
             if let grace = graceEnd(after: end, otid: otid) {
                 accessUntil = grace
-                let event = notifications(["GRACE_PERIOD_EXPIRED"], otid: otid).first { $0.signedDate >= end }?.eventId ?? renewal!.eventId
+                let event = notifications(["GRACE_PERIOD_EXPIRED"], otid: otid, effective: true).first { $0.signedDate >= end }?.eventId ?? renewal!.eventId
                 loss = Revocation(reason: "GRACE_PERIOD_EXPIRED", at: grace, eventId: event)
             } else {
                 accessUntil = end
-                let event = notifications(["EXPIRED", "DID_FAIL_TO_RENEW"], otid: otid).first { $0.signedDate >= end }?.eventId
+                let event = notifications(["EXPIRED", "DID_FAIL_TO_RENEW"], otid: otid, effective: true).first { $0.signedDate >= end }?.eventId
                     ?? latest[newest.transactionId]!.eventId
                 loss = Revocation(reason: "EXPIRED", at: end, eventId: event)
             }
@@ -206,7 +270,8 @@ struct TruthEvaluator {
 
     private func cascade(_ group: PurchaserView) -> Revocation? {
         guard let loss = group.loss else { return nil }
-        return Revocation(reason: group.status == "REVOKED" ? "GROUP_REVOKED" : "GROUP_EXPIRED", at: loss.at, eventId: loss.eventId)
+        return Revocation(reason: group.status == "REVOKED" ? "GROUP_REVOKED" : "GROUP_EXPIRED", at: loss.at, eventId: loss.eventId,
+                          cause: Cause(reason: loss.reason, at: loss.at, eventId: loss.eventId))
     }
 
     // MARK: Assigned members
@@ -215,7 +280,7 @@ struct TruthEvaluator {
         let started = transactions.filter { $0.purchaseDate <= asOf }
         let any = transactions.max { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }!
         guard let current = started.max(by: { ($0.expiresDate, $0.purchaseDate, $0.transactionId) < ($1.expiresDate, $1.purchaseDate, $1.transactionId) }) else {
-            return MemberRow(role: .assigned, originalTransactionId: any.originalTransactionId, appTransactionId: any.appTransactionId,
+            return MemberRow(role: any.ownership, originalTransactionId: any.originalTransactionId, appTransactionId: any.appTransactionId,
                              seatClaimId: nil, memberRef: nil, hasAccess: false, accessSince: nil, accessUntil: nil, revocation: nil)
         }
         let since = Self.segments(started.map { (start: $0.purchaseDate, end: $0.expiresDate) }).last?.start
@@ -226,13 +291,15 @@ struct TruthEvaluator {
         if let revoked = current.revocationDate, revoked <= asOf {
             let event = revocationEvent(current.transactionId) ?? latest[current.transactionId]!
             let reason: String
+            var cause: Cause?
             if current.revocationType == nil || current.revocationType == "REFUND_PRORATED",
-               nearSeatRefund(revoked, otid: group?.otid) {
+               let refund = nearSeatRefund(revoked, otid: group?.otid) {
                 reason = "SEAT_REFUND"
+                cause = refund
             } else {
                 reason = current.revocationType ?? "EXPIRED"
             }
-            revocation = Revocation(reason: reason, at: revoked, eventId: event.eventId)
+            revocation = Revocation(reason: reason, at: revoked, eventId: event.eventId, cause: cause)
             // The group's loss, if it came first, is what ended the member's access.
             if groupLost, let group, let cascade = cascade(group), (cascade.at, cascade.eventId) < (revoked, event.eventId) {
                 revocation = cascade
@@ -249,7 +316,7 @@ struct TruthEvaluator {
         } else {
             revocation = Revocation(reason: "EXPIRED", at: current.expiresDate, eventId: latest[current.transactionId]!.eventId)
         }
-        return MemberRow(role: .assigned, originalTransactionId: current.originalTransactionId, appTransactionId: current.appTransactionId,
+        return MemberRow(role: current.ownership, originalTransactionId: current.originalTransactionId, appTransactionId: current.appTransactionId,
                          seatClaimId: nil, memberRef: nil, hasAccess: hasAccess, accessSince: since, accessUntil: until,
                          revocation: revocation)
     }
@@ -277,8 +344,9 @@ struct TruthEvaluator {
             }
             for n in log.notifications where n.type == "UNCLAIM_SEATS" && n.signedDate <= asOf && n.signedDate >= start.at
                 && n.unclaimSeatIds.contains(id) {
-                let reason = followsSeatRefund(n.signedDate, otid: start.otid) ? "SEAT_REFUND" : "UNCLAIMED_BY_APP_STORE"
-                ends.append(Revocation(reason: reason, at: n.signedDate, eventId: n.eventId))
+                let refund = followsSeatRefund(n.signedDate, otid: start.otid)
+                ends.append(Revocation(reason: refund != nil ? "SEAT_REFUND" : "UNCLAIMED_BY_APP_STORE", at: n.signedDate,
+                                       eventId: n.eventId, cause: refund))
             }
             return ClaimView(seatClaimId: id, purchaserOTID: start.otid, start: start.at, memberRef: ref, appTransactionId: app,
                              end: ends.min { ($0.at, $0.eventId) < ($1.at, $1.eventId) })
@@ -306,7 +374,7 @@ struct TruthEvaluator {
                 revocation = groupLoss
             }
         }
-        return MemberRow(role: .claim, originalTransactionId: nil, appTransactionId: claim.appTransactionId,
+        return MemberRow(role: "CLAIM", originalTransactionId: nil, appTransactionId: claim.appTransactionId,
                          seatClaimId: claim.seatClaimId, memberRef: claim.memberRef, hasAccess: hasAccess,
                          accessSince: since, accessUntil: hasAccess ? group?.accessUntil : revocation?.at, revocation: revocation)
     }
@@ -317,7 +385,7 @@ struct TruthEvaluator {
     func groups() -> [JSONValue] {
         let latest = latestTransactions()
         let all = latest.values.map(\.tx)
-        let purchaserTxs = Dictionary(grouping: all.filter { !$0.isAssigned && $0.isMultiSeat }, by: \.originalTransactionId)
+        let purchaserTxs = Dictionary(grouping: all.filter { !$0.isHeld && $0.isMultiSeat }, by: \.originalTransactionId)
         var purchasers: [String: PurchaserView] = [:]
         for (otid, txs) in purchaserTxs {
             if let view = purchaser(otid, txs, latest: latest) { purchasers[otid] = view }
@@ -355,7 +423,7 @@ struct TruthEvaluator {
         var groupIdsByKey: [String: Set<String>] = [:]
         var productByKey: [String: String] = [:]
         var invitationByKey: [String: String] = [:]
-        let assignedTxs = Dictionary(grouping: all.filter(\.isAssigned), by: \.originalTransactionId)
+        let assignedTxs = Dictionary(grouping: all.filter(\.isHeld), by: \.originalTransactionId)
         for (otid, txs) in assignedTxs.sorted(by: { $0.key < $1.key }) {
             var ids: Set<String> = [otid]
             for tx in txs { ids.insert(tx.transactionId); ids.insert(tx.appTransactionId) }
@@ -390,9 +458,10 @@ struct TruthEvaluator {
         for (otid, view) in purchasers {
             let members = (assignedRows[otid] ?? []) + (claimRows[otid] ?? [])
             let claimed = activeClaims[otid]?.count ?? 0
-            let assignedWithAccess = (assignedRows[otid] ?? []).filter(\.hasAccess).count
+            // Only ASSIGNED holders take a seat (a family member shares the purchaser's).
+            let assignedWithAccess = (assignedRows[otid] ?? []).filter { $0.hasAccess && $0.role == "ASSIGNED" }.count
             let held = claimed + assignedWithAccess
-            let purchaserRow = MemberRow(role: .purchaser, originalTransactionId: otid, appTransactionId: view.appTransactionId,
+            let purchaserRow = MemberRow(role: "PURCHASER", originalTransactionId: otid, appTransactionId: view.appTransactionId,
                                          seatClaimId: nil, memberRef: nil, hasAccess: view.hasAccess, accessSince: view.accessSince,
                                          accessUntil: view.accessUntil, revocation: view.loss)
             let seats: JSONValue = [
@@ -453,7 +522,7 @@ struct TruthEvaluator {
                 "seats": [
                     "total": .null, "renewalTotal": .null, "refunded": 0, "claimed": 0,
                     // Only linked seat holders count; an unlinked holder is in no known group.
-                    "assigned": .count(key.hasPrefix("unlinked:") ? 0 : rows.filter(\.hasAccess).count),
+                    "assigned": .count(key.hasPrefix("unlinked:") ? 0 : rows.filter { $0.hasAccess && $0.role == "ASSIGNED" }.count),
                     "available": .null, "overCapacity": 0,
                     "renewalOverCapacity": 0,
                 ],

@@ -19,8 +19,19 @@ public struct TransactionFact: Sendable, Hashable {
     /// The transaction's own `signedDate` (orders versions of the same transaction).
     public var signedDate: EpochMillis?
 
-    /// Whether this is a group purchaser's transaction (multiseat, not `ASSIGNED`).
-    public var isPurchaser: Bool { isMultiSeat && ownership != .assigned }
+    /// Whether the customer bought this transaction themselves (`PURCHASED`, or no ownership given).
+    public var isOwnPurchase: Bool { ownership == nil || ownership == .purchased }
+    /// Whether this is a group purchaser's transaction (multiseat and bought by the customer).
+    ///
+    /// A `FAMILY_SHARED` copy of a group purchase is never the purchaser, whatever fields it
+    /// carries (only the group purchaser can share their access with family members), and a
+    /// transaction with an ownership value Apple has not documented is its holder's access, not a
+    /// group purchase.
+    public var isPurchaser: Bool { isMultiSeat && isOwnPurchase }
+    /// Whether this transaction gives access to someone who did not buy it: an `ASSIGNED` seat
+    /// holder, a `FAMILY_SHARED` family member, or an ownership value nobody documented yet. Each
+    /// such holder has access from their own transaction.
+    public var isHeldAccess: Bool { !isOwnPurchase }
     /// Whether this is an assigned seat holder's transaction.
     public var isAssigned: Bool { ownership == .assigned }
 

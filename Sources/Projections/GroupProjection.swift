@@ -16,19 +16,27 @@ public enum GroupProjection {
     public static let seatRefundWindow: EpochMillis = 24 * 3600 * 1000
 
     /// The state of `membership`'s group as of `asOf`, using events recorded by `knownAt` (`nil`: all).
+    ///
+    /// Valid time is the time in the payload, not the signing time: an event takes part when its
+    /// effective time (``EffectiveTimes``) is at or before `asOf`, and each transaction version it carries
+    /// counts from its own effective date (a revocation from its `revocationDate`, a renewal from
+    /// its `purchaseDate`), so the answer for a moment does not change when a late-signed event
+    /// about it arrives, only the knowledge does (`knownAt`).
     public static func project(_ membership: GroupMembership, facts: [EventFacts], asOf: EpochMillis,
                                knownAt: EpochMillis?) -> GroupState {
-        let visible = facts.filter { fact in fact.occurredAt <= asOf && (knownAt.map { fact.recordedAt <= $0 } ?? true) }
+        let known = facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true }
+        let times = EffectiveTimes(known)
+        let visible = known.filter { times.effectiveAt($0) <= asOf }
             .sorted { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }
         // Identity as of the moment: links whose evidence is not visible yet do not count.
         let current = GroupIdentityResolver.resolve(visible)[membership.groupKey] ?? GroupMembership(groupKey: membership.groupKey)
-        var state = evaluate(current, visible, at: asOf)
+        var state = evaluate(current, visible, times: times, at: asOf)
         state.knownAt = knownAt
         if let apple = state.apple {
             // Observed at `asOf` (Get Seat Info the latest event, as after a reconcile): the
             // evaluation at the observation has the same inputs as the one just made.
             let atObservation = apple.observedAt == asOf
-                ? state : evaluate(current, visible.filter { $0.occurredAt <= apple.observedAt }, at: apple.observedAt)
+                ? state : evaluate(current, visible, times: times, at: apple.observedAt)
             state.drift = drift(ours: atObservation, apple: apple)
         }
         return state
@@ -36,8 +44,8 @@ public enum GroupProjection {
 
     // MARK: Evaluation
 
-    static func evaluate(_ membership: GroupMembership, _ facts: [EventFacts], at t: EpochMillis) -> GroupState {
-        let ledger = FactIndex(facts)
+    static func evaluate(_ membership: GroupMembership, _ facts: [EventFacts], times: EffectiveTimes, at t: EpochMillis) -> GroupState {
+        let ledger = FactIndex(facts, times: times, at: t)
         let purchaser = membership.purchaserOriginalTransactionId.map { PurchaserTimeline(otid: $0, index: ledger, at: t) }
 
         var members: [MemberState] = []
@@ -46,7 +54,7 @@ public enum GroupProjection {
         if let purchaser, purchaser.isKnown {
             members.append(purchaser.member)
         }
-        let seatRefunds = purchaser?.seatRefundTimes ?? []
+        let seatRefunds = purchaser?.seatRefunds ?? []
         for claimId in membership.seatClaimIds.sorted() {
             guard let claim = ClaimTimeline(claimId: claimId, index: ledger, at: t, seatRefunds: seatRefunds) else { continue }
             let member = claim.member(purchaser: purchaser)
@@ -54,10 +62,13 @@ public enum GroupProjection {
             members.append(member)
         }
         for otid in membership.memberOriginalTransactionIds.sorted() {
-            guard let timeline = AssignedTimeline(otid: otid, index: ledger, at: t, seatRefunds: seatRefunds) else { continue }
+            guard let timeline = AssignedTimeline(otid: otid, index: ledger, at: t, seatRefunds: purchaser?.seatRefunds ?? [])
+            else { continue }
             let linked = !membership.groupKey.hasPrefix(GroupIdentityResolver.unlinkedPrefix)
             let member = timeline.member(group: linked ? purchaser : nil)
-            if member.hasAccess, linked { assigned += 1 }
+            // Only ASSIGNED holders take a seat: a family member shares the purchaser's, and an
+            // unknown ownership value says nothing about seats.
+            if member.hasAccess, linked, member.role == .assigned { assigned += 1 }
             members.append(member)
         }
         members.sort { $0.sortKey < $1.sortKey }
@@ -69,10 +80,11 @@ public enum GroupProjection {
         seats.claimed = claimed
         seats.assigned = assigned
         if let total = seats.total {
-            let held = claimed + assigned
-            seats.available = max(0, total - 1 - held)
-            seats.overCapacity = max(0, held - (total - 1))
-            seats.renewalOverCapacity = max(0, held - ((seats.renewalTotal ?? total) - 1))
+            // Saturating: `total` and `renewalTotal` are Apple's numbers (any Int64).
+            let held = claimed.saturatingAdd(assigned)
+            seats.available = max(0, total.saturatingSubtract(1).saturatingSubtract(held))
+            seats.overCapacity = max(0, held.saturatingSubtract(total.saturatingSubtract(1)))
+            seats.renewalOverCapacity = max(0, held.saturatingSubtract((seats.renewalTotal ?? total).saturatingSubtract(1)))
         }
 
         var apple: AppleSeatView?
@@ -136,29 +148,49 @@ final class VersionedTransaction {
     }
 }
 
-/// The visible facts of one group, indexed for the timelines.
+/// The visible facts of one group at one moment, indexed for the timelines.
+///
+/// Built from the events effective by the moment (``EffectiveTimes``); what each part of an
+/// event says counts from its own effective time: a transaction version from its revocation or
+/// purchase date, the billing state of renewal info (grace end, billing retry) from the end of the
+/// period its event reports as ended, everything else (renewal quantities, claims, unclaims, API
+/// observations) from the event's signing time.
 struct FactIndex {
+    /// The facts signed (or answered) by the moment, in (occurredAt, eventId) order.
     let facts: [EventFacts]
-    /// Latest version of every transaction, by transaction id.
+    /// Every fact effective by the moment (late-signed ones included), in the same order.
+    let effective: [EventFacts]
+    /// Latest version of every transaction in force at the moment, by transaction id.
     var transactions: [String: VersionedTransaction] = [:]
-    /// Latest renewal info per original transaction id (with its event id).
+    /// Latest renewal info signed by the moment, per original transaction id (with its event id).
     var renewals: [String: (fact: RenewalFact, key: (EpochMillis, EpochMillis, String))] = [:]
-    /// Every `gracePeriodExpiresDate` any renewal info version carried, per original transaction id.
+    /// Latest renewal info of an event effective by the moment, per original transaction id: its
+    /// billing state (`isInBillingRetryPeriod`) describes the time since the period its event concerns.
+    var billingRenewals: [String: (fact: RenewalFact, key: (EpochMillis, EpochMillis, String))] = [:]
+    /// Every `gracePeriodExpiresDate` a renewal info version of an effective event carried, per original transaction id.
     var graceDates: [String: Set<EpochMillis>] = [:]
     /// Transaction ids by original transaction id (so a member's lookup does not scan every transaction).
     private var transactionIdsByOriginal: [String: [String]] = [:]
     /// Positions in `facts` of the facts that name each seat claim (so a claim's lookup does not scan every fact).
     private var factsByClaim: [String: [Int]] = [:]
 
-    init(_ facts: [EventFacts]) {
-        self.facts = facts
+    init(_ all: [EventFacts], times: EffectiveTimes, at t: EpochMillis) {
+        effective = all.filter { times.effectiveAt($0) <= t }
+        facts = effective.filter { $0.occurredAt <= t }
         for (offset, fact) in facts.enumerated() {
             var claims: [String] = fact.unclaimSeatIds
             if let id = fact.claimedSeatId { claims.append(id) }
             if let id = fact.seatPathClaimId { claims.append(id) }
             claims += fact.seatInfo?.assignedSeatClaimIds ?? []
             for claim in claims where factsByClaim[claim]?.last != offset { factsByClaim[claim, default: []].append(offset) }
-            for tx in fact.transactions {
+            for renewal in fact.renewals {
+                let key = (renewal.signedDate ?? fact.occurredAt, fact.occurredAt, fact.eventId)
+                if let existing = renewals[renewal.originalTransactionId], existing.key >= key { continue }
+                renewals[renewal.originalTransactionId] = (renewal, key)
+            }
+        }
+        for fact in effective {
+            for (offset, tx) in fact.transactions.enumerated() where times.transactionEffectiveAt(fact, index: offset) <= t {
                 let key = (tx.signedDate ?? fact.occurredAt, fact.occurredAt, fact.eventId)
                 if let existing = transactions[tx.transactionId] {
                     if tx.revocationDate != nil, existing.revocationEventKey.map({ (fact.occurredAt, fact.eventId) < $0 }) ?? true {
@@ -176,11 +208,11 @@ struct FactIndex {
                         revocationEventKey: tx.revocationDate != nil ? (fact.occurredAt, fact.eventId) : nil, versionKey: key)
                 }
             }
-            for renewal in fact.renewals {
+            for renewal in fact.renewals where times.billingEffectiveAt(fact) <= t {
                 if let grace = renewal.gracePeriodExpiresDate { graceDates[renewal.originalTransactionId, default: []].insert(grace) }
                 let key = (renewal.signedDate ?? fact.occurredAt, fact.occurredAt, fact.eventId)
-                if let existing = renewals[renewal.originalTransactionId], existing.key >= key { continue }
-                renewals[renewal.originalTransactionId] = (renewal, key)
+                if let existing = billingRenewals[renewal.originalTransactionId], existing.key >= key { continue }
+                billingRenewals[renewal.originalTransactionId] = (renewal, key)
             }
         }
         for (id, versioned) in transactions { transactionIdsByOriginal[versioned.fact.originalTransactionId, default: []].append(id) }
@@ -191,9 +223,10 @@ struct FactIndex {
         (factsByClaim[claimId] ?? []).map { facts[$0] }
     }
 
-    /// Latest versions of the transactions of `otid` (optionally only purchaser or assigned ones).
-    func transactions(of otid: String, assigned: Bool) -> [VersionedTransaction] {
-        (transactionIdsByOriginal[otid] ?? []).compactMap { transactions[$0] }.filter { $0.fact.isAssigned == assigned }
+    /// Latest versions of the transactions of `otid`: the customer's own purchases (`held` false)
+    /// or access held from someone else's purchase (`ASSIGNED`, `FAMILY_SHARED`, unknown ownership).
+    func transactions(of otid: String, held: Bool) -> [VersionedTransaction] {
+        (transactionIdsByOriginal[otid] ?? []).compactMap { transactions[$0] }.filter { $0.fact.isHeldAccess == held }
             .sorted { ($0.fact.purchaseDate ?? 0, $0.fact.transactionId) < ($1.fact.purchaseDate ?? 0, $1.fact.transactionId) }
     }
 

@@ -60,18 +60,57 @@ public struct RevocationReason: OpenStringEnum {
     }
 }
 
+/// The purchaser-level event behind a member's loss of access, one level up: which event
+/// (`EXPIRED`, `GRACE_PERIOD_EXPIRED`, `REFUND_FULL`, `SEAT_REFUND` …), when, and its id.
+public struct RevocationCause: Sendable, Hashable {
+    /// What happened to the purchaser's subscription: the purchaser's own loss reason, or
+    /// `SEAT_REFUND` for a seat refund.
+    public var reason: RevocationReason
+    public var at: EpochMillis
+    /// The purchaser-level event.
+    public var eventId: String
+
+    /// Creates a cause.
+    public init(reason: RevocationReason, at: EpochMillis, eventId: String) {
+        self.reason = reason
+        self.at = at
+        self.eventId = eventId
+    }
+
+    /// The JSON form (`revocation.cause`).
+    public var json: JSONValue { ["reason": .string(reason.rawValue), "at": .timestamp(at), "eventId": .string(eventId)] }
+}
+
 /// Why and when a member lost access, and which event says so.
 public struct Revocation: Sendable, Hashable {
     public var reason: RevocationReason
     public var at: EpochMillis
     /// The event that caused it.
     public var eventId: String
+    /// For a loss caused by the purchaser's subscription (`GROUP_EXPIRED`, `GROUP_REVOKED`,
+    /// `SEAT_REFUND`): the purchaser-level event, its time and id. `nil` otherwise.
+    public var cause: RevocationCause?
 
     /// Creates a revocation.
-    public init(reason: RevocationReason, at: EpochMillis, eventId: String) {
+    public init(reason: RevocationReason, at: EpochMillis, eventId: String, cause: RevocationCause? = nil) {
         self.reason = reason
         self.at = at
         self.eventId = eventId
+        self.cause = cause
+    }
+
+    /// The JSON form (`member.revocation`); `cause` only when there is one.
+    public var json: JSONValue {
+        guard case .object(var object) = JSONValue.object(["reason": .string(reason.rawValue), "at": .timestamp(at),
+                                                           "eventId": .string(eventId)]) else { return .null }
+        if let cause { object["cause"] = cause.json }
+        return .object(object)
+    }
+
+    /// One sentence naming the purchaser-level event, e.g. "caused by EXPIRED (subscription
+    /// expired) at 2026-10-31T00:00:00.000Z, event 5f…"; `nil` without a cause.
+    public var causeText: String? {
+        cause.map { "caused by \($0.reason.rawValue) (\($0.reason.explanation)) at \(Timestamp.iso8601($0.at)), event \($0.eventId)" }
     }
 }
 
@@ -83,9 +122,29 @@ public struct MemberRole: OpenStringEnum {
     public static let purchaser = Self(rawValue: "PURCHASER")
     public static let assigned = Self(rawValue: "ASSIGNED")
     public static let claim = Self(rawValue: "CLAIM")
-    public static let knownValues: Set<String> = ["PURCHASER", "ASSIGNED", "CLAIM"]
+    /// A family member with a `FAMILY_SHARED` copy of the purchaser's subscription.
+    public static let familyShared = Self(rawValue: "FAMILY_SHARED")
+    public static let knownValues: Set<String> = ["PURCHASER", "ASSIGNED", "CLAIM", "FAMILY_SHARED"]
 
-    var rank: Int { self == .purchaser ? 0 : self == .assigned ? 1 : 2 }
+    /// The role of a holder of their own transaction with this `inAppOwnershipType`: `ASSIGNED`,
+    /// `FAMILY_SHARED`, or an ownership value Apple has not documented, kept verbatim.
+    public init(heldOwnership ownership: InAppOwnershipType?) {
+        self.init(rawValue: ownership?.rawValue ?? "ASSIGNED")
+    }
+
+    /// Whether this role is an ownership value Apple has not documented (a holder of their own
+    /// transaction whose kind nobody knows yet: access from the transaction, flagged in audits).
+    public var isUnknownOwnership: Bool { !Self.knownValues.contains(rawValue) }
+
+    var rank: Int {
+        switch self {
+        case .purchaser: return 0
+        case .assigned: return 1
+        case .claim: return 2
+        case .familyShared: return 3
+        default: return 4
+        }
+    }
 }
 
 /// One member's access in a group.
@@ -284,6 +343,14 @@ extension MemberState {
         if let revocation {
             w.beginObject()
             w.key("at"); w.timestamp(revocation.at)
+            if let cause = revocation.cause {
+                w.key("cause")
+                w.beginObject()
+                w.key("at"); w.timestamp(cause.at)
+                w.key("eventId"); w.string(cause.eventId)
+                w.key("reason"); w.string(cause.reason.rawValue)
+                w.endObject()
+            }
             w.key("eventId"); w.string(revocation.eventId)
             w.key("reason"); w.string(revocation.reason.rawValue)
             w.endObject()
@@ -308,9 +375,7 @@ extension MemberState {
             "hasAccess": .bool(hasAccess),
             "accessSince": .timestamp(accessSince),
             "accessUntil": .timestamp(accessUntil),
-            "revocation": revocation.map {
-                ["reason": .string($0.reason.rawValue), "at": .timestamp($0.at), "eventId": .string($0.eventId)]
-            } ?? .null,
+            "revocation": revocation?.json ?? .null,
         ]
     }
 }

@@ -95,7 +95,9 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         for tx in fact.transactions {
             let otid = id(tx.originalTransactionId)
             let transaction = id(tx.transactionId)
-            if tx.isAssigned {
+            // Every holder of access from someone else's purchase (ASSIGNED, FAMILY_SHARED, an
+            // unknown ownership) is a member by their own transaction, never a purchaser.
+            if tx.isHeldAccess {
                 let key = (tx.signedDate ?? fact.occurredAt, tx.transactionId)
                 let start = tx.purchaseDate ?? fact.occurredAt
                 if var existing = memberTransactions[otid] {
@@ -279,6 +281,12 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         // Each holder nothing links is a group of its own: nothing says two of them share a group,
         // and a catch-all group would make every append re-fold all of them.
         for (otid, entry) in memberTransactions where !linkedMembers.contains(otid) {
+            // A holder whose transaction carries a purchaser's originalTransactionId (a family
+            // member's copy of the group purchase) is linked to that purchaser's group.
+            if purchasers.contains(otid), let index = slot[otid] {
+                list[index].members.insert(otid)
+                continue
+            }
             let key = unlinkedKey(otid)
             if slot[key] == nil {
                 var group = Group(key: key)

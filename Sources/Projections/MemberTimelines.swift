@@ -14,7 +14,7 @@ struct ClaimTimeline {
 
     var isActive: Bool { unclaim == nil }
 
-    init?(claimId: String, index: FactIndex, at t: EpochMillis, seatRefunds: [EpochMillis]) {
+    init?(claimId: String, index: FactIndex, at t: EpochMillis, seatRefunds: [(at: EpochMillis, eventId: String)]) {
         self.claimId = claimId
         self.at = t
         var firstClaim: EpochMillis?
@@ -47,8 +47,12 @@ struct ClaimTimeline {
         }
         for fact in facts where fact.unclaimSeatIds.contains(claimId) {
             evidence.append(fact.eventId)
-            let afterSeatRefund = seatRefunds.contains { $0 <= fact.occurredAt && fact.occurredAt - $0 <= GroupProjection.seatRefundWindow }
-            consider(Revocation(reason: afterSeatRefund ? .seatRefund : .unclaimedByAppStore, at: fact.occurredAt, eventId: fact.eventId))
+            // The seat refund it follows (the latest within the window) is the cause, one level up.
+            let refund = seatRefunds.filter {
+                $0.at <= fact.occurredAt && fact.occurredAt.saturatingSubtract($0.at) <= GroupProjection.seatRefundWindow
+            }.max { ($0.at, $0.eventId) < ($1.at, $1.eventId) }
+            consider(Revocation(reason: refund != nil ? .seatRefund : .unclaimedByAppStore, at: fact.occurredAt, eventId: fact.eventId,
+                                cause: refund.map { RevocationCause(reason: .seatRefund, at: $0.at, eventId: $0.eventId) }))
         }
         guard let firstClaim else { return nil }
         claimedAt = firstClaim
@@ -92,16 +96,18 @@ struct ClaimTimeline {
     }
 }
 
-/// An `ASSIGNED` seat holder (Apple-hosted member or organization seat) at one moment.
+/// A holder of their own transaction at one moment: an `ASSIGNED` seat holder (Apple-hosted
+/// member or organization seat), a `FAMILY_SHARED` family member, or an ownership value Apple has
+/// not documented (kept verbatim as the role). Access comes from the transaction.
 struct AssignedTimeline {
     let otid: String
     let versions: [VersionedTransaction]
     let current: VersionedTransaction
     let at: EpochMillis
-    let seatRefunds: [EpochMillis]
+    let seatRefunds: [(at: EpochMillis, eventId: String)]
 
-    init?(otid: String, index: FactIndex, at t: EpochMillis, seatRefunds: [EpochMillis]) {
-        let versions = index.transactions(of: otid, assigned: true).filter { $0.fact.purchaseDate.map { $0 <= t } ?? true }
+    init?(otid: String, index: FactIndex, at t: EpochMillis, seatRefunds: [(at: EpochMillis, eventId: String)]) {
+        let versions = index.transactions(of: otid, held: true).filter { $0.fact.purchaseDate.map { $0 <= t } ?? true }
         guard let current = versions.max(by: { ($0.fact.expiresDate ?? Int64.max, $0.fact.transactionId) < ($1.fact.expiresDate ?? Int64.max, $1.fact.transactionId) })
         else { return nil }
         self.otid = otid
@@ -114,7 +120,7 @@ struct AssignedTimeline {
     /// The member; `group` is the linked group's purchaser (for grace and the cascade), if any.
     func member(group: PurchaserTimeline?) -> MemberState {
         let fact = current.fact
-        var member = MemberState(role: .assigned, originalTransactionId: otid, appTransactionId: fact.appTransactionId,
+        var member = MemberState(role: MemberRole(heldOwnership: fact.ownership), originalTransactionId: otid, appTransactionId: fact.appTransactionId,
                                  seatClaimId: nil, memberRef: nil, hasAccess: false, accessSince: nil, accessUntil: nil,
                                  revocation: nil, evidence: versions.map(\.eventId))
         // Continuous run of this member's transactions.
@@ -127,8 +133,9 @@ struct AssignedTimeline {
         member.accessSince = runStart
 
         if let revokedAt = fact.revocationDate, revokedAt <= at {
-            member.revocation = Revocation(reason: reason(for: fact, at: revokedAt), at: revokedAt,
-                                           eventId: current.revocationEventId ?? current.eventId)
+            let (reason, cause) = reason(for: fact, at: revokedAt)
+            member.revocation = Revocation(reason: reason, at: revokedAt, eventId: current.revocationEventId ?? current.eventId,
+                                           cause: cause)
             // Whichever ended access first is the reason: a group that lost access before the
             // member's own revocation took the member's access with it.
             if let group, group.isKnown, !group.hasAccess, let cascade = group.cascade,
@@ -155,16 +162,19 @@ struct AssignedTimeline {
         return member
     }
 
-    private func reason(for fact: TransactionFact, at revokedAt: EpochMillis) -> RevocationReason {
+    private func reason(for fact: TransactionFact, at revokedAt: EpochMillis) -> (RevocationReason, RevocationCause?) {
         // A revocation without a type, or typed as a prorated refund (a member pays nothing, so a
         // prorated refund of their seat is the purchaser's seat refund), within 24 hours either side
         // of a seat refund of the group is that seat refund: the two notifications are signed
         // independently, in either order. Any other type Apple sends is kept verbatim.
         let type = fact.revocationType
         if type == nil || type == .refundProrated,
-           seatRefunds.contains(where: { abs(revokedAt - $0) <= GroupProjection.seatRefundWindow }) {
-            return .seatRefund
+           let refund = seatRefunds.filter({
+               revokedAt.saturatingSubtract($0.at).magnitude <= UInt64(GroupProjection.seatRefundWindow)
+           }).min(by: { (revokedAt.saturatingSubtract($0.at).magnitude, $0.eventId) < (revokedAt.saturatingSubtract($1.at).magnitude, $1.eventId) }) {
+            // The nearest seat refund is the purchaser-level event behind it.
+            return (.seatRefund, RevocationCause(reason: .seatRefund, at: refund.at, eventId: refund.eventId))
         }
-        return type.map { RevocationReason(rawValue: $0.rawValue) } ?? .revoked
+        return (type.map { RevocationReason(rawValue: $0.rawValue) } ?? .revoked, nil)
     }
 }

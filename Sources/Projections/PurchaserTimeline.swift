@@ -20,7 +20,9 @@ struct PurchaserTimeline {
     private(set) var cascade: Revocation?
     private(set) var appTransactionId: String?
     /// Signed times of `REFUND`/`SEATS` notifications for this purchaser.
-    private(set) var seatRefundTimes: [EpochMillis] = []
+    var seatRefundTimes: [EpochMillis] { seatRefunds.map(\.at) }
+    /// The `REFUND`/`SEATS` notifications for this purchaser signed by the moment: when, and which event.
+    private(set) var seatRefunds: [(at: EpochMillis, eventId: String)] = []
     private(set) var evidence: [String] = []
     /// The purchaser's runs of continuous access up to the moment, oldest first; the last one
     /// ends at ``accessUntil``.
@@ -34,11 +36,11 @@ struct PurchaserTimeline {
 
     init(otid: String, index: FactIndex, at t: EpochMillis) {
         self.otid = otid
-        let versions = index.transactions(of: otid, assigned: false).filter { $0.fact.purchaseDate.map { $0 <= t } ?? true }
-        seatRefundTimes = index.facts.filter {
+        let versions = index.transactions(of: otid, held: false).filter { $0.fact.purchaseDate.map { $0 <= t } ?? true }
+        seatRefunds = index.facts.filter {
             $0.type == NotificationType.refund.rawValue && $0.subtype == NotificationSubtype.seats.rawValue
                 && $0.transactions.contains { $0.originalTransactionId == otid }
-        }.map(\.occurredAt)
+        }.map { ($0.occurredAt, $0.eventId) }
         guard !versions.isEmpty else { return }
         isKnown = true
         latestTransaction = versions.max { $0.versionKey < $1.versionKey }?.fact
@@ -64,19 +66,22 @@ struct PurchaserTimeline {
         // Seats of the period: a transaction refunded in full (a seat addition, say) no longer pays
         // for its seats while the rest of the period stays valid.
         let revoked = isRevoked(current)
-        let paid = current.reduce(Int64(0)) { $0 + ($1.fact.quantity ?? 1) }
-        refunded = current.reduce(Int64(0)) { sum, version in
+        // Apple's numbers are only known to fit an Int64: sums saturate (never trap).
+        let paid = current.map { $0.fact.quantity ?? 1 }.saturatingSum()
+        refunded = current.map { version in
             let wholeTransaction = !revoked && (version.fact.revocationDate.map { $0 <= t } ?? false)
-            return sum + (wholeTransaction ? (version.fact.quantity ?? 1) : (version.fact.revokedSeatQuantity ?? 0))
-        }
-        total = paid - refunded
-        let renewal = index.renewals[otid]?.fact
-        renewalQuantity = renewal?.renewalQuantity
+            return wholeTransaction ? (version.fact.quantity ?? 1) : (version.fact.revokedSeatQuantity ?? 0)
+        }.saturatingSum()
+        total = paid.saturatingSubtract(refunded)
+        renewalQuantity = index.renewals[otid]?.fact.renewalQuantity
+        // The billing state comes from the renewal info of events effective by the moment: a
+        // DID_FAIL_TO_RENEW signed after the period ended describes the time since it ended.
+        let renewal = index.billingRenewals[otid]?.fact
         let graceDates = index.graceDates[otid] ?? []
         /// The billing grace end of the period ending `periodEnd`, from any renewal info version
         /// (a later version may no longer carry it).
         func graceEnd(after periodEnd: EpochMillis) -> EpochMillis? {
-            graceDates.filter { $0 > periodEnd && $0 - periodEnd <= Self.graceHorizon }.max()
+            graceDates.filter { $0 > periodEnd && $0.saturatingSubtract(periodEnd) <= Self.graceHorizon }.max()
         }
 
         // Runs of continuous access: a period continues the previous run when it starts before
@@ -107,7 +112,8 @@ struct PurchaserTimeline {
             let reason = last?.fact.revocationType.map { RevocationReason(rawValue: $0.rawValue) } ?? .revoked
             accessUntil = at
             loss = Revocation(reason: reason, at: at, eventId: eventId)
-            cascade = Revocation(reason: .groupRevoked, at: at, eventId: eventId)
+            cascade = Revocation(reason: .groupRevoked, at: at, eventId: eventId,
+                                 cause: RevocationCause(reason: reason, at: at, eventId: eventId))
         } else if t < end {
             status = .active
             accessUntil = periodEnd
@@ -120,14 +126,17 @@ struct PurchaserTimeline {
             // Apple keeps retrying billing after a failed renewal (also after grace ends).
             status = renewal?.isInBillingRetryPeriod == true ? .billingRetry : .expired
             let kinds: [NotificationType] = grace != nil ? [.gracePeriodExpired] : [.expired, .didFailToRenew]
-            let notice = index.facts.first {
+            // The notice that says so, whenever it was signed: an EXPIRED signed minutes after the
+            // period ended is the evidence for the whole time since it ended.
+            let notice = index.effective.first {
                 kinds.map(\.rawValue).contains($0.type ?? "") && $0.occurredAt >= end
                     && ($0.transactions.contains { $0.originalTransactionId == otid } || $0.renewals.contains { $0.originalTransactionId == otid })
             }
             let eventId = notice?.eventId ?? current.max { $0.versionKey < $1.versionKey }?.eventId ?? ""
             accessUntil = endedAt
             loss = Revocation(reason: reason, at: endedAt, eventId: eventId)
-            cascade = Revocation(reason: .groupExpired, at: endedAt, eventId: eventId)
+            cascade = Revocation(reason: .groupExpired, at: endedAt, eventId: eventId,
+                                 cause: RevocationCause(reason: reason, at: endedAt, eventId: eventId))
         }
         if let accessUntil, !runs.isEmpty { runs[runs.count - 1].end = accessUntil }
     }

@@ -87,9 +87,10 @@ enum AuditHTML {
         let points = timeline.map { ($0.effectiveAt, $0.after) }
         guard let first = points.first?.0, let last = points.last?.0 else { return "<p>No events.</p>" }
         let width = 900.0, height = 260.0, left = 50.0, right = 20.0, top = 20.0, bottom = 40.0
-        let span = Double(max(last - first, 1))
+        // In Double: seat counts and times are Apple's numbers (any Int64), whose differences overflow.
+        let span = max(Double(last) - Double(first), 1)
         let maxValue = Double(max(1, points.map { max($0.1.seats ?? 0, $0.1.held, Int64($0.1.withAccess)) }.max() ?? 1))
-        func x(_ t: EpochMillis) -> Double { left + (Double(t - first) / span) * (width - left - right) }
+        func x(_ t: EpochMillis) -> Double { left + ((Double(t) - Double(first)) / span) * (width - left - right) }
         func y(_ v: Double) -> Double { top + (1 - v / maxValue) * (height - top - bottom) }
         func path(_ value: (StateSummary) -> Double) -> String {
             var d = ""
@@ -103,18 +104,17 @@ enum AuditHTML {
             return d
         }
         let series: [(String, String, (StateSummary) -> Double)] = [
-            ("Seats paid", "#0a66c2", { Double($0.seats ?? 0) }),
+            ("Seats paid", "#0a66c2", { Double(max(0, $0.seats ?? 0)) }),
             ("Claimed or assigned", "#d97706", { Double($0.held) }),
             ("Members with access", "#1a7f37", { Double($0.withAccess) }),
         ]
         var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" aria-label=\"Seats over time\">"
         svg += "<rect x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"\(Int(height))\" fill=\"#fff\"/>"
-        let steps = Int(maxValue)
-        let tick = max(1, steps / 5)
-        for value in stride(from: 0, through: steps, by: tick) {
-            let py = y(Double(value))
+        let tick = max(1, (maxValue / 5).rounded(.down))
+        for value in stride(from: 0.0, through: maxValue, by: tick) {
+            let py = y(value)
             svg += String(format: "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#eee\"/>", left, py, width - right, py)
-            svg += String(format: "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"#6e6e73\">%d</text>", left - 6, py + 4, value)
+            svg += String(format: "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"#6e6e73\">%.0f</text>", left - 6, py + 4, value)
         }
         svg += "<text x=\"\(Int(left))\" y=\"\(Int(height - 12))\" font-size=\"11\" fill=\"#6e6e73\">\(escape(Timestamp.iso8601(first)))</text>"
         svg += "<text x=\"\(Int(width - right))\" y=\"\(Int(height - 12))\" font-size=\"11\" text-anchor=\"end\" fill=\"#6e6e73\">\(escape(Timestamp.iso8601(last)))</text>"

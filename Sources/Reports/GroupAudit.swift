@@ -61,7 +61,9 @@ public struct GroupAudit: Sendable {
         members.map { member in
             [member.role.rawValue, StateComparison.label(member), member.appTransactionId ?? "-", member.hasAccess ? "yes" : "no",
              member.accessSince.map(Timestamp.iso8601) ?? "-", member.accessUntil.map(Timestamp.iso8601) ?? "-",
-             member.revocation.map { "\($0.reason.rawValue) at \(Timestamp.iso8601($0.at)) (event \($0.eventId))" } ?? "-"]
+             member.revocation.map { r in
+                 "\(r.reason.rawValue) at \(Timestamp.iso8601(r.at)) (event \(r.eventId))" + (r.causeText.map { "; \($0)" } ?? "")
+             } ?? "-"]
         }
     }
 

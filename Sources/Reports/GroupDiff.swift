@@ -45,7 +45,10 @@ public struct GroupDiff: Sendable {
         let before = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: a)
         let after = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: b)
         let (lo, hi) = (min(a, b), max(a, b))
-        let events = facts.filter { $0.recordedAt > lo && $0.recordedAt <= hi && $0.occurredAt <= asOf }
+        // Events effective by `asOf` (valid time from the payload: a REVOKE signed after `asOf`
+        // whose revocationDate is before it explains the difference).
+        let times = EffectiveTimes(facts.filter { $0.recordedAt <= hi })
+        let events = facts.filter { $0.recordedAt > lo && $0.recordedAt <= hi && times.effectiveAt($0) <= asOf }
             .sorted { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }.map(ExplainingEvent.init)
         return GroupDiff(mode: "known-at", before: before, after: after, changes: StateComparison.changes(from: before, to: after),
                          explainingEvents: events)
@@ -56,7 +59,9 @@ public struct GroupDiff: Sendable {
         let before = GroupProjection.project(membership, facts: facts, asOf: a, knownAt: knownAt)
         let after = GroupProjection.project(membership, facts: facts, asOf: b, knownAt: knownAt)
         let (lo, hi) = (min(a, b), max(a, b))
-        let events = facts.filter { fact in fact.occurredAt > lo && fact.occurredAt <= hi && (knownAt.map { fact.recordedAt <= $0 } ?? true) }
+        let known = facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true }
+        let times = EffectiveTimes(known)
+        let events = known.filter { times.effectiveAt($0) > lo && times.effectiveAt($0) <= hi }
             .sorted { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }.map(ExplainingEvent.init)
         return GroupDiff(mode: "as-of", before: before, after: after, changes: StateComparison.changes(from: before, to: after),
                          explainingEvents: events)
@@ -118,7 +123,7 @@ public struct AppleComparison: Sendable {
         if let listing = listings.max(by: { $0.occurredAt < $1.occurredAt }) {
             // Get Group Members is paged: the pages of the latest listing arrive within moments of
             // each other, so Apple's roster is the union of every page recorded in the minute before the last one.
-            let pages = listings.filter { $0.occurredAt >= listing.occurredAt - pageWindow }
+            let pages = listings.filter { $0.occurredAt >= listing.occurredAt.saturatingSubtract(pageWindow) }
             let apple = Set(pages.flatMap(\.memberAppTransactionIds)).subtracting([SandboxPlaceholder.memberAppTransactionId])
             let ours = Set(state.members.filter(\.hasAccess).compactMap(\.appTransactionId))
             if apple != ours {

@@ -13,6 +13,9 @@ public struct ReplayEntry: Sendable {
     public var what: String
     /// When we recorded it.
     public var recordedAt: EpochMillis?
+    /// When Apple signed it (`occurredAt`); later than ``effectiveAt`` for a late-signed event
+    /// (a `REVOKE` whose `revocationDate` is hours before its `signedDate`). `nil` for time-driven entries.
+    public var signedAt: EpochMillis? = nil
     /// Recorded well after it occurred (more than ``GroupReplay/lateThreshold``).
     public var isLate: Bool
     /// `live`, `backfill` or `recorded`.
@@ -28,7 +31,7 @@ public struct ReplayEntry: Sendable {
     public var json: JSONValue {
         [
             "effectiveAt": .timestamp(effectiveAt), "eventId": .optional(eventId), "position": .optional(position),
-            "what": .string(what), "recordedAt": .timestamp(recordedAt), "late": .bool(isLate), "origin": .optional(origin),
+            "what": .string(what), "recordedAt": .timestamp(recordedAt), "signedAt": .timestamp(signedAt), "late": .bool(isLate), "origin": .optional(origin),
             "backfill": .bool(origin == EventOrigin.backfill.rawValue), "duplicateArrivals": .count(duplicateArrivals),
             "synthetic": .bool(eventId == nil), "changes": .array(changes.map(\.json)), "after": after.json,
         ]
@@ -53,9 +56,12 @@ public enum GroupReplay {
     ///   - now: the end of the replay when `to` is nil (time-driven transitions up to it are included).
     public static func entries(membership: GroupMembership, facts: [EventFacts], from: EpochMillis? = nil, to: EpochMillis? = nil,
                                knownAt: EpochMillis? = nil, now: EpochMillis, duplicateArrivals: [String: Int] = [:]) -> [ReplayEntry] {
-        let visible = facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true }
-            .sorted { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }
-        let end = to ?? max(now, visible.last?.occurredAt ?? now)
+        // Events in valid-time order, each at its effective time (a REVOKE signed at 09:00 whose
+        // revocationDate is 00:00 is an entry at 00:00; a late-signed DID_RENEW at the period end).
+        let known = facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true }
+        let times = EffectiveTimes(known)
+        let visible = known.map { (fact: $0, at: times.effectiveAt($0)) }.sorted { ($0.at, $0.fact.eventId) < ($1.at, $1.fact.eventId) }
+        let end = to ?? max(now, visible.map(\.fact.occurredAt).max() ?? now)
         var entries: [ReplayEntry] = []
         var previous: GroupState?
         var prefix: [EventFacts] = []
@@ -90,25 +96,53 @@ public enum GroupReplay {
             previous = target
         }
 
-        for fact in visible where fact.occurredAt <= end {
-            advance(to: fact.occurredAt, holdLast: true)
-            let without = previous
-            prefix.append(fact)
-            let after = state(at: fact.occurredAt)
-            var changes = StateComparison.changes(from: without, to: after)
-            if let pending = pendingAtEvent {
-                let split = splitAtEvent(timeDriven: pending.changes, byEvent: changes,
-                                         net: StateComparison.changes(from: pending.start, to: after))
-                emitTime(at: fact.occurredAt, changes: split.time, after: pending.state)
-                changes = split.event
+        // Events sharing one effective instant (a late-signed DID_RENEW for the purchaser and for
+        // each member, all effective at the period end) are applied together: what time alone did
+        // up to the instant is split against what all of them did.
+        var index = 0
+        while index < visible.count, visible[index].at <= end {
+            let effectiveAt = visible[index].at
+            var batch: [EventFacts] = []
+            while index < visible.count, visible[index].at == effectiveAt {
+                batch.append(visible[index].fact)
+                index += 1
+            }
+            advance(to: effectiveAt, holdLast: true)
+            var applied: [(fact: EventFacts, changes: [StateChange], after: GroupState)] = []
+            for fact in batch {
+                let without = previous
+                prefix.append(fact)
+                let after = state(at: effectiveAt)
+                applied.append((fact, StateComparison.changes(from: without, to: after), after))
+                previous = after
+            }
+            if let pending = pendingAtEvent, let final = applied.last?.after {
+                let split = splitAtEvent(timeDriven: pending.changes, byEvent: applied.flatMap(\.changes),
+                                         net: StateComparison.changes(from: pending.start, to: final))
+                emitTime(at: effectiveAt, changes: split.time, after: pending.state)
+                // A change time also made is reported (in its net form, by the last event that
+                // touched it) only when the events left it different from what time made.
+                let timeKeys = Set(pending.changes.map(changeKey))
+                let netByKey = Dictionary(split.event.map { (changeKey($0), $0) }, uniquingKeysWith: { first, _ in first })
+                var lastToucher: [String: Int] = [:]
+                for (offset, entry) in applied.enumerated() { for change in entry.changes { lastToucher[changeKey(change)] = offset } }
+                for offset in applied.indices {
+                    applied[offset].changes = applied[offset].changes.compactMap { change in
+                        let key = changeKey(change)
+                        guard timeKeys.contains(key) else { return change }
+                        return lastToucher[key] == offset ? netByKey[key] : nil
+                    }
+                }
                 pendingAtEvent = nil
             }
-            previous = after
-            guard inRange(fact.occurredAt) else { continue }
-            entries.append(ReplayEntry(
-                effectiveAt: fact.occurredAt, eventId: fact.eventId, position: fact.position, what: describe(fact),
-                recordedAt: fact.recordedAt, isLate: fact.recordedAt - fact.occurredAt > lateThreshold, origin: fact.origin.rawValue,
-                duplicateArrivals: duplicateArrivals[fact.eventId] ?? 0, changes: changes, after: StateSummary(after)))
+            guard inRange(effectiveAt) else { continue }
+            for (fact, changes, after) in applied {
+                entries.append(ReplayEntry(
+                    effectiveAt: effectiveAt, eventId: fact.eventId, position: fact.position, what: describe(fact),
+                    recordedAt: fact.recordedAt, signedAt: fact.occurredAt,
+                    isLate: fact.recordedAt.saturatingSubtract(effectiveAt) > lateThreshold, origin: fact.origin.rawValue,
+                    duplicateArrivals: duplicateArrivals[fact.eventId] ?? 0, changes: changes, after: StateSummary(after)))
+            }
         }
         advance(to: end, holdLast: false)
         return entries
@@ -167,8 +201,9 @@ public enum GroupReplay {
         }
         // Bisection: the state at `hi` differs from `last`, the state at `lo` does not (or is `last`).
         var lo = lower, hi = t, moved = target
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2
+        // Unsigned width: times are Apple's numbers (any Int64) and `hi - lo` can exceed Int64.max.
+        while UInt64(bitPattern: hi &- lo) > 1 {
+            let mid = lo &+ Int64(bitPattern: UInt64(bitPattern: hi &- lo) / 2)
             let probe = state(mid)
             if StateComparison.changes(from: last, to: probe).isEmpty { lo = mid } else { hi = mid; moved = probe }
         }

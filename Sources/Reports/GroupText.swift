@@ -59,13 +59,17 @@ public enum GroupText {
         if let v = member.seatClaimId { ids.append("claim \(DisplayText.visible(v))") }
         if let v = member.appTransactionId { ids.append("app-tx \(DisplayText.visible(v))") }
         if let v = member.memberRef { ids.append("ref \(DisplayText.visible(v))") }
+        if member.role.isUnknownOwnership {
+            ids.append("inAppOwnershipType \(DisplayText.visible(member.role.rawValue)) (not documented by Apple: access from the transaction)")
+        }
         let since = member.accessSince.map(Timestamp.iso8601) ?? "?"
         let until = member.accessUntil.map(Timestamp.iso8601) ?? "open-ended"
-        var line = "    \(member.role.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(ids.joined(separator: ", "))\n"
+        var line = "    \(DisplayText.visible(member.role.rawValue).padding(toLength: max(9, member.role.rawValue.count), withPad: " ", startingAt: 0)) \(ids.joined(separator: ", "))\n"
         if member.hasAccess {
             line += "              access since \(since) until \(until)"
         } else if let revocation = member.revocation {
             line += "              NO ACCESS since \(Timestamp.iso8601(revocation.at)): \(revocation.reason.rawValue) — \(revocation.reason.explanation) (event \(revocation.eventId))"
+            if let cause = revocation.causeText { line += "\n              \(cause)" }
         } else {
             line += "              NO ACCESS"
         }

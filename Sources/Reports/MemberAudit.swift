@@ -49,6 +49,7 @@ public struct MemberAudit: Sendable {
         }
         if let r = member.revocation {
             return "NO ACCESS since \(Timestamp.iso8601(r.at)): \(r.reason.rawValue) — \(r.reason.explanation) (event \(r.eventId))"
+                + (r.causeText.map { "; \($0)" } ?? "")
         }
         return "NO ACCESS"
     }

@@ -66,7 +66,7 @@ public enum StateComparison {
                 if member.hasAccess {
                     text = "member \(label(member)) regained access"
                 } else {
-                    let why = member.revocation.map { ": \($0.reason.explanation)" } ?? ""
+                    let why = member.revocation.map { r in ": \(r.reason.explanation)" + (r.causeText.map { ", \($0)" } ?? "") } ?? ""
                     text = "member \(label(member)) lost access\(why)"
                 }
                 changes.append(StateChange(field: "member.access", member: member.displayName, memberIdentity: key, before: .bool(previous.hasAccess),

@@ -49,7 +49,9 @@ extension Ledger {
             let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: knownAt)
             // A group none of whose events had happened by `asOf` (or been recorded by `knownAt`)
             // did not exist yet: it is left out, not listed as an empty UNKNOWN group.
-            let existed = facts.contains { fact in fact.occurredAt <= asOf && (knownAt.map { fact.recordedAt <= $0 } ?? true) }
+            let known = facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true }
+            let times = EffectiveTimes(known)
+            let existed = known.contains { times.effectiveAt($0) <= asOf }
             if !existed { return nil }
             return state
         }

@@ -47,7 +47,8 @@ extension Ledger {
     /// Only events effective by `asOf` are used: the report shows the group as it was then.
     public func auditGroup(_ reference: String, asOf: EpochMillis, now: EpochMillis) throws -> GroupAudit {
         let (membership, allFacts) = try groupFacts(reference)
-        let facts = allFacts.filter { $0.occurredAt <= asOf }
+        let times = EffectiveTimes(allFacts)
+        let facts = allFacts.filter { times.effectiveAt($0) <= asOf }
         let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: nil)
         let duplicates = try store.duplicateCounts(for: facts.map(\.eventId))
         let timeline = GroupReplay.entries(membership: membership, facts: facts, to: asOf, now: now, duplicateArrivals: duplicates)

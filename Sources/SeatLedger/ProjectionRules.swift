@@ -4,14 +4,15 @@ import EventStore
 ///
 /// Stored projections are a cache: when a release changes the rules (version 2 gave each
 /// unlinked assigned seat holder a group of its own, `unlinked:<originalTransactionId>`; version 3
-/// changed how seats, access spans and revocation reasons are folded, see
+/// changed how seats, access spans and revocation reasons are folded; version 4 took valid time
+/// from payload dates, added Family Sharing and unknown-ownership holders and revocation causes, see
 /// `Events/projection-rules.md`), a ledger built by an older release keeps its old projections
 /// until `seatledger rebuild` recomputes them.
 /// The ledger records the version in its configuration (`projection_rules`) when it is created
 /// and after every rebuild; a ledger without the entry was built by version 1.
 public enum ProjectionRules {
     /// The rules this build applies.
-    public static let version = 3
+    public static let version = 4
     /// The configuration key holding the version that built the stored projections.
     public static let configKey = "projection_rules"
 }

@@ -158,7 +158,7 @@ struct LifecycleProjectionTests {
     func partialSeatRefund() throws {
         var (b, _) = developerGroup(seats: 10)
         for i in 1...9 { b.claim("c-\(i)", purchaser: Self.purchaser, at: B.days(1) + EpochMillis(i * 1000)) }
-        b.notification("REFUND", "SEATS", at: B.days(5),
+        let seatRefund = b.notification("REFUND", "SEATS", at: B.days(5),
                        transaction: B.transaction(id: Self.purchaser, original: Self.purchaser, quantity: 10, purchase: start,
                                                   expires: end, signed: B.days(5), revokedSeats: 2))
         let refundUnclaim = b.notification("UNCLAIM_SEATS", at: B.days(5) + 60_000, unclaim: ["c-9"])
@@ -169,7 +169,9 @@ struct LifecycleProjectionTests {
         #expect(state.seats.claimed == 8)
         #expect(state.seats.overCapacity == 1)
         #expect(state.purchaser?.hasAccess == true)
-        #expect(state.member(claim: "c-9")?.revocation == Revocation(reason: .seatRefund, at: B.days(5) + 60_000, eventId: refundUnclaim))
+        #expect(state.member(claim: "c-9")?.revocation == Revocation(reason: .seatRefund, at: B.days(5) + 60_000, eventId: refundUnclaim,
+                                                                     cause: RevocationCause(reason: .seatRefund, at: B.days(5), eventId: seatRefund)),
+                "the member is told which purchaser-level event (the seat refund), when, and its id")
     }
 
     @Test("full refund: every transaction of the period revoked, the whole group loses access")
@@ -183,7 +185,8 @@ struct LifecycleProjectionTests {
         let state = try #require(b.state(Self.purchaser, asOf: B.days(4)))
         #expect(state.status == .revoked)
         #expect(state.purchaser?.revocation == Revocation(reason: .refundFull, at: B.days(3), eventId: refund))
-        #expect(state.member(claim: "c-1")?.revocation == Revocation(reason: .groupRevoked, at: B.days(3), eventId: refund))
+        #expect(state.member(claim: "c-1")?.revocation == Revocation(reason: .groupRevoked, at: B.days(3), eventId: refund,
+                                                                     cause: RevocationCause(reason: .refundFull, at: B.days(3), eventId: refund)))
         #expect(state.members.allSatisfy { !$0.hasAccess })
     }
 
@@ -201,7 +204,8 @@ struct LifecycleProjectionTests {
         let expired = try #require(b.state(Self.purchaser, asOf: B.days(31)))
         #expect(expired.status == .expired)
         #expect(expired.purchaser?.revocation == Revocation(reason: .expired, at: end, eventId: expiry))
-        #expect(expired.member(claim: "c-1")?.revocation == Revocation(reason: .groupExpired, at: end, eventId: expiry))
+        #expect(expired.member(claim: "c-1")?.revocation == Revocation(reason: .groupExpired, at: end, eventId: expiry,
+                                                                        cause: RevocationCause(reason: .expired, at: end, eventId: expiry)))
     }
 
     @Test("billing grace keeps members' access; grace expiry ends it for the whole group")

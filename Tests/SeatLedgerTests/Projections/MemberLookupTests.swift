@@ -54,7 +54,7 @@ struct MemberLookupTests {
 
         let shown = try CLI.run(["member", "show", renewal, "--db", test.path, "--json", "--as-of", "\(t0 + 30 * PayloadFactory.day)"])
         #expect(shown.exitCode == 0 && shown.stdout.contains(Self.purchaser), "\(shown)")
-        let before = try CLI.run(["member", "show", renewal, "--db", test.path, "--as-of", "\(t0 - PayloadFactory.day)"])
+        let before = try CLI.run(["member", "show", renewal, "--db", test.path, "--as-of", "\(t0 - 2 * PayloadFactory.day)"])
         #expect(before.exitCode == 2, "\(before)")
         #expect(before.stderr.contains("\(renewal) names no member of any group as of"), "\(before)")
     }

@@ -255,7 +255,8 @@ struct ProjectionEdgeCaseTests {
             id: Self.p, original: Self.p, app: Self.pApp, quantity: 5, purchase: start, expires: end, signed: B.days(5),
             model: "APPLE", revocationDate: B.days(5), revocationType: "REFUND_FULL"))
         let mid = try #require(b.state(Self.p, asOf: B.days(5) + 30_000))
-        #expect(mid.member(otid: m)?.revocation == Revocation(reason: .groupRevoked, at: B.days(5), eventId: refund))
+        #expect(mid.member(otid: m)?.revocation == Revocation(reason: .groupRevoked, at: B.days(5), eventId: refund,
+                                                              cause: RevocationCause(reason: .refundFull, at: B.days(5), eventId: refund)))
         b.notification("REVOKE", at: B.days(5) + 60_000, transaction: B.transaction(
             id: m, original: m, app: "7\(m)", ownership: "ASSIGNED", purchase: B.days(1), expires: end,
             signed: B.days(5) + 60_000, model: "APPLE", revocationDate: B.days(5) + 60_000, revocationType: "REFUND_FULL"))
@@ -386,7 +387,8 @@ struct ProjectionEdgeCaseTests {
               transactions: [B.transaction(id: Self.p, original: Self.p, quantity: 3, purchase: start, expires: end, signed: B.days(32))])
         let state = try #require(b.state(Self.p, asOf: B.days(33)))
         #expect(state.purchaser?.revocation == Revocation(reason: .expired, at: end, eventId: expired))
-        #expect(state.member(claim: "c-1")?.revocation == Revocation(reason: .groupExpired, at: end, eventId: expired))
+        #expect(state.member(claim: "c-1")?.revocation == Revocation(reason: .groupExpired, at: end, eventId: expired,
+                                                                     cause: RevocationCause(reason: .expired, at: end, eventId: expired)))
     }
 
     @Test("a revocation cites the event that first carried it, for the purchaser and for a member")
@@ -446,6 +448,7 @@ struct ProjectionEdgeCaseTests {
         let state = try #require(b.state(Self.p, asOf: B.days(6)))
         #expect(state.status == .revoked)
         #expect(state.purchaser?.revocation == Revocation(reason: RevocationReason(rawValue: type), at: B.days(5), eventId: refund))
-        #expect(state.member(claim: "c-1")?.revocation == Revocation(reason: .groupRevoked, at: B.days(5), eventId: refund))
+        #expect(state.member(claim: "c-1")?.revocation == Revocation(reason: .groupRevoked, at: B.days(5), eventId: refund,
+                                                                     cause: RevocationCause(reason: RevocationReason(rawValue: type), at: B.days(5), eventId: refund)))
     }
 }

@@ -143,7 +143,7 @@ struct ReportFixTests {
         #expect(lost?.eventId == nil)
     }
 
-    @Test("replay: a member's lapse before its late renewal is kept inside --to and entries stay in order")
+    @Test("replay: a member's late-signed renewal leaves no lapse, entries stay inside --to and in order")
     func memberLapseInsideToKeptInOrder() throws {
         var b = B()
         purchaser(&b, Self.p1, Self.p1App)
@@ -162,12 +162,15 @@ struct ReportFixTests {
         let entries = GroupReplay.entries(membership: try membership(b), facts: b.facts, to: B.days(31), now: B.days(31))
         #expect(entries.allSatisfy { $0.effectiveAt <= B.days(31) })
         #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.effectiveAt <= $1.effectiveAt }, "entries out of order")
-        let lapse = entries.first { $0.eventId == nil && $0.changes.contains { $0.field == "member.access" } }
-        #expect(lapse?.effectiveAt == end, "the member's own expiry is dated at its expiresDate")
-        #expect(lapse?.changes.first { $0.field == "member.access" }?.text.hasSuffix("subscription expired") == true,
-                "the lapse is the member's own expiry, not the group's: \(lapse?.changes.map(\.text) ?? [])")
-        let renew = try #require(entries.first { $0.what == "DID_RENEW" && $0.effectiveAt == end })
-        #expect(!renew.changes.contains { $0.field.hasPrefix("member.") || $0.field == "status" }, "\(renew.changes.map(\.text))")
+        // Valid time (rules version 4): the member's renewal, signed an hour late, is effective at its
+        // purchaseDate (the period end), so there is no lapse at all (rules version 3 reported one).
+        #expect(!entries.contains { $0.changes.contains { $0.field == "member.access" && $0.after == .bool(false) } },
+                "\(entries.map { "\(Timestamp.iso8601($0.effectiveAt)) \($0.what): \($0.changes.map(\.text))" })")
+        let renewals = entries.filter { $0.what == "DID_RENEW" }
+        #expect(renewals.count == 2 && renewals.allSatisfy { $0.effectiveAt == end }, "both renewals at the period end")
+        #expect(renewals.last?.signedAt == end + 3_600_000)
+        #expect(!renewals.contains { $0.changes.contains { $0.field.hasPrefix("member.") || $0.field == "status" } },
+                "\(renewals.map { $0.changes.map(\.text) })")
     }
 
     // MARK: 9. Member audit chain by identity
@@ -262,9 +265,11 @@ struct ReportFixLedgerTests {
         let test = try TestLedger()
         let factory = try PayloadFactory()
         try test.append(line: try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction()))
+        // The transaction's purchaseDate (a day before it was signed) is when the group began: valid time.
         let signed = PayloadFactory.defaultSignedDate
-        #expect(try test.ledger.groups(asOf: signed - 1).isEmpty)
-        #expect(try test.ledger.groups(asOf: signed).map(\.groupKey) == [PayloadFactory.defaultOriginalTransactionId])
+        let purchased = signed - PayloadFactory.day
+        #expect(try test.ledger.groups(asOf: purchased - 1).isEmpty)
+        #expect(try test.ledger.groups(asOf: purchased).map(\.groupKey) == [PayloadFactory.defaultOriginalTransactionId])
         #expect(try test.ledger.groups(asOf: signed + 1, knownAt: signed - 1).isEmpty, "not yet recorded")
     }
 
