@@ -4,12 +4,16 @@ import Foundation
 import JWSVerification
 import PostgresTestSupport
 import SeatLedger
+import SeatLedgerPostgres
 import Testing
 
 /// `LedgerPool` on PostgreSQL: the writer's group commits and the reader connections against a
 /// real server started by the test.
 @Suite("LedgerPool on PostgreSQL")
 struct LedgerPoolPostgresTests {
+    /// `postgresql://` locations open in this process, as in the CLI.
+    init() { PostgresLedgerEngine.register() }
+
     @Test("16 concurrent tasks append and read through a pool on PostgreSQL: gap-free, once each, chain intact")
     func concurrentOnPostgres() async throws {
         let cluster = try PostgresTestCluster()
