@@ -8,6 +8,11 @@ enum CopyCommand: Command {
     static let summary = "copy a ledger to another store (e.g. SQLite to PostgreSQL), chain preserved; resumable"
     static let options: Set<String> = ["from", "to", "batch"]
     static let flags: Set<String> = ["json", "progress"]
+    static let exitStatuses: [ExitStatus] = [
+        .success, ExitStatus(.findings, "the copy was refused (the destination is not a prefix of the source, or a verify failed)"), .error,
+        ExitStatus(.interrupted, "stopped by SIGINT/SIGTERM between batches (re-run to resume)"),
+    ]
+    static let examples = ["seatledger copy --from ledger.sqlite --to postgresql://seatledger@db.internal/ledger"]
     static let help = """
     Usage: seatledger copy --from SOURCE --to DEST [--batch N] [--json] [--progress]
 
@@ -33,8 +38,6 @@ enum CopyCommand: Command {
       --batch N        events per transaction (default 2000)
       --progress       progress on stderr even when it is not a terminal
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {

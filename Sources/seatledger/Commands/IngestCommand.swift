@@ -10,6 +10,16 @@ enum IngestCommand: Command {
     static let options: Set<String> = ["db", "batch-size", "max-line-length", "poll-interval", "from", "consumer-group", "consumer",
                                        "block-ms", "min-idle-ms"]
     static let flags: Set<String> = ["json", "progress", "follow", "until-empty", "spool"]
+    static let exitStatuses: [ExitStatus] = [
+        .success, .error, .quarantined,
+        ExitStatus(.interrupted, "a file or stdin ingest was stopped by SIGINT/SIGTERM before reading all its input (re-run to continue); --follow and --from stop with 0 or 3"),
+    ]
+    static let examples = [
+        "seatledger ingest --db ledger.sqlite notifications.ndjson",
+        "seatledger ingest --db ledger.sqlite - < notifications.ndjson",
+        "seatledger ingest --db ledger.sqlite --follow /var/spool/seatledger",
+        "seatledger ingest --db ledger.sqlite --from redis://127.0.0.1:6379/appstore-notifications --consumer worker-1",
+    ]
     static let help = """
     Usage: seatledger ingest [INPUT …] [--db PATH] [--json] [--progress] [--follow]
 
@@ -71,8 +81,6 @@ enum IngestCommand: Command {
     the summary with "interrupted: input not fully read; re-run to continue" and exit 4: the
     committed batches are kept and re-running the same command skips them as duplicates.
     (--follow and --from consumers stopped by a signal exit 0 or 3 as described above.)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { nil }
@@ -105,6 +113,11 @@ enum IngestCommand: Command {
         let maxLine = try positiveInt(arguments, "max-line-length", default: 1 << 20)
         let interval = try pollInterval(arguments)
         let inputs = arguments.positionals.isEmpty ? ["-"] : arguments.positionals
+        if inputs.contains("-"), isatty(STDIN_FILENO) == 1 {
+            // Waiting silently on a terminal looks like a hang.
+            Terminal.note("seatledger ingest: reading messages from stdin (a terminal), one per line: {\"signedPayload\":\"<JWS>\"}, "
+                          + "a bare JWS or an {\"apiResponse\": …} envelope; end with Ctrl-D. Give a FILE or a spool directory instead (see --help).")
+        }
         // Every input must be there before anything is appended: a typo in the last name must not
         // leave the earlier inputs committed and no summary printed.
         for input in inputs where input != "-" {

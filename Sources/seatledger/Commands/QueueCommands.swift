@@ -85,6 +85,7 @@ enum EnqueueCommand: Command {
     static let summary = "push notification bodies / API envelopes onto a Redis stream"
     static let options: Set<String> = ["to", "field"]
     static let flags: Set<String> = ["json"]
+    static let examples = ["seatledger enqueue --to redis://127.0.0.1:6379/appstore-notifications notifications.ndjson"]
     static let help = """
     Usage: seatledger enqueue --to redis://host:port/stream-key [FILE|-] [--field body] [--json]
 
@@ -96,8 +97,6 @@ enum EnqueueCommand: Command {
       --to URL         the stream (redis://[user]:password@host:port/key to AUTH)
       --field F        the entry field (default body, what `ingest --from` reads)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }

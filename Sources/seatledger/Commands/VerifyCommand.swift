@@ -9,6 +9,10 @@ enum VerifyCommand: Command {
     static let summary = "recompute the hash chain and report the first position where it breaks"
     static let options: Set<String> = ["db", "expect-head"]
     static let flags: Set<String> = ["json", "progress", "chain-only"]
+    static let exitStatuses: [ExitStatus] = [
+        .success, ExitStatus(.findings, "the chain is broken, the head is not --expect-head, a projection is stale, or events lack cached facts"), .error,
+    ]
+    static let examples = ["seatledger verify --db ledger.sqlite", "seatledger verify --db ledger.sqlite --chain-only --expect-head \"$SAVED_HEAD\""]
     static let help = """
     Usage: seatledger verify [--chain-only] [--expect-head H] [--db PATH] [--json] [--progress]
 
@@ -27,8 +31,6 @@ enum VerifyCommand: Command {
       --expect-head H  also require the head hash to be H (save the head printed by an earlier
                        verify somewhere else: this detects events removed from the end of the log)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
