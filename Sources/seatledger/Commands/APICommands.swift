@@ -81,7 +81,7 @@ enum BackfillCommand: Command {
     static let name = "backfill"
     static let summary = "recover missed notifications from Apple's notification history (idempotent, resumable)"
     static let options: Set<String> = APIOptionsHelp.names.union(["since", "until"])
-    static let flags: Set<String> = ["json", "only-failures", "restart"]
+    static let flags: Set<String> = ["json", "only-failures", "restart", "progress"]
     static let exitStatuses: [ExitStatus] = [
         .success, .error, .quarantined,
         ExitStatus(.interrupted, "stopped by SIGINT/SIGTERM between pages (its place is saved: re-run to continue)"),
@@ -110,6 +110,7 @@ enum BackfillCommand: Command {
                             \(Clocks.forms)
       --only-failures       only notifications that never reached your server
       --restart             ignore earlier runs' coverage and fetch the window again
+      --progress            pages and events so far on stderr even when it is not a terminal
     \(APIOptionsHelp.text)
     \(HelpText.json)
     Backfill exits 2 when Apple's answer stopped it (progress so far is kept; rerun to resume).
@@ -126,8 +127,20 @@ enum BackfillCommand: Command {
         let report: BackfillReport
         do {
             var backfill = NotificationBackfill(api: api)
-            let stop = StopSignal()
-            backfill.shouldStop = { stop.isStopped }
+            let stop = StopSignal(stopping: "after the page in hand; its place is saved: re-run to continue")
+            // Asked before each page request: the page count and the events appended so far.
+            let progress = ProgressReporter(label: "backfill", arguments: arguments)
+            defer { progress.finish() }
+            let eventsBefore = try ledger.store.eventCount()
+            var pages: Int64 = 0
+            backfill.shouldStop = {
+                if pages > 0, progress.enabled {
+                    let appended = ((try? ledger.store.eventCount()) ?? eventsBefore) - eventsBefore
+                    progress.report(count: pages, unit: "pages", detail: "\(appended) events appended; requesting page \(pages + 1)")
+                }
+                pages += 1
+                return stop.isStopped
+            }
             report = try backfill.run(since: since, until: until, onlyFailures: arguments.flag("only-failures"),
                                       restart: arguments.flag("restart"), now: now)
         } catch let error as APIUsageError {

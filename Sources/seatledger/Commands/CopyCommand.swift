@@ -55,11 +55,12 @@ enum CopyCommand: Command {
             guard let size = Int(batch), size > 0 else { throw UsageError(message: "--batch must be a positive number, got \(batch)") }
             copy.batchSize = size
         }
-        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
-        let stop = StopSignal()
+        let progress = ProgressReporter(label: "copy", arguments: arguments)
+        defer { progress.finish() }
+        let stop = StopSignal(stopping: "finishing the batch in hand; re-run the same copy to resume")
         let report: LedgerCopy.Report
         do {
-            report = try copy.run(to: destination, progress: { message in if showProgress { Terminal.err("copy: \(message)") } },
+            report = try copy.run(to: destination, progress: { message in progress.phase(message) },
                                   shouldStop: { stop.isStopped }, beforeFinishing: { stop.restoreDefault() })
         } catch let failure as LedgerCopy.Failure {
             if case .configurationMismatch = failure { throw failure }

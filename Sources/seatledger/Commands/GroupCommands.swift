@@ -148,9 +148,10 @@ enum RebuildCommand: Command {
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let ledger = try Ledger.open(path: arguments.databasePath)
-        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let progress = ProgressReporter(label: "rebuild", arguments: arguments)
         let started = Date()
-        let count = try ledger.rebuildProjections { message in if showProgress { Terminal.err("rebuild: \(message)") } }
+        let count = try ledger.rebuildProjections { message in progress.phase(message) }
+        progress.finish()
         let events = try ledger.store.eventCount()
         let seconds = Date().timeIntervalSince(started)
         if arguments.flag("json") {

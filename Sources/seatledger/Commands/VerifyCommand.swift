@@ -35,10 +35,12 @@ enum VerifyCommand: Command {
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
-        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let progress = ProgressReporter(label: "verify", arguments: arguments)
+        let total = try store.eventCount()
         let result = try store.verifyChain { count in
-            if showProgress { Terminal.err("verify: \(count) events checked") }
+            progress.report(count: count, totalCount: total, unit: "events checked")
         }
+        progress.report(count: result.eventsChecked, totalCount: total, unit: "events checked", force: true)
         if let expected = arguments.value("expect-head"), result.isIntact, result.headHash != expected.lowercased() {
             let problem = "head hash is \(result.headHash ?? "none"), expected \(expected): events were removed from (or added to) the end of the log"
             if arguments.flag("json") {
@@ -59,12 +61,11 @@ enum VerifyCommand: Command {
             ledger.warnIfProjectionsOutdated(command: name)
             withoutFacts = try ledger.store.positionsWithoutFacts().count
             if withoutFacts == 0 {
-                stale = try ledger.staleProjections { message in
-                    if showProgress { Terminal.err("verify: \(message)") }
-                }
+                stale = try ledger.staleProjections { message in progress.phase(message) }
                 projectionsChecked = true
             }
         }
+        progress.finish()
         if arguments.flag("json") {
             Terminal.json([
                 "intact": .bool(result.isIntact), "eventsChecked": .int(result.eventsChecked),
