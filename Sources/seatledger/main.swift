@@ -44,9 +44,9 @@ func reportError(_ message: String, code: String, command: String?, json: Bool, 
 }
 
 /// The "unknown command" error, naming the closest command.
-func unknownCommand(_ word: String, json: Bool) -> Int32 {
-    reportError("unknown command '\(word)'\(Suggestion.note(for: word, among: commands.map { $0.name } + ["help"]))",
-                code: "unknown_command", command: nil, json: json, hint: "Run `seatledger --help` for the list of commands.")
+func unknownCommand(_ word: String, json: Bool, in context: String? = nil) -> Int32 {
+    reportError("unknown command '\(word)'\(Suggestion.note(for: word, among: commands.map { $0.name } + (context == nil ? ["help"] : [])))",
+                code: "unknown_command", command: context, json: json, hint: "Run `seatledger --help` for the list of commands.")
 }
 
 @MainActor func main() -> Int32 {
@@ -77,7 +77,7 @@ func unknownCommand(_ word: String, json: Bool) -> Int32 {
             return Terminal.ExitCode.success.rawValue
         }
         guard topics.count == 1 else { return reportError("help: give one command", code: "usage", command: nil, json: json) }
-        guard let command = commands.first(where: { $0.name == topic }) else { return unknownCommand(topic, json: json) }
+        guard let command = commands.first(where: { $0.name == topic }) else { return unknownCommand(topic, json: json, in: "help") }
         Terminal.out(CommandHelp.text(command))
         return Terminal.ExitCode.success.rawValue
     case "--version", "version":
@@ -115,7 +115,7 @@ func unknownCommand(_ word: String, json: Bool) -> Int32 {
         // Foundation file errors get a short reason, not an NSError dump.
         let domain = (error as NSError).domain
         let text = domain == NSCocoaErrorDomain || domain == NSPOSIXErrorDomain ? FileChecks.describe(error) : "\(error)"
-        return reportError("error: \(text)", code: "error", command: command.name, json: jsonErrors)
+        return reportError(jsonErrors ? text : "error: \(text)", code: "error", command: command.name, json: jsonErrors)
     }
 }
 

@@ -1,14 +1,14 @@
 /// "Did you mean …?" for a mistyped command, action or option.
 enum Suggestion {
     /// The candidate closest to `word` by edit distance, when it is close enough to be a typo
-    /// (at most 2 edits, and fewer than half the word's length), else `nil`.
+    /// (one edit, or two in a word of six characters or more), else `nil`.
     static func closest(to word: String, among candidates: some Sequence<String>) -> String? {
         var best: (candidate: String, distance: Int)?
         for candidate in candidates {
             let distance = editDistance(word, candidate)
             if distance < (best?.distance ?? .max) { best = (candidate, distance) }
         }
-        guard let best, best.distance > 0, best.distance <= 2, best.distance * 2 < max(word.count, 2) + 1 else { return nil }
+        guard let best, best.distance == 1 || (best.distance == 2 && word.count >= 6) else { return nil }
         return best.candidate
     }
 
