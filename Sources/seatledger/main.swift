@@ -2,6 +2,24 @@ import EventStore
 import Foundation
 import SeatLedger
 
+/// Every subcommand, in the order `seatledger --help` lists them. Help, "did you mean",
+/// completions and `help --json` are all derived from this list and each command's declarations.
+let commands: [any Command.Type] = [
+    InitCommand.self, ConfigCommand.self, IngestCommand.self, RecordCommand.self, VerifyCommand.self,
+    QuarantineCommand.self, EventsCommand.self, CheckCommand.self, GroupsCommand.self, GroupCommand.self,
+    MemberCommand.self, RebuildCommand.self, ReplayCommand.self, DiffCommand.self, AuditCommand.self, EnqueueCommand.self,
+    DemoCommand.self, BackfillCommand.self, ReconcileCommand.self, SeatsCommand.self, APIConfigCommand.self,
+    CopyCommand.self, CompletionsCommand.self,
+]
+
+/// The exit statuses `seatledger` as a whole can return (each command's help lists its own).
+let allExitStatuses: [ExitStatus] = [
+    .success,
+    ExitStatus(.findings, "a check found something (verify, check, copy, diff, reconcile: see the command's help)"),
+    .error, .quarantined,
+    ExitStatus(.interrupted, "interrupted (SIGINT/SIGTERM) before finishing; what was committed is kept: re-run to continue"),
+]
+
 @MainActor func globalHelp() -> String {
     let width = commands.map { $0.name.count }.max() ?? 10
     let list = commands.map { "  \($0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.summary)" }
@@ -33,7 +51,7 @@ let versionText = """
 
 /// Reports an error: one line on stderr, or under `--json` one object on stdout,
 /// `{"error": {"code": C, "message": M, "exitCode": 2}}`; returns the exit status (2).
-func reportError(_ message: String, code: String, command: String?, json: Bool, hint: String? = nil) -> Int32 {
+@MainActor func reportError(_ message: String, code: String, command: String?, json: Bool, hint: String? = nil) -> Int32 {
     let status = Terminal.ExitCode.failure.rawValue
     if json {
         Terminal.json(["error": ["code": .string(code), "message": .string(message), "exitCode": .int(Int64(status))]])
@@ -44,7 +62,7 @@ func reportError(_ message: String, code: String, command: String?, json: Bool, 
 }
 
 /// The "unknown command" error, naming the closest command.
-func unknownCommand(_ word: String, json: Bool, in context: String? = nil) -> Int32 {
+@MainActor func unknownCommand(_ word: String, json: Bool, in context: String? = nil) -> Int32 {
     reportError("unknown command '\(word)'\(Suggestion.note(for: word, among: commands.map { $0.name } + (context == nil ? ["help"] : [])))",
                 code: "unknown_command", command: context, json: json, hint: "Run `seatledger --help` for the list of commands.")
 }

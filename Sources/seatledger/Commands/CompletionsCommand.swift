@@ -22,7 +22,9 @@ enum CompletionsCommand: Command {
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let shell = try arguments.requireAction(actions, command: name)
-        Terminal.out(Completions.script(for: shell, commands: commands)!, terminator: "")
+        // `run` is called from `main()` on the main thread, where the command list lives.
+        let all = MainActor.assumeIsolated { commands }
+        Terminal.out(Completions.script(for: shell, commands: all)!, terminator: "")
         return .success
     }
 }

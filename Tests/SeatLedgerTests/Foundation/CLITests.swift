@@ -14,10 +14,10 @@ struct CLITests {
 
     static func registeredCommands() -> [String] {
         let sources = TestPaths.repoRoot.appendingPathComponent("Sources/seatledger")
-        guard let main = try? String(contentsOf: sources.appendingPathComponent("Commands/CommandList.swift"), encoding: .utf8),
+        guard let main = try? String(contentsOf: sources.appendingPathComponent("main.swift"), encoding: .utf8),
               let list = main.components(separatedBy: "let commands").dropFirst().first?
                 .components(separatedBy: "= [").dropFirst().first?.components(separatedBy: "]").first
-        else { return ["<cannot read Sources/seatledger/Commands/CommandList.swift>"] }
+        else { return ["<cannot read Sources/seatledger/main.swift>"] }
         // "InitCommand.self, ConfigCommand.self, …" → ["InitCommand", "ConfigCommand", …]
         let typeNames = list.components(separatedBy: ".self").dropLast().compactMap {
             $0.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }).last.map(String.init)
