@@ -61,7 +61,7 @@ enum APIOptionsHelp {
         options.log = { Terminal.err($0) }
         do {
             let (api, warnings) = try LedgerAPI.connect(ledger, options: options)
-            for warning in warnings { Terminal.err(warning) }
+            for warning in warnings { Terminal.note(warning) }
             return api
         } catch let error as APICredentialsError {
             throw UsageError(message: error.message)
