@@ -71,4 +71,8 @@ extension Command {
 enum HelpText {
     static let db = "  --db PATH|URL    ledger file or postgresql:// URL (default: $SEATLEDGER_DB, else ./seatledger.sqlite)"
     static let json = "  --json           machine-readable output on stdout"
+    /// Empty: ``CommandHelp`` appends the exit statuses each command declares (``Command/exitStatuses``).
+    /// Kept so a command whose help still ends with `\(HelpText.exitCodes)` compiles (and prints
+    /// its own statuses, not a shared table).
+    static let exitCodes = ""
 }
