@@ -3,8 +3,8 @@ import Projections
 
 /// Plain-text renderings of group state for the terminal.
 public enum GroupText {
-    /// `groups`: one line per group.
-    public static func table(_ groups: [GroupState]) -> String {
+    /// `groups`: one line per group; when that is wider than `width`, one block per group.
+    public static func table(_ groups: [GroupState], width: Int? = nil) -> String {
         var rows = [["GROUP", "PRODUCT", "MODEL", "STATUS", "SEATS", "HELD", "AVAILABLE", "WITH ACCESS"]]
         for group in groups {
             rows.append([
@@ -15,7 +15,7 @@ public enum GroupText {
                 String(group.members.filter(\.hasAccess).count),
             ])
         }
-        return TextTable.render(rows)
+        return TextTable.render(rows, maxWidth: width)
     }
 
     /// `group show`: the full state.
@@ -88,10 +88,25 @@ public enum GroupText {
 /// Column-aligned text tables.
 public enum TextTable {
     /// Renders rows with columns padded to the widest cell; the first row is the header.
-    public static func render(_ rows: [[String]]) -> String {
+    ///
+    /// When a line would be wider than `maxWidth` (a terminal's width), each row is written as
+    /// a block instead: its first cell, then one indented `HEADER  value` line per other cell,
+    /// so nothing wraps mid-column.
+    public static func render(_ rows: [[String]], maxWidth: Int? = nil) -> String {
         guard let first = rows.first else { return "" }
         var widths = Array(repeating: 0, count: first.count)
         for row in rows { for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) } }
+        let lineWidth = widths.reduce(0, +) + 2 * max(widths.count - 1, 0)
+        if let maxWidth, lineWidth > maxWidth, first.count > 1 {
+            let labelWidth = first.dropFirst().map(\.count).max() ?? 0
+            return rows.dropFirst().map { row in
+                var lines = ["\(first[0]) \(row.first ?? "")"]
+                for (i, cell) in row.enumerated().dropFirst() where i < first.count {
+                    lines.append("  \(first[i].padding(toLength: labelWidth, withPad: " ", startingAt: 0))  \(cell)")
+                }
+                return lines.joined(separator: "\n")
+            }.joined(separator: "\n\n")
+        }
         return rows.map { row in
             row.enumerated().map { i, cell in
                 i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)

@@ -3,13 +3,22 @@ import Foundation
 import SeatLedger
 import SeatLedgerPostgres
 
-/// Every subcommand, in the order `seatledger --help` lists them.
+/// Every subcommand, in the order `seatledger --help` lists them. Help, "did you mean",
+/// completions and `help --json` are all derived from this list and each command's declarations.
 let commands: [any Command.Type] = [
     InitCommand.self, ConfigCommand.self, IngestCommand.self, RecordCommand.self, VerifyCommand.self,
     QuarantineCommand.self, EventsCommand.self, CheckCommand.self, GroupsCommand.self, GroupCommand.self,
     MemberCommand.self, RebuildCommand.self, ReplayCommand.self, DiffCommand.self, AuditCommand.self, EnqueueCommand.self,
     DemoCommand.self, BackfillCommand.self, ReconcileCommand.self, SeatsCommand.self, APIConfigCommand.self,
-    CopyCommand.self,
+    CopyCommand.self, CompletionsCommand.self,
+]
+
+/// The exit statuses `seatledger` as a whole can return (each command's help lists its own).
+let allExitStatuses: [ExitStatus] = [
+    .success,
+    ExitStatus(.findings, "a check found something (verify, check, copy, diff, reconcile: see the command's help)"),
+    .error, .quarantined,
+    ExitStatus(.interrupted, "interrupted (SIGINT/SIGTERM) before finishing; what was committed is kept: re-run to continue"),
 ]
 
 @MainActor func globalHelp() -> String {
@@ -25,9 +34,13 @@ let commands: [any Command.Type] = [
     \(list)
 
     Run `seatledger COMMAND --help` (or `seatledger help COMMAND`) for a command's options,
-    `seatledger --version` for this build's version.
+    examples and exit statuses; `seatledger --version` for this build's version;
+    `seatledger completions bash|zsh|fish` for shell completions.
 
-    \(HelpText.exitCodes)
+    Every command takes --help and --quiet; --db defaults to $SEATLEDGER_DB, else ./seatledger.sqlite.
+    Colour only on a terminal, never with NO_COLOR set or TERM=dumb.
+
+    \(CommandHelp.exitStatusText(allExitStatuses))
     """
 }
 
@@ -37,13 +50,35 @@ let versionText = """
     ledger schema \(SeatLedgerVersion.ledgerSchema), decoder \(SeatLedgerVersion.decoder), projection rules \(ProjectionRules.version)
     """
 
+/// Reports an error: one line on stderr, or under `--json` one object on stdout,
+/// `{"error": {"code": C, "message": M, "exitCode": 2}}`; returns the exit status (2).
+@MainActor func reportError(_ message: String, code: String, command: String?, json: Bool, hint: String? = nil) -> Int32 {
+    let status = Terminal.ExitCode.failure.rawValue
+    if json {
+        Terminal.json(["error": ["code": .string(code), "message": .string(message), "exitCode": .int(Int64(status))]])
+    } else {
+        Terminal.err("seatledger\(command.map { " \($0)" } ?? ""): \(message)" + (hint.map { "\n\($0)" } ?? ""))
+    }
+    return status
+}
+
+/// The "unknown command" error, naming the closest command.
+@MainActor func unknownCommand(_ word: String, json: Bool, in context: String? = nil) -> Int32 {
+    reportError("unknown command '\(word)'\(Suggestion.note(for: word, among: commands.map { $0.name } + (context == nil ? ["help"] : [])))",
+                code: "unknown_command", command: context, json: json, hint: "Run `seatledger --help` for the list of commands.")
+}
+
 @MainActor func main() -> Int32 {
     PostgresLedgerEngine.register()   // --db takes postgresql:// URLs
     var argv = Array(CommandLine.arguments.dropFirst())
+    // Before parsing (a usage error must honour them too): --json asks for JSON errors, --quiet for silence.
+    let beforeSeparator = argv.prefix { $0 != "--" }
+    let json = beforeSeparator.contains("--json")
+    if beforeSeparator.contains("--quiet") || beforeSeparator.contains("-q") { Terminal.quiet.store(true, ordering: .relaxed) }
     guard let first = argv.first else {
         // No command is a usage error: scripts must not mistake it for work done.
-        Terminal.err("seatledger: missing command\n\n\(globalHelp())")
-        return Terminal.ExitCode.failure.rawValue
+        return reportError("missing command", code: "usage", command: nil, json: json,
+                           hint: "Run `seatledger --help` for the list of commands.")
     }
     argv.removeFirst()
     switch first {
@@ -51,51 +86,56 @@ let versionText = """
         Terminal.out(globalHelp())
         return Terminal.ExitCode.success.rawValue
     case "help":
-        // `seatledger help COMMAND` is `seatledger COMMAND --help`.
-        guard let topic = argv.first else {
+        // `seatledger help COMMAND` is `seatledger COMMAND --help`; `help --json` is every command's declarations.
+        let topics = argv.filter { $0 != "--json" }
+        if json, topics.isEmpty {
+            Terminal.json(CommandHelp.json(commands))
+            return Terminal.ExitCode.success.rawValue
+        }
+        guard let topic = topics.first else {
             Terminal.out(globalHelp())
             return Terminal.ExitCode.success.rawValue
         }
-        guard argv.count == 1, let command = commands.first(where: { $0.name == topic }) else {
-            Terminal.err("seatledger help: \(argv.count == 1 ? "unknown command '\(topic)'" : "give one command")\n\n\(globalHelp())")
-            return Terminal.ExitCode.failure.rawValue
-        }
-        Terminal.out(command.help)
+        guard topics.count == 1 else { return reportError("help: give one command", code: "usage", command: nil, json: json) }
+        guard let command = commands.first(where: { $0.name == topic }) else { return unknownCommand(topic, json: json, in: "help") }
+        Terminal.out(CommandHelp.text(command))
         return Terminal.ExitCode.success.rawValue
     case "--version", "version":
         guard argv.isEmpty else {
-            Terminal.err("seatledger \(first): unexpected argument \(argv[0])")
-            return Terminal.ExitCode.failure.rawValue
+            return reportError("unexpected argument \(argv[0])", code: "usage", command: first, json: json)
         }
         Terminal.out(versionText)
         return Terminal.ExitCode.success.rawValue
     default:
         break
     }
-    guard let command = commands.first(where: { $0.name == first }) else {
-        Terminal.err("seatledger: unknown command '\(first)'\n\n\(globalHelp())")
-        return Terminal.ExitCode.failure.rawValue
-    }
+    guard let command = commands.first(where: { $0.name == first }) else { return unknownCommand(first, json: json) }
+    let jsonErrors = json && command.flags.contains("json")
     do {
         let arguments = try Arguments(argv, options: command.options, repeatable: command.repeatableOptions, flags: command.flags)
         if arguments.flag("help") {
-            Terminal.out(command.help)
+            Terminal.out(CommandHelp.text(command))
             return Terminal.ExitCode.success.rawValue
+        }
+        if !command.actions.isEmpty, let action = arguments.positionals.first, !command.actions.contains(action),
+           !Arguments.looksLikeLedger(action) {
+            // An action word that is not one is a typo more often than an argument: name the closest.
+            if let suggestion = Suggestion.closest(to: action, among: command.actions) {
+                throw UsageError(message: "unknown action '\(action)'; did you mean `\(command.name) \(suggestion)`?")
+            }
         }
         try arguments.checkPositionals(limit: command.maxPositionals(arguments.positionals))
         return try command.run(arguments).rawValue
     } catch let error as InputError {
-        Terminal.err("seatledger \(command.name): \(error.message)")
-        return Terminal.ExitCode.failure.rawValue
+        return reportError(error.message, code: "input", command: command.name, json: jsonErrors)
     } catch let error as UsageError {
-        Terminal.err("seatledger \(command.name): \(error.message)\nRun `seatledger \(command.name) --help` for usage.")
-        return Terminal.ExitCode.failure.rawValue
+        return reportError(error.message, code: "usage", command: command.name, json: jsonErrors,
+                           hint: "Run `seatledger \(command.name) --help` for usage.")
     } catch {
         // Foundation file errors get a short reason, not an NSError dump.
         let domain = (error as NSError).domain
         let text = domain == NSCocoaErrorDomain || domain == NSPOSIXErrorDomain ? FileChecks.describe(error) : "\(error)"
-        Terminal.err("seatledger \(command.name): error: \(text)")
-        return Terminal.ExitCode.failure.rawValue
+        return reportError(jsonErrors ? text : "error: \(text)", code: "error", command: command.name, json: jsonErrors)
     }
 }
 

@@ -15,7 +15,11 @@ enum Fixtures {
         .deletingLastPathComponent()  // Tests
         .deletingLastPathComponent()
     static let pkiDirectory = repoRoot.appendingPathComponent("Tools/pki")
-    static let sharedFixtures = repoRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+    /// `<repo>/../shared/fixtures`, or `$SEATLEDGER_SHARED_FIXTURES` when set (a checkout, such as
+    /// a git worktree, whose parent directory holds no `shared/`).
+    static let sharedFixtures: URL = ProcessInfo.processInfo.environment["SEATLEDGER_SHARED_FIXTURES"].flatMap {
+        $0.isEmpty ? nil : URL(fileURLWithPath: $0, isDirectory: true)
+    } ?? repoRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
     static let appleVectors = sharedFixtures.appendingPathComponent("apple-test-vectors")
     static let appleRootG3 = sharedFixtures.appendingPathComponent("apple-roots/AppleRootCA-G3.cer")
     static let appleTestCA = appleVectors.appendingPathComponent("certs/testCA.der")

@@ -62,7 +62,7 @@ enum APIOptionsHelp {
         options.log = { Terminal.err($0) }
         do {
             let (api, warnings) = try LedgerAPI.connect(ledger, options: options)
-            for warning in warnings { Terminal.err(warning) }
+            for warning in warnings { Terminal.note(warning) }
             return api
         } catch let error as APICredentialsError {
             throw UsageError(message: error.message)
@@ -71,16 +71,9 @@ enum APIOptionsHelp {
         }
     }
 
-    /// ISO 8601, epoch ms, or a duration back from now (`30d`, `12h`, `90m`).
+    /// A time option: see ``Clocks/parse(_:option:now:)`` (ISO 8601, epoch ms, now, 7d, -1h, +2h).
     static func time(_ text: String, option: String, now: EpochMillis) throws -> EpochMillis {
-        if let unit = text.last, "dhm".contains(unit), let count = Int64(text.dropLast()), count >= 0 {
-            let millis: Int64 = unit == "d" ? 86_400_000 : unit == "h" ? 3_600_000 : 60_000
-            return now - count * millis
-        }
-        guard let value = Timestamp.parse(text) else {
-            throw UsageError(message: "--\(option) must be ISO 8601 (2026-11-02T10:00:00Z), epoch milliseconds or a duration like 7d, got \(text)")
-        }
-        return value
+        try Clocks.parse(text, option: option, now: now)
     }
 }
 
@@ -89,7 +82,12 @@ enum BackfillCommand: Command {
     static let name = "backfill"
     static let summary = "recover missed notifications from Apple's notification history (idempotent, resumable)"
     static let options: Set<String> = APIOptionsHelp.names.union(["since", "until"])
-    static let flags: Set<String> = ["json", "only-failures", "restart"]
+    static let flags: Set<String> = ["json", "only-failures", "restart", "progress"]
+    static let exitStatuses: [ExitStatus] = [
+        .success, .error, .quarantined,
+        ExitStatus(.interrupted, "stopped by SIGINT/SIGTERM between pages (its place is saved: re-run to continue)"),
+    ]
+    static let examples = ["seatledger backfill --db ledger.sqlite --since 7d", "seatledger backfill --db ledger.sqlite --since 2026-11-01 --only-failures"]
     static let help = """
     Usage: seatledger backfill --since T [--until T] [--only-failures] [--restart] [--db PATH] [--json]
 
@@ -108,14 +106,14 @@ enum BackfillCommand: Command {
 
     Options:
     \(HelpText.db)
-      --since T             window start: ISO 8601, epoch ms, or a duration back from now (7d, 12h)
+      --since T             window start (7d: seven days ago)
       --until T             window end (default: now)
+                            \(Clocks.forms)
       --only-failures       only notifications that never reached your server
       --restart             ignore earlier runs' coverage and fetch the window again
+      --progress            pages and events so far on stderr even when it is not a terminal
     \(APIOptionsHelp.text)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     Backfill exits 2 when Apple's answer stopped it (progress so far is kept; rerun to resume).
     """
 
@@ -130,8 +128,20 @@ enum BackfillCommand: Command {
         let report: BackfillReport
         do {
             var backfill = NotificationBackfill(api: api)
-            let stop = StopSignal()
-            backfill.shouldStop = { stop.isStopped }
+            let stop = StopSignal(stopping: "after the page in hand; its place is saved: re-run to continue")
+            // Asked before each page request: the page count and the events appended so far.
+            let progress = ProgressReporter(label: "backfill", arguments: arguments)
+            defer { progress.finish() }
+            let eventsBefore = try ledger.store.eventCount()
+            var pages: Int64 = 0
+            backfill.shouldStop = {
+                if pages > 0, progress.enabled {
+                    let appended = ((try? ledger.store.eventCount()) ?? eventsBefore) - eventsBefore
+                    progress.report(count: pages, unit: "pages", detail: "\(appended) events appended; requesting page \(pages + 1)")
+                }
+                pages += 1
+                return stop.isStopped
+            }
             report = try backfill.run(since: since, until: until, onlyFailures: arguments.flag("only-failures"),
                                       restart: arguments.flag("restart"), now: now)
         } catch let error as APIUsageError {
@@ -198,6 +208,11 @@ enum ReconcileCommand: Command {
     static let summary = "ask Apple about a group (statuses, seats, groups, members), record it, print the diff"
     static let options: Set<String> = APIOptionsHelp.names.union(["as-of"])
     static let flags: Set<String> = ["json", "with-history"]
+    static let exitStatuses: [ExitStatus] = [
+        .success, ExitStatus(.findings, "the ledger and Apple differ (the differences are printed)"), .error,
+        ExitStatus(.quarantined, "some responses were quarantined"),
+    ]
+    static let examples = ["seatledger reconcile 2000000000000001 --db ledger.sqlite"]
     static let help = """
     Usage: seatledger reconcile REF [--with-history] [--as-of T] [--db PATH] [--json]
 
@@ -215,10 +230,9 @@ enum ReconcileCommand: Command {
     \(HelpText.db)
       --with-history        also page through Get Transaction History v2
       --as-of T             moment of the comparison (default: now)
+                            \(Clocks.forms)
     \(APIOptionsHelp.text)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     Reconcile exits 0 when ours and Apple's agree, 1 when they differ, 2 when a call failed, 3
     when a response was quarantined.
     """
@@ -262,6 +276,9 @@ enum SeatsCommand: Command {
     static let summary = "claim, unclaim and associate developer-hosted seats through Apple (recorded)"
     static let options: Set<String> = APIOptionsHelp.names.union(["app-transaction-id", "member-ref", "request-id", "as-of", "state"])
     static let flags: Set<String> = ["json"]
+    static let actions = ["claim", "unclaim", "associate", "info", "requests"]
+    static let examples = ["seatledger seats claim 2000000000000001 --member-ref app-user-42 --db ledger.sqlite",
+                           "seatledger seats requests --db ledger.sqlite --state pending"]
     static let help = """
     Usage: seatledger seats claim REF [--app-transaction-id X] [--member-ref R] [--request-id ID] [--db PATH] [--json]
            seatledger seats unclaim REF SEAT_CLAIM_ID [--db PATH] [--json]
@@ -294,10 +311,9 @@ enum SeatsCommand: Command {
       --request-id ID         claim: resume this stored requestIdentifier
       --state S               requests: only this state
       --as-of T               moment the guards read the projection at (default: now)
+                              \(Clocks.forms)
     \(APIOptionsHelp.text)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? {
@@ -431,6 +447,8 @@ enum APIConfigCommand: Command {
     static let summary = "show or set the App Store Server API credentials file and base URL"
     static let options: Set<String> = ["db", "credentials", "api-base-url"]
     static let flags: Set<String> = ["json", "unset-credentials", "unset-base-url"]
+    static let actions = ["show"]
+    static let examples = ["seatledger api-config --db ledger.sqlite --credentials /etc/seatledger/api.json"]
     static let help = """
     Usage: seatledger api-config [--credentials FILE] [--api-base-url URL] [--unset-credentials] [--unset-base-url] [--db PATH] [--json]
 
@@ -447,8 +465,6 @@ enum APIConfigCommand: Command {
       --unset-credentials   forget the stored credentials file
       --unset-base-url      forget the stored base URL
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "show" ? 1 : 0 }

@@ -11,10 +11,14 @@ enum CheckCommand: Command {
     static let options: Set<String> = ["db", "kind", "root-cert", "bundle-id", "environment", "app-apple-id"]
     static let repeatableOptions: Set<String> = ["root-cert"]
     static let flags: Set<String> = ["json"]
+    static let exitStatuses: [ExitStatus] = [.success, ExitStatus(.findings, "a file was refused (its reason is printed)"), .error]
+    static let examples = ["seatledger check body.json --db ledger.sqlite",
+                           "seatledger check payload.jws --kind transaction --root-cert AppleRootCA-G3.cer --bundle-id com.example.reps --environment Production --app-apple-id 1234567890"]
     static let help = """
     Usage: seatledger check FILE … [--kind notification|transaction|renewal] [--db PATH] [--json]
            seatledger check FILE … --root-cert FILE --bundle-id ID --environment ENV [--app-apple-id N]
 
+    Each FILE is a compact JWS, or the exact body Apple posts ({"signedPayload": "<JWS>"}).
     Runs every check ingest applies to a signed payload — compact JWS form, alg ES256, x5c chain to
     a configured root at the payload's signedDate, Apple OIDs, the ES256 signature, then bundle id,
     environment (and app Apple id in Production) — and prints the verdict per file. Nothing is
@@ -31,8 +35,6 @@ enum CheckCommand: Command {
       --environment ENV   expected environment (default: the ledger's)
       --app-apple-id N    expected app Apple id (Production; default: the ledger's)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { nil }
@@ -52,8 +54,16 @@ enum CheckCommand: Command {
         var results: [JSONValue] = []
         var allOK = true
         for path in arguments.positionals {
-            let data = try FileChecks.read(path)
-            switch decoder.check(jws: String(decoding: data, as: UTF8.self), kind: kind) {
+            let jws: String
+            do {
+                jws = try signedPayload(in: try FileChecks.read(path))
+            } catch let problem as UsageError {
+                allOK = false
+                results.append(["file": .string(path), "verified": false, "errorCode": "not_jws", "reason": .string(problem.message)])
+                if !arguments.flag("json") { Terminal.out("\(path): REFUSED (not_jws) \(problem.message)") }
+                continue
+            }
+            switch decoder.check(jws: jws, kind: kind) {
             case .success(let payload):
                 results.append(["file": .string(path), "verified": true, "payload": payload])
                 if !arguments.flag("json") { Terminal.out("\(path): verified") }
@@ -66,6 +76,21 @@ enum CheckCommand: Command {
         }
         if arguments.flag("json") { Terminal.json(.array(results)) }
         return allOK ? .success : .findings
+    }
+
+    /// The JWS in a file: the file itself (a compact JWS, surrounding blanks ignored), or the
+    /// `signedPayload` of a JSON object: the exact body Apple posts, `{"signedPayload":"<JWS>"}`.
+    static func signedPayload(in data: Data) throws -> String {
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("{") else { return text }
+        guard let object = try? JSONValue.parse(Data(text.utf8)) else {
+            throw UsageError(message: "starts with { but is not valid JSON (expected a JWS, or {\"signedPayload\": \"<JWS>\"} as Apple posts it)")
+        }
+        guard case .string(let jws)? = object["signedPayload"] else {
+            throw UsageError(message: "a JSON object without a \"signedPayload\" string (expected a JWS, or the body Apple posts, "
+                             + "{\"signedPayload\": \"<JWS>\"}; an apiResponse envelope is checked by `seatledger record`)")
+        }
+        return jws
     }
 
     private static func makeDecoder(_ arguments: Arguments) throws -> MessageDecoder {

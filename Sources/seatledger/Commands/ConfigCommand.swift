@@ -10,6 +10,9 @@ enum ConfigCommand: Command {
     static let summary = "show the ledger's trust configuration, or add a root certificate"
     static let options: Set<String> = ["db"]
     static let flags: Set<String> = ["json"]
+    static let actions = ["show", "add-root"]
+    static let examples = ["seatledger config show --db ledger.sqlite",
+                           "seatledger config add-root Tools/pki/root.pem --db ledger.sqlite && seatledger quarantine retry --db ledger.sqlite"]
     static let help = """
     Usage: seatledger config [show] [--db PATH] [--json]
            seatledger config add-root FILE [--db PATH] [--json]
@@ -21,8 +24,6 @@ enum ConfigCommand: Command {
     Options:
     \(HelpText.db)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? {

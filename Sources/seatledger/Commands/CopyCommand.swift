@@ -8,6 +8,11 @@ enum CopyCommand: Command {
     static let summary = "copy a ledger to another store (e.g. SQLite to PostgreSQL), chain preserved; resumable"
     static let options: Set<String> = ["from", "to", "batch"]
     static let flags: Set<String> = ["json", "progress"]
+    static let exitStatuses: [ExitStatus] = [
+        .success, ExitStatus(.findings, "the copy was refused (the destination is not a prefix of the source, or a verify failed)"), .error,
+        ExitStatus(.interrupted, "stopped by SIGINT/SIGTERM between batches (re-run to resume)"),
+    ]
+    static let examples = ["seatledger copy --from ledger.sqlite --to postgresql://seatledger@db.internal/ledger"]
     static let help = """
     Usage: seatledger copy --from SOURCE --to DEST [--batch N] [--json] [--progress]
 
@@ -33,8 +38,6 @@ enum CopyCommand: Command {
       --batch N        events per transaction (default 2000)
       --progress       progress on stderr even when it is not a terminal
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
@@ -52,11 +55,12 @@ enum CopyCommand: Command {
             guard let size = Int(batch), size > 0 else { throw UsageError(message: "--batch must be a positive number, got \(batch)") }
             copy.batchSize = size
         }
-        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
-        let stop = StopSignal()
+        let progress = ProgressReporter(label: "copy", arguments: arguments)
+        defer { progress.finish() }
+        let stop = StopSignal(stopping: "finishing the batch in hand; re-run the same copy to resume")
         let report: LedgerCopy.Report
         do {
-            report = try copy.run(to: destination, progress: { message in if showProgress { Terminal.err("copy: \(message)") } },
+            report = try copy.run(to: destination, progress: { message in progress.phase(message) },
                                   shouldStop: { stop.isStopped }, beforeFinishing: { stop.restoreDefault() })
         } catch let failure as LedgerCopy.Failure {
             if case .configurationMismatch = failure { throw failure }

@@ -13,6 +13,7 @@ enum DemoCommand: Command {
     static let summary = "ingest the bundled sample streams into a temporary ledger and print a report"
     static let options: Set<String> = ["scenarios", "pki", "keep", "group", "as-of"]
     static let flags: Set<String> = ["json"]
+    static let examples = ["seatledger demo", "seatledger demo --keep demo.sqlite"]
     static let help = """
     Usage: seatledger demo [--scenarios DIR] [--pki DIR] [--keep PATH] [--group REF] [--as-of T] [--json]
 
@@ -28,9 +29,8 @@ enum DemoCommand: Command {
       --keep PATH      keep the ledger at PATH instead of a temporary file
       --group REF      the group to audit (default: the guide's 10/9/6 group)
       --as-of T        report as of T (default: the last event in the streams)
+                       \(Clocks.forms)
     \(HelpText.json)   the groups and the audit as JSON
-
-    \(HelpText.exitCodes)
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
@@ -72,17 +72,30 @@ enum DemoCommand: Command {
         }
         Terminal.out("SeatLedger demo: ingested \(streams.count) sample streams — \(summary.appended) events appended, \(summary.duplicates) duplicates, \(summary.quarantined) quarantined.")
         Terminal.out("Every event was signature-verified against the test root and hash-chained. Groups as of \(Timestamp.iso8601(asOf)):\n")
-        Terminal.out(GroupText.table(groups))
+        Terminal.out(GroupText.table(groups, width: Terminal.width))
         if let audit {
-            Terminal.out("\n" + audit.render(.text, color: Terminal.stdoutIsTTY))
+            Terminal.out("\n" + audit.render(.text, color: Terminal.colorOnStdout))
         }
-        let keepHint = arguments.value("keep") == nil ? "seatledger demo --keep demo.sqlite" : "seatledger"
-        Terminal.out("""
-
-        Try next: `\(keepHint)` keeps the ledger; then `seatledger replay \(auditRef ?? "REF") --db demo.sqlite`, \
-        `seatledger audit member <id> --db demo.sqlite --format markdown`, or `seatledger --help`.
-        """)
+        let member = auditRef.flatMap { ref in groups.first { $0.groupKey == ref } }?.members.lazy
+            .compactMap { $0.memberRef ?? $0.appTransactionId ?? $0.originalTransactionId }.first
+        Terminal.out("\n" + nextSteps(kept: arguments.value("keep"), group: auditRef, member: member))
         return .success
+    }
+
+    /// "Try next": with --keep the commands name the kept ledger; without, how to keep one.
+    static func nextSteps(kept: String?, group: String?, member: String?) -> String {
+        let db = kept.map(shellWord) ?? "demo.sqlite"
+        let reads = "`seatledger replay \(group ?? "REF") --db \(db)`, `seatledger audit member \(member ?? "ID") --db \(db) --format markdown`"
+        guard kept != nil else {
+            return "Try next: `seatledger demo --keep demo.sqlite` keeps the ledger; then \(reads), or `seatledger --help`."
+        }
+        return "The ledger is kept at \(db). Try next: \(reads), or `seatledger --help`."
+    }
+
+    /// `text` as one shell word: as is when it is plain, else single-quoted.
+    static func shellWord(_ text: String) -> String {
+        let plain = !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "/._-+:@%=,".contains($0)) }
+        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// The `.ndjson` streams in `directory`, read whole, sorted by name.

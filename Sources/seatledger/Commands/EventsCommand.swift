@@ -12,6 +12,8 @@ enum EventsCommand: Command {
     static let summary = "list stored events (all, or those mentioning an identifier), or show one"
     static let options: Set<String> = ["db", "mentioning", "limit"]
     static let flags: Set<String> = ["json"]
+    static let actions = ["show"]
+    static let examples = ["seatledger events --db ledger.sqlite --mentioning 2000000000000001", "seatledger events show 1 --db ledger.sqlite"]
     static let help = """
     Usage: seatledger events [--mentioning ID] [--limit N] [--db PATH] [--json]
            seatledger events show POSITION|EVENT_ID [--db PATH] [--json]   (--json adds the raw bytes)
@@ -27,8 +29,6 @@ enum EventsCommand: Command {
       --mentioning ID  only events that mention ID
       --limit N        at most N events (default: all)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "show" ? 2 : 0 }

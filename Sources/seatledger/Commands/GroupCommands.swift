@@ -10,6 +10,7 @@ enum GroupsCommand: Command {
     static let summary = "list every group: key, product, status, seats, members with access"
     static let options: Set<String> = ["db", "as-of", "known-at"]
     static let flags: Set<String> = ["json"]
+    static let examples = ["seatledger groups --db ledger.sqlite", "seatledger groups --db ledger.sqlite --as-of 2026-11-01T00:00:00Z --json"]
     static let help = """
     Usage: seatledger groups [--as-of T] [--known-at T] [--db PATH] [--json]
 
@@ -21,8 +22,6 @@ enum GroupsCommand: Command {
     \(HelpText.db)
     \(Clocks.help)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
@@ -35,7 +34,7 @@ enum GroupsCommand: Command {
             return .success
         }
         if groups.isEmpty { Terminal.out("No groups."); return .success }
-        Terminal.out(GroupText.table(groups))
+        Terminal.out(GroupText.table(groups, width: Terminal.width))
         return .success
     }
 }
@@ -46,6 +45,9 @@ enum GroupCommand: Command {
     static let summary = "show one group's state (seats, members, access, drift from Apple)"
     static let options: Set<String> = ["db", "as-of", "known-at"]
     static let flags: Set<String> = ["json"]
+    static let actions = ["show"]
+    static let examples = ["seatledger group show 2000010000000001 --db ledger.sqlite",
+                           "seatledger group show 2000010000000001 --db ledger.sqlite --as-of 2026-10-25 --known-at 7d"]
     static let help = """
     Usage: seatledger group show REF [--as-of T] [--known-at T] [--db PATH] [--json]
 
@@ -60,8 +62,6 @@ enum GroupCommand: Command {
     \(HelpText.db)
     \(Clocks.help)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 2 }
@@ -83,6 +83,9 @@ enum MemberCommand: Command {
     static let summary = "show one person's access across groups"
     static let options: Set<String> = ["db", "as-of", "known-at"]
     static let flags: Set<String> = ["json"]
+    static let actions = ["show"]
+    static let exitStatuses: [ExitStatus] = [.success, ExitStatus(.failure, "error, or the identifier names no member at that moment")]
+    static let examples = ["seatledger member show m1 --db ledger.sqlite"]
     static let help = """
     Usage: seatledger member show ID [--as-of T] [--known-at T] [--db PATH] [--json]
 
@@ -94,8 +97,6 @@ enum MemberCommand: Command {
     \(HelpText.db)
     \(Clocks.help)
     \(HelpText.json)   [{"groupKey": …, "member": {…member object of group show…}}]
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 2 }
@@ -131,6 +132,7 @@ enum RebuildCommand: Command {
     static let summary = "recompute every projection from the event log"
     static let options: Set<String> = ["db"]
     static let flags: Set<String> = ["json", "progress"]
+    static let examples = ["seatledger rebuild --db ledger.sqlite"]
     static let help = """
     Usage: seatledger rebuild [--db PATH] [--json] [--progress]
 
@@ -142,15 +144,14 @@ enum RebuildCommand: Command {
     \(HelpText.db)
       --progress       progress on stderr even when it is not a terminal
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let ledger = try Ledger.open(path: arguments.databasePath)
-        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let progress = ProgressReporter(label: "rebuild", arguments: arguments)
         let started = Date()
-        let count = try ledger.rebuildProjections { message in if showProgress { Terminal.err("rebuild: \(message)") } }
+        let count = try ledger.rebuildProjections { message in progress.phase(message) }
+        progress.finish()
         let events = try ledger.store.eventCount()
         let seconds = Date().timeIntervalSince(started)
         if arguments.flag("json") {

@@ -8,8 +8,18 @@ enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "verify and append notifications / API responses from files, stdin or a spool directory"
     static let options: Set<String> = ["db", "batch-size", "max-line-length", "poll-interval", "from", "consumer-group", "consumer",
-                                       "block-ms", "min-idle-ms"]
+                                       "block-ms", "min-idle-ms", "status-interval"]
     static let flags: Set<String> = ["json", "progress", "follow", "until-empty", "spool"]
+    static let exitStatuses: [ExitStatus] = [
+        .success, .error, .quarantined,
+        ExitStatus(.interrupted, "a file or stdin ingest was stopped by SIGINT/SIGTERM before reading all its input (re-run to continue); --follow and --from stop with 0 or 3"),
+    ]
+    static let examples = [
+        "seatledger ingest --db ledger.sqlite notifications.ndjson",
+        "seatledger ingest --db ledger.sqlite - < notifications.ndjson",
+        "seatledger ingest --db ledger.sqlite --follow /var/spool/seatledger",
+        "seatledger ingest --db ledger.sqlite --from redis://127.0.0.1:6379/appstore-notifications --consumer worker-1",
+    ]
     static let help = """
     Usage: seatledger ingest [INPUT …] [--db PATH] [--json] [--progress] [--follow]
 
@@ -62,6 +72,11 @@ enum IngestCommand: Command {
       --follow              keep watching spool directories
       --poll-interval S     seconds between spool scans with --follow (default 1)
       --progress            progress on stderr even when it is not a terminal
+      --status-interval S   with --follow or --from, when stderr is not a terminal (a service's
+                            journal): one JSON status line every S seconds (default 60; 0: none):
+                            {"status": {"at", "source", "uptimeSeconds", "appended", "duplicates",
+                            "quarantined", "ledgerHead", "queue": {"pending", "lag", "lastId",
+                            "acknowledged", "reconnects"} (--from), "lastError": {"at", "message"}}}
     \(HelpText.json)   {"appended": N, "duplicates": N, "quarantined": N}
                      (plus "alreadyQuarantined": N when some refused inputs were already in
                      quarantine, and "interrupted": true when a signal stopped it early)
@@ -71,8 +86,6 @@ enum IngestCommand: Command {
     the summary with "interrupted: input not fully read; re-run to continue" and exit 4: the
     committed batches are kept and re-running the same command skips them as duplicates.
     (--follow and --from consumers stopped by a signal exit 0 or 3 as described above.)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { nil }
@@ -90,6 +103,9 @@ enum IngestCommand: Command {
         } else if let name = streamOnly.first(where: given) {
             throw UsageError(message: "--\(name) applies to a Redis stream: give it with --from URL")
         }
+        if arguments.value("status-interval") != nil, !arguments.flag("follow"), arguments.value("from") == nil {
+            throw UsageError(message: "--status-interval applies to long-running consumers: --follow or --from")
+        }
         if arguments.value("poll-interval") != nil, !arguments.flag("follow") {
             throw UsageError(message: "--poll-interval applies with --follow")
         }
@@ -105,6 +121,11 @@ enum IngestCommand: Command {
         let maxLine = try positiveInt(arguments, "max-line-length", default: 1 << 20)
         let interval = try pollInterval(arguments)
         let inputs = arguments.positionals.isEmpty ? ["-"] : arguments.positionals
+        if inputs.contains("-"), isatty(STDIN_FILENO) == 1 {
+            // Waiting silently on a terminal looks like a hang.
+            Terminal.note("seatledger ingest: reading messages from stdin (a terminal), one per line: {\"signedPayload\":\"<JWS>\"}, "
+                          + "a bare JWS or an {\"apiResponse\": …} envelope; end with Ctrl-D. Give a FILE or a spool directory instead (see --help).")
+        }
         // Every input must be there before anything is appended: a typo in the last name must not
         // leave the earlier inputs committed and no summary printed.
         for input in inputs where input != "-" {
@@ -122,8 +143,14 @@ enum IngestCommand: Command {
         }
         let ledger = try Ledger.open(path: arguments.databasePath)
         ledger.warnIfProjectionsOutdated(command: name)
-        let progress = ProgressReporter(enabled: arguments.flag("progress") || Terminal.stderrIsTTY)
+        let progress = ProgressReporter(label: "ingest", arguments: arguments)
         let follow = arguments.flag("follow")
+        // Percent and ETA when every input is a regular file (stdin included, when redirected from one).
+        let sizes = inputs.map(Self.regularFileSize)
+        let totalBytes: Int64? = sizes.contains(nil) ? nil : sizes.reduce(0) { $0 + $1! }
+        var bytesRead: Int64 = 0
+        let status = follow ? try ServiceStatus(source: inputs.joined(separator: " "), arguments: arguments) : nil
+        if let status, status.isEnabled { status.noteHead(try ledger.store.head().position) }
         var summary = IngestSummary()
         let stop = StopSignal()
         var interrupted = false
@@ -132,9 +159,10 @@ enum IngestCommand: Command {
             if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
                 let spool = SpoolDirectory(url: URL(fileURLWithPath: input))
                 try spool.ingest(into: ledger, batchSize: explicitBatchSize ?? Self.defaultBatchSize(for: input), follow: follow,
-                                 pollInterval: interval, stop: stop) { batch in
+                                 pollInterval: interval, shouldStop: { status?.tick(); return stop.isStopped }) { batch in
                     summary.add(batch)
                     progress.report(summary)
+                    if let status, status.isEnabled { status.record(batch, head: try? ledger.store.head().position) }
                 }
                 // With --follow a signal is the normal way to stop; without it, files left in the
                 // spool were not read.
@@ -153,10 +181,12 @@ enum IngestCommand: Command {
                     label = input
                 }
                 let reader = LineReader(handle: handle, maxLineLength: maxLine)
+                let bytesBefore = bytesRead
                 let batchSize = explicitBatchSize ?? Self.defaultBatchSize(for: input)
-                let readAll = try ingestLines(reader, label: label, into: ledger, batchSize: batchSize, stop: stop) { batch in
+                let readAll = try ingestLines(reader, label: label, into: ledger, batchSize: batchSize, stop: stop,
+                                              bytesRead: { bytesRead = bytesBefore + $0 }) { batch in
                     summary.add(batch)
-                    progress.report(summary)
+                    progress.report(summary, bytesRead: bytesRead, totalBytes: totalBytes)
                 }
                 if !readAll { interrupted = true }
             }
@@ -165,7 +195,9 @@ enum IngestCommand: Command {
                 break
             }
         }
-        progress.report(summary, force: true)
+        progress.report(summary, bytesRead: totalBytes == nil ? nil : bytesRead, totalBytes: totalBytes, force: true)
+        progress.finish()
+        status?.write()
         if arguments.flag("json") {
             var json: [String: JSONValue] = ["appended": .count(summary.appended), "duplicates": .count(summary.duplicates),
                                              "quarantined": .count(summary.quarantined)]
@@ -180,6 +212,14 @@ enum IngestCommand: Command {
         }
         if interrupted { return .interrupted }
         return summary.quarantined > 0 ? .quarantined : .success
+    }
+
+    /// The size of `input` (`-`: stdin) when it is a regular file, else `nil` (a pipe, a terminal, a directory).
+    static func regularFileSize(_ input: String) -> Int64? {
+        var info = stat()
+        let result = input == "-" ? fstat(STDIN_FILENO, &info) : stat(input, &info)
+        guard result == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
     }
 
     /// " (N of them already in quarantine …)" when refused inputs repeated open quarantine items, else "".
@@ -203,13 +243,18 @@ enum IngestCommand: Command {
     }
 
     /// Reads lines in batches (blank lines skipped, over-long lines quarantined); verification of
-    /// the next batch overlaps the commit of the current one.
+    /// the next batch overlaps the commit of the current one. `bytesRead` gets the bytes of the
+    /// input read up to the end of each batch once that batch has committed.
     ///
     /// Returns whether the input was read to its end (`false` when a signal stopped it first).
     @discardableResult
     static func ingestLines(_ reader: LineReader, label: String, into ledger: Ledger, batchSize: Int, stop: StopSignal,
-                            onBatch: (IngestSummary) -> Void) throws -> Bool {
+                            bytesRead: (Int64) -> Void = { _ in }, onBatch: (IngestSummary) -> Void) throws -> Bool {
         var reachedEnd = false
+        // Bytes read up to the end of each batch handed to the pipeline, reported when that batch
+        // commits (the pipeline reads ahead of the commits).
+        var consumed: Int64 = 0
+        var batchEnds: [Int64] = []
         try ledger.ingestPipelined(next: {
             guard !stop.isStopped, !reachedEnd else { return nil }
             var batch: [InboundMessage] = []
@@ -218,6 +263,7 @@ enum IngestCommand: Command {
                     reachedEnd = true
                     break
                 }
+                consumed += Int64(line.count) + 1
                 if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
                 let source = "\(label):\(reader.lineNumber)"
                 // A CRLF line end's '\r' is not content: one trailing '\r' does not count toward the limit.
@@ -227,8 +273,14 @@ enum IngestCommand: Command {
                     : nil
                 batch.append(InboundMessage(raw: line, source: source, origin: .live, preRejection: rejection))
             }
-            return batch.isEmpty ? nil : batch
-        }, onBatch: { summary, _, _ in onBatch(summary) })
+            guard !batch.isEmpty else { return nil }
+            batchEnds.append(consumed)
+            return batch
+        }, onBatch: { summary, _, _ in
+            let end = batchEnds.isEmpty ? consumed : batchEnds.removeFirst()
+            bytesRead(end)
+            onBatch(summary)
+        })
         return reachedEnd
     }
 

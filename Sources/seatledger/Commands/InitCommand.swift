@@ -11,6 +11,10 @@ enum InitCommand: Command {
     static let options: Set<String> = ["db", "bundle-id", "environment", "app-apple-id", "root-cert"]
     static let repeatableOptions: Set<String> = ["root-cert"]
     static let flags: Set<String> = ["json"]
+    static let examples = [
+        "seatledger init --db ledger.sqlite --bundle-id com.example.reps --environment Sandbox --root-cert AppleRootCA-G3.cer",
+        "seatledger init --db demo.sqlite --bundle-id com.example.reps --environment Sandbox --root-cert Tools/pki/root.pem",
+    ]
     static let help = """
     Usage: seatledger init --bundle-id ID --environment ENV --root-cert FILE [--root-cert FILE …]
                            [--app-apple-id N] [--db PATH|URL] [--json]
@@ -33,8 +37,6 @@ enum InitCommand: Command {
     Example:
       seatledger init --db ledger.sqlite --bundle-id com.example.reps --environment Sandbox \\
                       --root-cert AppleRootCA-G3.cer
-
-    \(HelpText.exitCodes)
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
@@ -91,7 +93,7 @@ enum InitCommand: Command {
         }
         // A bundle (root plus intermediates, say): the roots are kept, the others named and skipped.
         for skipped in anchors where !skipped.isSelfIssuedCertificateAuthority {
-            Terminal.err("seatledger: warning: \(path): skipping \(skipped.subject): not a self-issued CA, so it cannot be a root")
+            Terminal.note("seatledger: warning: \(path): skipping \(skipped.subject): not a self-issued CA, so it cannot be a root")
         }
         return roots
     }

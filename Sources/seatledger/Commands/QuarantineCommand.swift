@@ -9,6 +9,10 @@ enum QuarantineCommand: Command {
     static let summary = "list, show or retry inputs that were refused"
     static let options: Set<String> = ["db", "state", "out"]
     static let flags: Set<String> = ["json", "raw"]
+    static let actions = ["list", "show", "retry"]
+    static let exitStatuses: [ExitStatus] = [.success, .error, ExitStatus(.quarantined, "retry: some items are still refused (they stay open)")]
+    static let examples = ["seatledger quarantine list --db ledger.sqlite", "seatledger quarantine show 1 --raw --db ledger.sqlite",
+                           "seatledger quarantine retry --db ledger.sqlite"]
     static let help = """
     Usage: seatledger quarantine list [--state open|released|duplicate] [--db PATH] [--json]
            seatledger quarantine show ID [--raw] [--out FILE] [--db PATH] [--json]
@@ -31,8 +35,6 @@ enum QuarantineCommand: Command {
       --raw            show: print the raw bytes only
       --out FILE       show: write the raw bytes to FILE
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? {

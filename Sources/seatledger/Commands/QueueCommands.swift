@@ -19,29 +19,37 @@ enum QueueIngestCommand {
         options.untilEmpty = arguments.flag("until-empty")
         // A one-shot drain gives up on an unreachable Redis; a long-running consumer keeps retrying.
         if options.untilEmpty { options.maxConnectionAttempts = untilEmptyConnectionAttempts }
-        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let showProgress = (arguments.flag("progress") || Terminal.stderrIsTTY) && !Terminal.isQuiet
         let stop = StopSignal()
         var lastPrint = Date.distantPast
         let shown = url.description  // credentials show as ***
+        let status = try ServiceStatus(source: shown, arguments: arguments)
+        if status.isEnabled { status.noteHead(try ledger.store.head().position) }
         let ingestor = QueueIngestor(ledger: ledger, url: url, options: options)
         let maxAttempts = options.maxConnectionAttempts
         ingestor.onConnectionFailure = { error, attempt in
             let limit = maxAttempts.map { " of \($0)" } ?? ""
             let next = maxAttempts.map { attempt >= $0 ? "giving up" : "retrying" } ?? "retrying"
-            Terminal.err("ingest \(shown): cannot reach Redis (attempt \(attempt)\(limit)): \(scrub(error.message, from: from)); \(next)")
+            let message = "cannot reach Redis (attempt \(attempt)\(limit)): \(scrub(error.message, from: from))"
+            status.recordError(message)
+            Terminal.err("ingest \(shown): \(message); \(next)")
         }
         let stats: QueueIngestStats
         do {
-            stats = try ingestor.run(shouldStop: { stop.isStopped }) { stats in
-                guard showProgress, Date().timeIntervalSince(lastPrint) >= 0.5 else { return }
+            stats = try ingestor.run(shouldStop: { status.tick(); return stop.isStopped }) { stats in
+                if status.isEnabled { status.record(stats, head: try? ledger.store.head().position) }
+                guard showProgress, !Terminal.stopping.load(ordering: .relaxed), Date().timeIntervalSince(lastPrint) >= 0.5 else { return }
                 lastPrint = Date()
-                Terminal.err("ingest \(shown): \(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined, \(stats.acknowledged) acked, last id \(stats.lastId ?? "-")")
+                Terminal.progress("ingest \(shown): \(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined, \(stats.acknowledged) acked, last id \(stats.lastId ?? "-")")
             }
         } catch let failure as QueueUnreachable {
             Terminal.err("seatledger ingest: cannot reach \(shown) after \(failure.attempts) attempts (--until-empty): "
                          + scrub(failure.lastError.message, from: from))
             return .failure
         }
+        Terminal.endProgressLine()
+        status.record(stats, head: nil)
+        status.write()
         if arguments.flag("json") {
             var json: [String: JSONValue] = [
                 "appended": .count(stats.summary.appended), "duplicates": .count(stats.summary.duplicates),
@@ -86,6 +94,7 @@ enum EnqueueCommand: Command {
     static let summary = "push notification bodies / API envelopes onto a Redis stream"
     static let options: Set<String> = ["to", "field"]
     static let flags: Set<String> = ["json"]
+    static let examples = ["seatledger enqueue --to redis://127.0.0.1:6379/appstore-notifications notifications.ndjson"]
     static let help = """
     Usage: seatledger enqueue --to redis://host:port/stream-key [FILE|-] [--field body] [--json]
 
@@ -97,8 +106,6 @@ enum EnqueueCommand: Command {
       --to URL         the stream (redis://[user]:password@host:port/key to AUTH)
       --field F        the entry field (default body, what `ingest --from` reads)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }

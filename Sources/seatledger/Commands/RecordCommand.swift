@@ -8,6 +8,8 @@ enum RecordCommand: Command {
     static let summary = "append one App Store Server API response envelope from a file or stdin"
     static let options: Set<String> = ["db"]
     static let flags: Set<String> = ["json"]
+    static let exitStatuses: [ExitStatus] = [.success, .error, ExitStatus(.quarantined, "the envelope was refused and quarantined (kept with its raw bytes)")]
+    static let examples = ["seatledger record --db ledger.sqlite get-seat-info.json"]
     static let help = """
     Usage: seatledger record [FILE|-] [--db PATH] [--json]
 
@@ -20,8 +22,6 @@ enum RecordCommand: Command {
     Options:
     \(HelpText.db)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }

@@ -9,6 +9,8 @@ enum ReplayCommand: Command {
     static let summary = "replay a group's history: every event in effective order and the change it caused"
     static let options: Set<String> = ["db", "from", "to", "known-at"]
     static let flags: Set<String> = ["json"]
+    static let examples = ["seatledger replay 2000010000000001 --db ledger.sqlite",
+                           "seatledger replay 2000010000000001 --db ledger.sqlite --from 2026-10-20 --to 2026-11-01"]
     static let help = """
     Usage: seatledger replay REF [--from T] [--to T] [--known-at T] [--db PATH] [--json]
 
@@ -22,12 +24,11 @@ enum ReplayCommand: Command {
 
     Options:
     \(HelpText.db)
-      --from T         first effective time to show (ISO 8601 or epoch ms)
+      --from T         first effective time to show
       --to T           last effective time to show (default: now)
       --known-at T     replay only what the ledger had recorded by T
+                       \(Clocks.forms)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
@@ -69,6 +70,9 @@ enum DiffCommand: Command {
     static let options: Set<String> = ["db", "known-at", "as-of"]
     static let repeatableOptions: Set<String> = ["known-at", "as-of"]
     static let flags: Set<String> = ["json", "against-apple"]
+    static let exitStatuses: [ExitStatus] = [.success, ExitStatus(.findings, "the two states differ"), .error]
+    static let examples = ["seatledger diff 2000010000000001 --db ledger.sqlite --as-of 2026-10-20 --as-of 2026-11-16",
+                           "seatledger diff 2000010000000001 --db ledger.sqlite --against-apple"]
     static let help = """
     Usage: seatledger diff REF --known-at A --known-at B [--as-of T] [--db PATH] [--json]
            seatledger diff REF --as-of A --as-of B [--known-at K] [--db PATH] [--json]
@@ -86,10 +90,9 @@ enum DiffCommand: Command {
     \(HelpText.db)
       --known-at T     a knowledge time (give twice to compare two)
       --as-of T        a moment (give twice to compare two)
+                       \(Clocks.forms)
       --against-apple  compare with Apple's latest recorded view
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
@@ -130,6 +133,9 @@ enum AuditCommand: Command {
     static let summary = "support-ready reports: why does a member (not) have access; a group's full story"
     static let options: Set<String> = ["db", "format", "out", "as-of"]
     static let flags: Set<String> = ["json"]
+    static let actions = ["group", "member"]
+    static let examples = ["seatledger audit group 2000010000000001 --db ledger.sqlite --format markdown",
+                           "seatledger audit member m1 --db ledger.sqlite --format html --out report.html"]
     static let help = """
     Usage: seatledger audit member ID [--format text|markdown|html|json | --json] [--out FILE] [--as-of T] [--db PATH]
            seatledger audit group REF [--format text|markdown|html|json | --json] [--out FILE] [--as-of T] [--db PATH]
@@ -150,8 +156,7 @@ enum AuditCommand: Command {
       --json           the same as --format json
       --out FILE       write the report to FILE instead of stdout
       --as-of T        report the state at T (default: now)
-
-    \(HelpText.exitCodes)
+                       \(Clocks.forms)
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 2 }
@@ -170,7 +175,7 @@ enum AuditCommand: Command {
         let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
         let now = Clocks.now
         let asOf = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? now
-        let color = format == .text && arguments.value("out") == nil && Terminal.stdoutIsTTY
+        let color = format == .text && arguments.value("out") == nil && Terminal.colorOnStdout
         let report: String
         if arguments.positionals[0] == "member" {
             report = try ledger.auditMember(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color)
@@ -179,7 +184,7 @@ enum AuditCommand: Command {
         }
         if let out = arguments.value("out") {
             try FileChecks.write(Data((report + "\n").utf8), to: out)
-            Terminal.err("Wrote \(format.rawValue) report to \(out)")
+            Terminal.note("Wrote \(format.rawValue) report to \(out)")
         } else {
             Terminal.out(report)
         }

@@ -9,6 +9,10 @@ enum VerifyCommand: Command {
     static let summary = "recompute the hash chain and report the first position where it breaks"
     static let options: Set<String> = ["db", "expect-head"]
     static let flags: Set<String> = ["json", "progress", "chain-only"]
+    static let exitStatuses: [ExitStatus] = [
+        .success, ExitStatus(.findings, "the chain is broken, the head is not --expect-head, a projection is stale, or events lack cached facts"), .error,
+    ]
+    static let examples = ["seatledger verify --db ledger.sqlite", "seatledger verify --db ledger.sqlite --chain-only --expect-head \"$SAVED_HEAD\""]
     static let help = """
     Usage: seatledger verify [--chain-only] [--expect-head H] [--db PATH] [--json] [--progress]
 
@@ -27,16 +31,16 @@ enum VerifyCommand: Command {
       --expect-head H  also require the head hash to be H (save the head printed by an earlier
                        verify somewhere else: this detects events removed from the end of the log)
     \(HelpText.json)
-
-    \(HelpText.exitCodes)
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
-        let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
+        let progress = ProgressReporter(label: "verify", arguments: arguments)
+        let total = try store.eventCount()
         let result = try store.verifyChain { count in
-            if showProgress { Terminal.err("verify: \(count) events checked") }
+            progress.report(count: count, totalCount: total, unit: "events checked")
         }
+        progress.report(count: result.eventsChecked, totalCount: total, unit: "events checked", force: true)
         if let expected = arguments.value("expect-head"), result.isIntact, result.headHash != expected.lowercased() {
             let problem = "head hash is \(result.headHash ?? "none"), expected \(expected): events were removed from (or added to) the end of the log"
             if arguments.flag("json") {
@@ -57,12 +61,11 @@ enum VerifyCommand: Command {
             ledger.warnIfProjectionsOutdated(command: name)
             withoutFacts = try ledger.store.positionsWithoutFacts().count
             if withoutFacts == 0 {
-                stale = try ledger.staleProjections { message in
-                    if showProgress { Terminal.err("verify: \(message)") }
-                }
+                stale = try ledger.staleProjections { message in progress.phase(message) }
                 projectionsChecked = true
             }
         }
+        progress.finish()
         if arguments.flag("json") {
             Terminal.json([
                 "intact": .bool(result.isIntact), "eventsChecked": .int(result.eventsChecked),

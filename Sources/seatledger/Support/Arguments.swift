@@ -21,12 +21,23 @@ struct Arguments {
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
 
+    /// Flags every command takes: `--help` (`-h`) and `--quiet` (`-q`).
+    static let globalFlags: Set<String> = ["help", "quiet"]
+
     /// Parses `arguments` given the option names that take a value, those of them that may be
     /// given more than once (`repeatable`), and the boolean flags.
     ///
     /// Any other option given twice is a usage error: the second value is more likely a typo (or
     /// meant for another command) than a change of mind, and silently using one would hide it.
+    /// So is a value that is itself an option (`--db --json`: the path was forgotten); write
+    /// `--db=--json` for a value that really starts with `--`. An unknown option names the
+    /// closest known one.
     init(_ arguments: [String], options: Set<String>, repeatable: Set<String> = [], flags allowedFlags: Set<String>) throws {
+        let allowedFlags = allowedFlags.union(Self.globalFlags)
+        func unknown(_ option: String) -> UsageError {
+            let known = options.union(allowedFlags).map { "--\($0)" }
+            return UsageError(message: "unknown option \(option)\(Suggestion.note(for: option, among: known))")
+        }
         var index = 0
         var onlyPositionals = false
         while index < arguments.count {
@@ -35,7 +46,8 @@ struct Arguments {
             if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
                 if !onlyPositionals, argument.hasPrefix("-"), argument != "-", argument.count > 1, !argument.hasPrefix("--") {
                     if argument == "-h" { flags.insert("help"); continue }
-                    throw UsageError(message: "unknown option \(argument)")
+                    if argument == "-q" { flags.insert("quiet"); continue }
+                    throw unknown(argument)
                 }
                 positionals.append(argument)
                 continue
@@ -54,17 +66,21 @@ struct Arguments {
                 } else {
                     guard index < arguments.count else { throw UsageError(message: "--\(name) needs a value") }
                     value = arguments[index]
+                    if value.hasPrefix("--"), value.count > 2 {
+                        throw UsageError(message: "--\(name) needs a value, but the next argument is the option \(value) "
+                                         + "(write --\(name)=\(value) if that really is the value)")
+                    }
                     index += 1
                 }
                 if let earlier = values[name]?.first, !repeatable.contains(name) {
                     throw UsageError(message: "--\(name) given twice (\(earlier), then \(value)); it takes one value")
                 }
                 values[name, default: []].append(value)
-            } else if allowedFlags.contains(name) || name == "help" {
+            } else if allowedFlags.contains(name) {
                 guard inlineValue == nil else { throw UsageError(message: "--\(name) takes no value") }
                 flags.insert(name)
             } else {
-                throw UsageError(message: "unknown option --\(name)")
+                throw unknown("--\(name)")
             }
         }
     }
@@ -74,6 +90,18 @@ struct Arguments {
 
     /// Every value given for a repeatable `--name`.
     func values(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// Throws a usage error unless the first positional is one of `actions` (naming the closest).
+    func requireAction(_ actions: [String], command: String) throws -> String {
+        guard let action = positionals.first else {
+            throw UsageError(message: "expected one of: \(actions.map { "\(command) \($0)" }.joined(separator: ", "))")
+        }
+        guard actions.contains(action) else {
+            throw UsageError(message: "unknown \(command) action '\(action)'\(Suggestion.note(for: action, among: actions, prefix: "\(command) "))"
+                             + " (expected \(actions.joined(separator: ", ")))")
+        }
+        return action
+    }
 
     /// Whether `--name` was given.
     func flag(_ name: String) -> Bool { flags.contains(name) }
@@ -86,7 +114,10 @@ struct Arguments {
 
     /// The one argument of `COMMAND show X` (e.g. `group show REF`), or a usage error naming the form.
     func showTarget(command: String, noun: String) throws -> String {
-        guard positionals.first == "show" else { throw UsageError(message: "expected `\(command) show \(noun)`") }
+        guard positionals.first == "show" else {
+            let note = positionals.first.map { Suggestion.note(for: $0, among: ["show"], prefix: "\(command) ") } ?? ""
+            throw UsageError(message: "expected `\(command) show \(noun)`\(note)")
+        }
         guard positionals.count == 2 else { throw UsageError(message: "\(command) show needs exactly one \(noun)") }
         return positionals[1]
     }

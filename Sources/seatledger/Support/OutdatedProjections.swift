@@ -6,6 +6,6 @@ extension Ledger {
     /// silently show groups a rebuild would change.
     func warnIfProjectionsOutdated(command: String) {
         guard let warning = try? outdatedProjectionsWarning() else { return }
-        Terminal.err("seatledger \(command): warning: \(warning)")
+        Terminal.note("seatledger \(command): warning: \(warning)")
     }
 }

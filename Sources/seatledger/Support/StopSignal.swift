@@ -11,14 +11,19 @@ final class StopSignal: @unchecked Sendable, StopRequest {
     private let stopped = Atomic<Bool>(false)
     private let sources: [any DispatchSourceSignal]
 
-    /// Installs handlers for SIGINT and SIGTERM.
-    init() {
+    /// Installs handlers for SIGINT and SIGTERM. The first signal prints `what` on stderr at once
+    /// ("stopping… finishing the batch in hand") and silences progress lines.
+    init(stopping what: String = "finishing the work in hand; what is committed is kept") {
         sources = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             return DispatchSource.makeSignalSource(signal: number, queue: .global())
         }
         for source in sources {
-            source.setEventHandler { [self] in stopped.store(true, ordering: .relaxed) }
+            source.setEventHandler { [self] in
+                guard !stopped.exchange(true, ordering: .relaxed) else { return }
+                Terminal.stopping.store(true, ordering: .relaxed)
+                Terminal.note("stopping… \(what)")
+            }
             source.resume()
         }
     }

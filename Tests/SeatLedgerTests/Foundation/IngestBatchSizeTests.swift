@@ -9,9 +9,10 @@ struct IngestBatchSizeTests {
     /// The counts of `ingest --progress`'s first progress line (appended + duplicates + quarantined).
     private func firstBatch(_ result: CLIResult) throws -> Int {
         let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix("ingest: ") })
-        let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-        // "ingest: A appended, D duplicates, Q quarantined (R/s)"
-        try #require(numbers.count >= 3)
+        // "ingest: 41% (… of … MB) · N messages · R/s · ETA … · A appended, D duplicates, Q quarantined"
+        let counts = try #require(line.components(separatedBy: " · ").last)
+        let numbers = counts.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        try #require(numbers.count == 3 && counts.hasSuffix(" quarantined"), "\(line)")
         return numbers[0] + numbers[1] + numbers[2]
     }
 

@@ -63,8 +63,10 @@ struct SpoolDirectoryTests {
         try directory.write("not a message", to: "notes.txt")
         let refused = try CLI.run(["ingest", "--db", test.path, "--json", directory.url.path])
         #expect(refused.exitCode == 2, "\(refused)")
-        #expect(refused.stderr.contains("\(directory.url.path) is a directory without done/ or rejected/"), "\(refused)")
-        #expect(refused.stderr.contains("pass --spool"), "\(refused)")
+        // Under --json the error is a JSON object on stdout.
+        let message = try refused.json()["error"]?["message"]?.stringValue ?? ""
+        #expect(message.contains("\(directory.url.path) is a directory without done/ or rejected/"), "\(refused)")
+        #expect(message.contains("pass --spool"), "\(refused)")
         #expect(try directory.contents() == ["build.lock", "notes.txt"], "nothing moved, nothing created")
         #expect(try test.freshStore().eventCount() == 0 && test.freshStore().quarantine().isEmpty)
 

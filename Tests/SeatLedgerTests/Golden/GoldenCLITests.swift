@@ -5,7 +5,7 @@ import Testing
 ///
 /// Clocks are pinned (`SEATLEDGER_NOW`, `--as-of`) so output is byte-stable. To accept a deliberate
 /// change, run the suite with `SEATLEDGER_UPDATE_GOLDEN=1` and review the diff of
-/// `Tests/SeatLedgerTests/Golden/files/`.
+/// `Tests/SeatLedgerTests/Golden/files/` (refused when `CI` is set: see ``GoldenFile``).
 @Suite("Golden CLI output", .serialized)
 struct GoldenCLITests {
     static let now = "2026-11-16T00:00:00.000Z"
@@ -74,13 +74,7 @@ struct GoldenCLITests {
         let fixture = try Self.fixture.get()
         let result = try CLI.run(testCase.arguments + ["--db", fixture.db], environment: Self.environment)
         #expect(result.exitCode == testCase.exitCode, "\(result)")
-        let file = Self.goldenDirectory.appendingPathComponent(testCase.name)
-        if ProcessInfo.processInfo.environment["SEATLEDGER_UPDATE_GOLDEN"] == "1" {
-            try result.stdoutData.write(to: file)
-            return
-        }
-        let expected = try String(contentsOf: file, encoding: .utf8)
-        #expect(result.stdout == expected, "\(testCase.name) differs from its golden file; rerun with SEATLEDGER_UPDATE_GOLDEN=1 to accept")
+        try GoldenFile.check(testCase.name, actual: result.stdoutData)
     }
 
     @Test("audit --out writes the same report to a file")
@@ -102,5 +96,38 @@ struct GoldenCLITests {
         #expect(!html.contains("http://") || html.components(separatedBy: "http://").count == 2, "only the SVG namespace may name a URL")
         #expect(!html.contains("https://"))
         #expect(!html.contains("<link"))
+    }
+}
+
+/// Compares output with a file in `Tests/SeatLedgerTests/Golden/files/`, or rewrites the file when
+/// `SEATLEDGER_UPDATE_GOLDEN=1`.
+///
+/// Updating is refused (the test fails) when `CI` is set: a CI run with the variable set would
+/// otherwise rewrite every file and pass whatever the output, so the suite could not fail.
+enum GoldenFile {
+    static let directory = TestPaths.repoRoot.appendingPathComponent("Tests/SeatLedgerTests/Golden/files")
+
+    /// Whether golden files are being rewritten (and may be: not under CI).
+    static func updating(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Bool {
+        guard environment["SEATLEDGER_UPDATE_GOLDEN"] == "1" else { return false }
+        if let ci = environment["CI"], !ci.isEmpty {
+            throw TestSupportError("SEATLEDGER_UPDATE_GOLDEN=1 with CI=\(ci): golden files are never rewritten in CI (the suite could not fail); unset one of them")
+        }
+        return true
+    }
+
+    static func check(_ name: String, actual: Data, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let file = directory.appendingPathComponent(name)
+        if try updating() {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try actual.write(to: file)
+            return
+        }
+        guard let expected = try? Data(contentsOf: file) else {
+            Issue.record("no golden file \(name); run with SEATLEDGER_UPDATE_GOLDEN=1 (outside CI) to create it", sourceLocation: sourceLocation)
+            return
+        }
+        #expect(String(decoding: actual, as: UTF8.self) == String(decoding: expected, as: UTF8.self),
+                "\(name) differs from its golden file; rerun with SEATLEDGER_UPDATE_GOLDEN=1 to accept", sourceLocation: sourceLocation)
     }
 }

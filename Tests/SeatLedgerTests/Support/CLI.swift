@@ -133,6 +133,11 @@ final class RunningCLI {
         try process.run()
     }
 
+    /// What the child has written to stderr so far (it may still be running).
+    var stderrSoFar: String {
+        String(decoding: (try? Data(contentsOf: files.url("stderr"))) ?? Data(), as: UTF8.self)
+    }
+
     /// The child's process id.
     var pid: Int32 { process.processIdentifier }
 

@@ -28,9 +28,14 @@ enum TestPaths {
     /// A file in `Tools/pki`.
     static func pkiFile(_ name: String) -> URL { pki.appendingPathComponent(name) }
 
-    /// `<repo>/../shared/fixtures`.
-    static let sharedFixtures = repoRoot.deletingLastPathComponent()
-        .appendingPathComponent("shared/fixtures", isDirectory: true)
+    /// `<repo>/../shared/fixtures`, or `$SEATLEDGER_SHARED_FIXTURES` when set (a checkout, such as
+    /// a git worktree, whose parent directory holds no `shared/`).
+    static let sharedFixtures: URL = {
+        if let override = ProcessInfo.processInfo.environment["SEATLEDGER_SHARED_FIXTURES"], !override.isEmpty {
+            return URL(fileURLWithPath: override, isDirectory: true)
+        }
+        return repoRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures", isDirectory: true)
+    }()
 
     /// Apple's test vectors (`apple-test-vectors/`, see its README).
     static let appleTestVectors = sharedFixtures.appendingPathComponent("apple-test-vectors", isDirectory: true)

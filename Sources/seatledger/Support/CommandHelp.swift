@@ -1,0 +1,50 @@
+import AppStoreModels
+
+/// Help derived from a command's declarations: the hand-written text, then the global options,
+/// the examples and only the exit statuses that command returns; and the same as JSON.
+enum CommandHelp {
+    /// The full `seatledger COMMAND --help` text.
+    static func text(_ command: any Command.Type) -> String {
+        var parts = [trimmed(command.help)]
+        var global = ["Global options:",
+                      "  -h, --help       this help (also `seatledger help \(command.name)`)",
+                      "  -q, --quiet      no progress, notes or warnings on stderr (errors are still printed)"]
+        if command.flags.contains("json") {
+            global.append("  With --json, an error is one object on stdout, {\"error\": {\"code\", \"message\", \"exitCode\"}},")
+            global.append("  with the same exit status.")
+        }
+        parts.append(global.joined(separator: "\n"))
+        if !command.examples.isEmpty {
+            parts.append((["Examples:"] + command.examples.map { "  \($0)" }).joined(separator: "\n"))
+        }
+        parts.append(exitStatusText(command.exitStatuses))
+        return parts.joined(separator: "\n\n")
+    }
+
+    /// "Exit status:" and one line per status.
+    static func exitStatusText(_ statuses: [ExitStatus]) -> String {
+        (["Exit status:"] + statuses.map { "  \($0.code.rawValue)  \($0.meaning)" }).joined(separator: "\n")
+    }
+
+    /// `seatledger help --json`: every command's declared options, flags, actions, exit statuses
+    /// and examples (what completions and the help are generated from).
+    static func json(_ commands: [any Command.Type]) -> JSONValue {
+        .object(["commands": .array(commands.map { command in
+            .object([
+                "name": .string(command.name), "summary": .string(command.summary),
+                "options": .array(command.options.sorted().map { .string("--\($0)") }),
+                "repeatableOptions": .array(command.repeatableOptions.sorted().map { .string("--\($0)") }),
+                "flags": .array(command.flags.union(Arguments.globalFlags).sorted().map { .string("--\($0)") }),
+                "actions": .array(command.actions.map(JSONValue.string)),
+                "exitStatuses": .array(command.exitStatuses.map { .object(["code": .int(Int64($0.code.rawValue)), "meaning": .string($0.meaning)]) }),
+                "examples": .array(command.examples.map(JSONValue.string)),
+            ])
+        })])
+    }
+
+    private static func trimmed(_ text: String) -> String {
+        var text = Substring(text)
+        while text.last == "\n" || text.last == " " { text.removeLast() }
+        return String(text)
+    }
+}
