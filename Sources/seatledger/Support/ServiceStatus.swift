@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import SeatLedger
+import SeatLedgerRedis
 
 /// The status line of a long-running consumer (`ingest --follow`, `ingest --from redis://…`):
 /// one JSON object on stderr every `--status-interval` seconds (default 60) when stderr is not a
