@@ -1,0 +1,192 @@
+import EventStore
+import Foundation
+import LedgerConcurrency
+
+/// A `Sendable` handle on a ledger for servers: one writer that group-commits concurrent appends,
+/// a pool of read connections, and `async` methods that never block Swift's cooperative threads.
+///
+/// ```swift
+/// let pool = try LedgerPool.open(path: "/var/lib/reps/ledger.sqlite", readers: 4)
+/// let handler: @Sendable (Data) async throws -> Bool = { body in
+///     let outcome = try await pool.append(notificationBody: body, source: "webhook")
+///     return outcome.isSettled                           // durable: safe to answer 200
+/// }
+/// let access = try await pool.read { ledger in
+///     try ledger.groupState("2000000000000001", asOf: .millis(Date())).members.filter(\.hasAccess).count
+/// }
+/// await pool.close()
+/// ```
+///
+/// - **Writer**: one dedicated thread owns the one read-write ``Ledger``. Each time it is free it
+///   takes everything queued and commits all the appends in one ``Ledger/ingestBatch(_:)``: one
+///   transaction and one `fsync` for whatever arrived while the previous commit ran. Each message
+///   is verified on its own, so one message's bad bytes are quarantined while its batch-mates are
+///   appended; an error of the whole batch (say the disk is full) goes to every caller in it, and
+///   none of the batch is stored.
+/// - **Readers**: `readers` dedicated threads, each owning a read-only ``Ledger`` (SQLite WAL
+///   readers: each statement sees the last committed transaction, so a read that starts after an
+///   `append` returned sees it).
+/// - **Why threads, not tasks**: the ledger's work is blocking (SQLite and libpq calls, `fsync`),
+///   and a task blocking a cooperative thread holds one of only as many threads as cores. Callers
+///   suspend on a continuation (resumed exactly once) while dedicated threads do the blocking.
+///
+/// Calls are not cancellable once submitted: an append that was queued is committed (and its
+/// outcome is durable) even if the calling task is cancelled.
+public final class LedgerPool: Sendable {
+    private let writer: LedgerPoolWriter
+    private let readers: LedgerPoolReaders
+    private let watch: LedgerHeadWatch
+    /// How many read connections the pool has.
+    public let readerCount: Int
+
+    private init(writer: LedgerPoolWriter, readers: LedgerPoolReaders, watch: LedgerHeadWatch, readerCount: Int) {
+        self.writer = writer
+        self.readers = readers
+        self.watch = watch
+        self.readerCount = readerCount
+    }
+
+    deinit {
+        // Without a `close()` the threads would wait for work forever: let them finish and exit.
+        writer.close()
+        readers.close()
+        watch.close()
+    }
+
+    /// Opens the ledger at `path` (a SQLite file; a PostgreSQL URL too when the store location given supports it) with `readers` read connections.
+    ///
+    /// Waits until every connection is open, so call it at startup, not from a task that must not block.
+    public static func open(path: String, readers: Int = 4) throws -> LedgerPool {
+        try open(path: path, readers: readers, headRecheckInterval: defaultHeadRecheckInterval)
+    }
+
+    /// Opens the ledger at `path` with `readers` read connections; ``waitForHead(after:timeout:)``
+    /// re-reads the store's head (for other processes' appends) at most every `headRecheckInterval`.
+    public static func open(path: String, readers: Int = 4, headRecheckInterval: Duration) throws -> LedgerPool {
+        let location = StoreLocation(path)
+        return try open(readers: readers, headRecheckInterval: headRecheckInterval) { readOnly in
+            try location.open(readOnly: readOnly)
+        }
+    }
+
+    /// Opens over an already-built store factory: `makeStore(readOnly)` returns a new connection each call.
+    public static func open(readers: Int, makeStore: @escaping @Sendable (_ readOnly: Bool) throws -> any LedgerStore) throws -> LedgerPool {
+        try open(readers: readers, headRecheckInterval: defaultHeadRecheckInterval, makeStore: makeStore)
+    }
+
+    /// Opens over a store factory, with the interval at which ``waitForHead(after:timeout:)``
+    /// re-reads the store's head while anyone waits (another process's appends are seen within it).
+    public static func open(readers: Int, headRecheckInterval: Duration,
+                            makeStore: @escaping @Sendable (_ readOnly: Bool) throws -> any LedgerStore) throws -> LedgerPool {
+        let watch = LedgerHeadWatch(recheckInterval: headRecheckInterval)
+        let writer = try LedgerPoolWriter.start(watch: watch, makeStore: makeStore)
+        let readerPool: LedgerPoolReaders
+        do {
+            readerPool = try LedgerPoolReaders.start(count: readers, makeStore: makeStore)
+        } catch {
+            writer.close()
+            watch.close()
+            throw error
+        }
+        watch.start(recheck: { [weak readerPool] in
+            guard let readerPool else { return false }
+            return readerPool.submit { ledger in
+                do {
+                    watch.advance(to: try ledger.store.head().position)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        })
+        return LedgerPool(writer: writer, readers: readerPool, watch: watch, readerCount: max(1, readers))
+    }
+
+    /// The default interval of the store-head re-check behind ``waitForHead(after:timeout:)``.
+    public static let defaultHeadRecheckInterval: Duration = .seconds(1)
+
+    // MARK: Appending
+
+    /// Appends one message body exactly as received, durable when it returns; concurrent calls are group-committed.
+    public func append(notificationBody: Data, source: String) async throws -> MessageOutcome {
+        try await append([InboundMessage(raw: notificationBody, source: source)])[0]
+    }
+
+    /// Appends several messages (one InboundMessage each) in the group commit; outcomes in order.
+    public func append(_ messages: [InboundMessage]) async throws -> [MessageOutcome] {
+        if messages.isEmpty { return [] }
+        return try await withCheckedThrowingContinuation { continuation in
+            if !writer.submit(.append(messages, continuation)) { continuation.resume(throwing: LedgerPoolError.closed) }
+        }
+    }
+
+    // MARK: Reading and exclusive work
+
+    /// Runs `body` with a read-only `Ledger` from the pool on a pool thread (never a cooperative thread).
+    ///
+    /// The ledger belongs to the pool: do not keep it after `body` returns.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let submitted = readers.submit { ledger in
+                do {
+                    continuation.resume(returning: try body(ledger))
+                    return nil
+                } catch {
+                    continuation.resume(throwing: error)
+                    return error
+                }
+            }
+            if !submitted { continuation.resume(throwing: LedgerPoolError.closed) }
+        }
+    }
+
+    /// Runs `body` on the single writer, exclusively, between group commits.
+    ///
+    /// For what appends cannot do: recording API responses with their origin, `quarantine retry`,
+    /// configuration changes. The ledger belongs to the pool: do not keep it after `body` returns.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let submitted = writer.submit(.exclusive { ledger in
+                continuation.resume(with: Result { try body(ledger) })
+            })
+            if !submitted { continuation.resume(throwing: LedgerPoolError.closed) }
+        }
+    }
+
+    // MARK: The head
+
+    /// The ledger head position as of the last commit (cheap, no I/O).
+    ///
+    /// The last commit of this pool's writer, or a later head read from the store (another
+    /// process's appends) by ``waitForHead(after:timeout:)``'s re-check.
+    public var headPosition: Int64 { watch.head }
+
+    /// Waits until the ledger head is past `position` or `timeout` has passed; returns the head then
+    /// (still `<= position` on a timeout or once the pool is closed).
+    ///
+    /// This pool's commits wake the waiters at once; another process's appends are seen by a
+    /// re-check of the store's head at most every `headRecheckInterval` (default 1 s) while anyone
+    /// waits. Suspends the task; no thread waits.
+    public func waitForHead(after position: Int64, timeout: Duration) async -> Int64 {
+        await watch.wait(after: position, deadline: .now.advanced(by: timeout))
+    }
+
+    // MARK: Statistics and closing
+
+    /// What the writer has done since the pool opened (e.g. how many appends each commit grouped).
+    public var statistics: Statistics { writer.statistics }
+
+    /// Stops accepting work, finishes what was submitted, closes connections.
+    ///
+    /// Work submitted before `close` completes normally; later calls throw ``LedgerPoolError/closed``.
+    /// Waiters in ``waitForHead(after:timeout:)`` return the head as it is. Calling it again waits
+    /// for the same shutdown.
+    public func close() async {
+        writer.close()
+        readers.close()
+        await writer.waitUntilExited()
+        await readers.waitUntilExited()
+        watch.close()
+        await watch.waitUntilExited()
+    }
+}

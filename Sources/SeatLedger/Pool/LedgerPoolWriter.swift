@@ -1,0 +1,129 @@
+import EventStore
+import Foundation
+import LedgerConcurrency
+import Synchronization
+
+/// The single writer of a ``LedgerPool``: one dedicated thread owning the one read-write
+/// ``Ledger``, draining every queued job at once and committing the queued appends together.
+///
+/// A drain takes everything queued (up to ``maximumJobsPerDrain``), in arrival order. Consecutive
+/// appends become one ``Ledger/ingestBatch(_:)`` (one transaction, one `fsync`): a group commit.
+/// An exclusive ``LedgerPool/write(_:)`` body runs alone, after the appends queued before it have
+/// been committed and before those queued after it. Each caller's continuation is resumed once,
+/// with its own outcomes, after the head has been advanced (so `headPosition` already covers it).
+final class LedgerPoolWriter: Sendable {
+    /// Work for the writer thread.
+    enum Job: Sendable {
+        /// Messages to append in the next group commit, and the caller waiting for their outcomes.
+        case append([InboundMessage], CheckedContinuation<[MessageOutcome], any Error>)
+        /// A body to run on the writer's ledger between group commits; it resumes its own caller.
+        case exclusive(@Sendable (Ledger) -> Void)
+    }
+
+    /// Jobs a drain takes at most (a group commit serves at most this many calls).
+    static let maximumJobsPerDrain = 1_024
+
+    private let jobs = BoundedChannel<Job>(capacity: .max)
+    private let exited = OneShot<Void>()
+    private let counters = Mutex(LedgerPool.Statistics())
+    private let watch: LedgerHeadWatch
+
+    private init(watch: LedgerHeadWatch) { self.watch = watch }
+
+    /// Starts the writer thread, which opens its read-write connection with `makeStore(false)`;
+    /// returns once it is open (or throws why it could not open).
+    static func start(watch: LedgerHeadWatch,
+                      makeStore: @escaping @Sendable (_ readOnly: Bool) throws -> any LedgerStore) throws -> LedgerPoolWriter {
+        let writer = LedgerPoolWriter(watch: watch)
+        let opened = OneShot<Result<Void, any Error>>()
+        let thread = Thread {
+            writer.run(makeStore: makeStore, opened: opened)
+            writer.exited.set(())
+        }
+        thread.name = "seatledger-pool-writer"
+        thread.start()
+        try opened.wait().get()
+        return writer
+    }
+
+    /// Queues `job`; `false` once the writer is closed (the job will not run).
+    func submit(_ job: Job) -> Bool { jobs.trySend(job) == .sent }
+
+    /// What the writer has done so far.
+    var statistics: LedgerPool.Statistics { counters.withLock { $0 } }
+
+    /// Takes no more jobs; the thread finishes the queued ones, closes its connection and exits.
+    func close() { jobs.close() }
+
+    /// Waits (suspending) until the thread has exited, its connection closed.
+    func waitUntilExited() async { await exited.value }
+
+    // MARK: The writer thread
+
+    private func run(makeStore: @Sendable (Bool) throws -> any LedgerStore, opened: OneShot<Result<Void, any Error>>) {
+        let ledger: Ledger
+        do {
+            ledger = try Ledger.open(store: makeStore(false))
+            watch.advance(to: try ledger.store.head().position)
+        } catch {
+            opened.set(.failure(error))
+            return
+        }
+        opened.set(.success(()))
+        // Returns when the channel is closed and drained; the ledger (its connection) is released then.
+        while let drained = try? jobs.receive(upTo: Self.maximumJobsPerDrain) {
+            var callers: [(count: Int, continuation: CheckedContinuation<[MessageOutcome], any Error>)] = []
+            var messages: [InboundMessage] = []
+            for job in drained {
+                switch job {
+                case .append(let batch, let continuation):
+                    callers.append((batch.count, continuation))
+                    messages.append(contentsOf: batch)
+                case .exclusive(let body):
+                    groupCommit(messages, for: callers, on: ledger)
+                    callers = []
+                    messages = []
+                    body(ledger)
+                    counters.withLock { $0.writes += 1 }
+                    noteHead(of: ledger)
+                }
+            }
+            groupCommit(messages, for: callers, on: ledger)
+        }
+    }
+
+    /// Appends every caller's messages in one ``Ledger/ingestBatch(_:)`` and resumes each caller
+    /// with its own outcomes, or every caller with the batch's error.
+    private func groupCommit(_ messages: [InboundMessage],
+                             for callers: [(count: Int, continuation: CheckedContinuation<[MessageOutcome], any Error>)],
+                             on ledger: Ledger) {
+        guard !callers.isEmpty else { return }
+        let result = Result { try ledger.ingestBatch(messages).1 }
+        counters.withLock { statistics in
+            statistics.commits += 1
+            statistics.appendCalls += callers.count
+            statistics.messages += messages.count
+            statistics.largestCommitCalls = max(statistics.largestCommitCalls, callers.count)
+            if case .failure = result { statistics.failedCommits += 1 }
+        }
+        switch result {
+        case .success(let outcomes):
+            noteHead(of: ledger)
+            var start = 0
+            for caller in callers {
+                caller.continuation.resume(returning: Array(outcomes[start..<start + caller.count]))
+                start += caller.count
+            }
+        case .failure(let error):
+            // The transaction rolled back: nothing of this batch is stored, so each caller may retry.
+            if ledger.store.isConnectionLoss(error) { try? ledger.store.reconnect() }
+            noteHead(of: ledger)
+            for caller in callers { caller.continuation.resume(throwing: error) }
+        }
+    }
+
+    /// Reads the store's head (which may include other processes' appends) and wakes whoever waits for it.
+    private func noteHead(of ledger: Ledger) {
+        if let head = try? ledger.store.head().position { watch.advance(to: head) }
+    }
+}
