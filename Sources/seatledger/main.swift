@@ -8,7 +8,7 @@ let commands: [any Command.Type] = [
     QuarantineCommand.self, EventsCommand.self, CheckCommand.self, GroupsCommand.self, GroupCommand.self,
     MemberCommand.self, RebuildCommand.self, ReplayCommand.self, DiffCommand.self, AuditCommand.self, EnqueueCommand.self,
     DemoCommand.self, BackfillCommand.self, ReconcileCommand.self, SeatsCommand.self, APIConfigCommand.self,
-    CopyCommand.self,
+    CopyCommand.self, ServeCommand.self, TokenCommand.self,
 ]
 
 @MainActor func globalHelp() -> String {
