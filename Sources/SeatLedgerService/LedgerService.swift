@@ -170,7 +170,8 @@ public final class LedgerService: Sendable {
         let now = Timestamp.millis(Date())
         let age = (newest ?? nil).map { Double(now - $0) / 1000 }
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
-                            text: metrics.render(headPosition: pool.headPosition, newestEventAgeSeconds: age))
+                            text: metrics.render(headPosition: pool.headPosition, newestEventAgeSeconds: age,
+                                                        inFlight: server.server?.activeRequests ?? 0))
     }
 }
 

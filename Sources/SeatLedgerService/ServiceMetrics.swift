@@ -8,6 +8,7 @@ import Synchronization
 ///   `notifications_duplicate_total`, `notifications_quarantined_total{reason}`,
 ///   `notifications_failed_total` (answered 503), `notifications_oversize_total` (answered 413);
 /// - `http_requests_total{route,status}`, `http_request_duration_seconds{route}` (histogram);
+/// - `http_requests_in_flight` (gauge);
 /// - `ledger_head_position`, `ledger_newest_event_age_seconds` (gauges, read at scrape time).
 public final class ServiceMetrics: Sendable {
     /// Histogram bucket upper bounds, seconds.
@@ -70,7 +71,7 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// The text exposition (format 0.0.4), with the ledger gauges given by the caller.
-    public func render(headPosition: Int64, newestEventAgeSeconds: Double?) -> String {
+    public func render(headPosition: Int64, newestEventAgeSeconds: Double?, inFlight: Int) -> String {
         let snapshot = state.withLock { $0 }
         var out = ""
         func counter(_ name: String, _ help: String, _ value: Int) {
@@ -102,6 +103,8 @@ public final class ServiceMetrics: Sendable {
             out += "seatledger_http_request_duration_seconds_sum{route=\"\(name)\"} \(histogram.sum)\n"
             out += "seatledger_http_request_duration_seconds_count{route=\"\(name)\"} \(histogram.count)\n"
         }
+        out += "# HELP seatledger_http_requests_in_flight Requests received and not yet answered (this scrape included).\n"
+        out += "# TYPE seatledger_http_requests_in_flight gauge\nseatledger_http_requests_in_flight \(inFlight)\n"
         out += "# HELP seatledger_ledger_head_position The ledger's last position.\n# TYPE seatledger_ledger_head_position gauge\n"
         out += "seatledger_ledger_head_position \(headPosition)\n"
         out += "# HELP seatledger_ledger_newest_event_age_seconds Seconds since the newest event was recorded.\n"

@@ -99,10 +99,12 @@ struct ReadAPITests {
             #expect(empty["changes"]?.arrayValue?.isEmpty == true && empty["next"]?.int64Value == 3)
         }
         async let waited = onThread { try json(RawHTTPClient(port: port, timeoutSeconds: 30).request("GET", "/v1/changes?after=3&wait=20", headers: auth)) }
-        // Post the fourth once the long-poll is in (it shows in the request count of /v1/changes).
+        // Post the fourth once the long-poll is waiting: two requests in flight, it and the scrape.
         try await onThread {
             let client = try RawHTTPClient(port: port)
-            _ = try client.request("GET", "/healthz")
+            #expect(waitUntil(timeout: .seconds(15)) {
+                (try? client.request("GET", "/metrics").text.contains("seatledger_http_requests_in_flight 2")) == true
+            })
             #expect(try client.request("POST", "/notifications", body: bodies[3]).status == 200)
         }
         let result = try await waited
