@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import HTTPTestSupport
+import PostgresClient
 import PostgresTestSupport
 import Synchronization
 import Testing
@@ -55,5 +56,34 @@ struct PostgresServeTests {
         for server in servers { #expect(server.stop() == 0) }
         let verify = try CLIRun.run(["verify", "--db", url])
         #expect(verify.status == 0, "\(verify.text)\(verify.stderr)")
+    }
+
+    @Test("the database unreachable: POST /notifications answers 503 with Retry-After and /readyz 503; once it is back, the resend is acknowledged and stored once")
+    func databaseDown() throws {
+        let cluster = try PostgresTestCluster(database: "serve_down")
+        let url = cluster.url()
+        let created = try CLIRun.run(["init", "--db", url, "--bundle-id", "com.example.reps", "--environment", "Sandbox",
+                                      "--root-cert", Repository.pki.appendingPathComponent("root.pem").path])
+        #expect(created.status == 0, "\(created.stderr)")
+        let bodies = try Notifications.subscribed(count: 2, offset: 30_000)
+        let serve = try ServeProcess(db: url)
+        #expect(try RawHTTPClient(port: serve.port).request("POST", "/notifications", body: bodies[0]).status == 200)
+        cluster.stop()
+        let refused = try RawHTTPClient(port: serve.port, timeoutSeconds: 60).request("POST", "/notifications", body: bodies[1])
+        #expect(refused.status == 503)
+        #expect(refused.headers["retry-after"] == "5")
+        #expect(try json(refused)["error"]?.stringValue == "not_stored")
+        #expect(try RawHTTPClient(port: serve.port, timeoutSeconds: 60).request("GET", "/readyz").status == 503)
+        try cluster.start()
+        #expect(waitUntil(timeout: .seconds(30)) {
+            (try? RawHTTPClient(port: serve.port, timeoutSeconds: 30).request("POST", "/notifications", body: bodies[1]).status) == 200
+        })
+        #expect(serve.stop() == 0)
+        let events = try CLIRun.run(["verify", "--db", url, "--json"])
+        #expect(events.status == 0, "\(events.text)\(events.stderr)")
+        let count = try cluster.connect().query("SELECT count(*)::bigint FROM events").first?.int64(0)
+        #expect(count == 2)
+        let metricsLine = serve.logLines().filter { $0.contains("\"outcome\":\"not_stored\"") }
+        #expect(!metricsLine.isEmpty)
     }
 }
