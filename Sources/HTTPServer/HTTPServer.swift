@@ -10,8 +10,9 @@ import Synchronization
 /// libmicrohttpd runs a pool of epoll threads (``HTTPServerConfiguration/threads``). When a
 /// request is complete its connection is *suspended* and the handler runs as a Swift task; when
 /// the task returns, the connection is resumed and the response queued. No libmicrohttpd thread
-/// waits for a handler and no cooperative thread waits for the network, so a long-poll or a
-/// commit in progress holds neither.
+/// waits for a handler and no thread at all waits for the network or a commit, so a long-poll or
+/// a commit in progress holds none. Handler tasks prefer the server's own ``HandlerExecutor``
+/// threads, so a busy global cooperative pool elsewhere in the process cannot starve them.
 ///
 /// ```swift
 /// let server = try HTTPServer(configuration: .init(port: 0)) { request in
@@ -92,6 +93,7 @@ public final class HTTPServer: @unchecked Sendable {
             // only while the core says the daemon runs: no resume after this point.
             core.markStopping()
             MHD_stop_daemon(daemon)
+            core.executor.shutdown()
             retainedCore.release()
         }
         return drained
@@ -111,6 +113,8 @@ final class HTTPServerCore: Sendable {
     let configuration: HTTPServerConfiguration
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
     let oversize: @Sendable (OversizeRequest) -> HTTPResponse
+    /// Where handlers run (threads of the server's own, not Swift's global pool).
+    let executor: HandlerExecutor
     /// Requests in progress, whether the listening socket is closed, whether the daemon is being
     /// stopped, and the connections suspended while their handler runs.
     private let state = Mutex((active: 0, quiesced: false, stopping: false, suspended: Set<ConnectionHandle>()))
@@ -121,6 +125,7 @@ final class HTTPServerCore: Sendable {
         self.configuration = configuration
         self.handler = handler
         self.oversize = oversize
+        self.executor = HandlerExecutor(threads: max(2, configuration.threads), name: "http-handler")
     }
 
     var activeRequests: Int { state.withLock { $0.active } }

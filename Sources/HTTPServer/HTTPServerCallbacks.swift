@@ -137,7 +137,7 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
         let handle = ConnectionHandle(pointer: connection)
         core.suspend(handle)
         let handler = core.handler
-        Task.detached {
+        Task(executorPreference: core.executor) {
             let response = await handler(request)
             context.response.withLock { $0 = response }
             core.resume(handle)

@@ -75,6 +75,7 @@ public final class LedgerService: Sendable {
         }
         let seconds = Double((clock.now - started).components.attoseconds) / 1e18 + Double((clock.now - started).components.seconds)
         metrics.observe(route: route, status: response.status, seconds: seconds)
+        if fields["outcome"] == nil { fields["outcome"] = response.status < 400 ? "ok" : "error" }
         fields["method"] = .string(request.method)
         fields["path"] = .string(request.path)
         fields["status"] = .int(Int64(response.status))

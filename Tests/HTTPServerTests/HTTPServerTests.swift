@@ -144,6 +144,27 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("requests are answered while every thread of Swift's global cooperative pool is blocked")
+    func cooperativePoolBlocked() async throws {
+        let seen = Seen()
+        let server = try echoServer(seen)
+        let port = server.port
+        let answer = try await onThread { () throws -> String in
+            let width = ProcessInfo.processInfo.activeProcessorCount
+            let blockers = Blockers()
+            for _ in 0..<width {
+                Task.detached { [blockers] in
+                    blockers.started.add(1, ordering: .relaxed)
+                    blockers.release.wait()  // blocks a cooperative thread on purpose
+                }
+            }
+            defer { for _ in 0..<width { blockers.release.signal() } }
+            guard waitUntil(timeout: .seconds(30), { blockers.started.load(ordering: .relaxed) == width }) else { return "blockers never ran" }
+            return try RawHTTPClient(port: port, timeoutSeconds: 10).request("GET", "/while-blocked").text
+        }
+        #expect(answer == "GET /while-blocked ? 0 -")
+    }
+
     @Test("stopping with a handler still running closes its connection instead of crashing")
     func stopWithSuspended() async throws {
         let gate = Gate()
@@ -202,4 +223,10 @@ actor Gate {
         for waiter in waiters { waiter.resume() }
         waiters = []
     }
+}
+
+/// Tasks that hold cooperative threads until released.
+final class Blockers: Sendable {
+    let started = Atomic<Int>(0)
+    let release = DispatchSemaphore(value: 0)
 }
