@@ -17,7 +17,8 @@ import Projections
 /// ```
 ///
 /// A `Ledger` owns one SQLite connection; use it from one thread at a time (verification inside
-/// ``ingest(_:batchSize:progress:)`` still uses every core).
+/// ``ingest(_:batchSize:progress:)`` still uses every core). A server uses ``LedgerPool`` instead:
+/// `Sendable`, `async`, with group-committed appends and a pool of read connections.
 public final class Ledger {
     /// The underlying store.
     public let store: any LedgerStore

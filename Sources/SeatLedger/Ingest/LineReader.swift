@@ -1,4 +1,6 @@
 import Foundation
+import LedgerConcurrency
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -52,77 +54,55 @@ public final class LineReader {
     }
 }
 
-/// The reading thread of a ``LineReader`` and the bounded queue of line blocks it fills.
+/// The reading thread of a ``LineReader`` and the bounded queue of line blocks it fills: a
+/// ``LedgerConcurrency/BoundedChannel`` weighted by bytes, so the thread stays about `budget`
+/// bytes ahead of the consumer.
 ///
-/// `@unchecked Sendable` is safe: every mutable field is read and written only while holding
-/// `condition`'s lock; `handle`, `chunkSize` and `budget` are immutable, and `handle` is used only
-/// by the reading thread once it has started.
-private final class LineSource: @unchecked Sendable {
+/// `Sendable` without `@unchecked`: `handle`, `chunkSize` and `budget` are immutable (and `handle`
+/// is used only by the reading thread once it has started), the queue is a channel, and whether
+/// the thread has started is atomic.
+private final class LineSource: Sendable {
     enum Item { case lines([Data]), end }
+
+    /// One read's complete lines and their size in bytes.
+    private struct Block: Sendable {
+        let lines: [Data]
+        let bytes: Int
+    }
 
     private let handle: FileHandle
     private let chunkSize: Int
-    private let budget: Int
-    private let condition = NSCondition()
-    private var queue: [(lines: [Data], bytes: Int)] = []
-    private var queuedBytes = 0
-    private var failure: Error?
-    private var atEnd = false
-    private var cancelled = false
-    private var started = false
+    private let blocks: BoundedChannel<Block>
+    private let started = Atomic<Bool>(false)
 
     init(handle: FileHandle, chunkSize: Int, budget: Int) {
         self.handle = handle
         self.chunkSize = chunkSize
-        self.budget = budget
+        self.blocks = BoundedChannel(capacity: budget, weight: { $0.bytes })
     }
 
     /// The next block of lines (waiting for the reading thread), `.end` at end of input, or the read error.
     func take() throws -> Item {
-        condition.lock()
-        defer { condition.unlock() }
-        if !started {
-            started = true
+        if started.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
             let thread = Thread { [self] in produce() }
             thread.name = "seatledger-lines"
             thread.start()
         }
-        while queue.isEmpty && !atEnd && failure == nil { condition.wait() }
-        if !queue.isEmpty {
-            let block = queue.removeFirst()
-            queuedBytes -= block.bytes
-            condition.broadcast()
-            return .lines(block.lines)
-        }
-        if let failure { throw failure }
-        return .end
+        guard let block = try blocks.receive() else { return .end }
+        return .lines(block.lines)
     }
 
     /// Stops the reading thread after its current read (the consumer is gone).
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    func cancel() { blocks.cancel() }
 
     /// Hands a block to the consumer, waiting while the queue is over budget; `false` once cancelled.
     private func publish(_ lines: [Data], bytes: Int) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while queuedBytes >= budget && !cancelled { condition.wait() }
-        if cancelled { return false }
-        queue.append((lines, bytes))
-        queuedBytes += bytes
-        condition.broadcast()
-        return true
+        blocks.send(Block(lines: lines, bytes: bytes))
     }
 
+    /// No more blocks: the end of input, or the read error (after the blocks already published).
     private func finish(_ error: Error?) {
-        condition.lock()
-        if let error { failure = error } else { atEnd = true }
-        condition.broadcast()
-        condition.unlock()
+        blocks.close(throwing: error)
     }
 
     /// The reading thread: reads chunks with `read(2)` into one buffer, splits the complete lines

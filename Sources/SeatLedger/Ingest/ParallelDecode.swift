@@ -1,30 +1,15 @@
 import Dispatch
 import Foundation
+import LedgerConcurrency
 import LedgerEvents
 import Projections
 import Synchronization
 
-/// Runs `transform` over `items` on all cores, results in input order.
+/// Runs `transform` over `items` on all cores, results in input order (fewer than four items on
+/// the calling thread). The kit's ``LedgerConcurrency/parallelMap(_:workers:_:)`` does the work.
 func parallelMap<T: Sendable, R: Sendable>(_ items: [T], _ transform: @Sendable (T) -> R) -> [R] {
     if items.count < 4 { return items.map(transform) }
-    let results = ResultSlots<R>(count: items.count)
-    DispatchQueue.concurrentPerform(iterations: items.count) { index in
-        results.store(transform(items[index]), at: index)
-    }
-    return results.values()
-}
-
-/// Fixed slots written by `concurrentPerform` workers.
-///
-/// `@unchecked Sendable` is safe because each slot is written by exactly one iteration (its own
-/// index) and read only after `concurrentPerform` has returned, which happens-after every write.
-private final class ResultSlots<R>: @unchecked Sendable {
-    private var slots: [R?]
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
-    func store(_ value: R, at index: Int) {
-        slots.withUnsafeMutableBufferPointer { $0[index] = value }
-    }
-    func values() -> [R] { slots.map { $0! } }  // every index was stored by concurrentPerform
+    return LedgerConcurrency.parallelMap(items, transform)
 }
 
 extension MessageDecoder {
@@ -81,67 +66,42 @@ struct PreparedMessage: Sendable {
 /// libdispatch's global queues, and blocking one of those while waiting for another dispatch work
 /// item can starve it (it deadlocks under Swift Testing). A real thread always makes progress.
 ///
-/// `@unchecked Sendable` is safe: the mutable state (`pending`, `closed`) is only touched under
-/// `lock`, and the jobs it hands out are themselves thread-safe.
-final class DecodeWorkers: @unchecked Sendable {
+/// A submitted batch goes into a ``LedgerConcurrency/BoundedChannel`` once per thread, so every
+/// thread joins in, oldest batch first (a thread that takes a batch already fully claimed moves on
+/// at once). `Sendable` without `@unchecked`: the channel and the exit signals are the only shared
+/// state, and the jobs are thread-safe.
+final class DecodeWorkers: Sendable {
     private let decoder: MessageDecoder
-    private let lock = NSLock()
-    private var pending: [DecodeJob] = []
-    private var closed = false
-    private let wake = DispatchSemaphore(value: 0)
-    private let exited = DispatchSemaphore(value: 0)
-    private let threadCount: Int
+    private let jobs = BoundedChannel<DecodeJob>(capacity: .max)
+    private let exits: [OneShot<Void>]
 
     /// Starts the dedicated threads (at least one).
     init(decoder: MessageDecoder, threads: Int = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)) {
         self.decoder = decoder
-        self.threadCount = max(1, threads)
-        for index in 0..<threadCount {
-            let thread = Thread { [self] in run() }
+        self.exits = (0..<max(1, threads)).map { _ in OneShot() }
+        for (index, exited) in exits.enumerated() {
+            let thread = Thread { [self] in
+                while let job = try? jobs.receive() { job.work(decoder: decoder) }
+                exited.set(())
+            }
             thread.name = "seatledger-decode-\(index)"
             thread.start()
         }
-    }
-
-    private func run() {
-        while true {
-            wake.wait()
-            while let job = nextJob() { job.work(decoder: decoder) }
-            lock.lock()
-            let stop = closed
-            lock.unlock()
-            if stop { break }
-        }
-        exited.signal()
-    }
-
-    /// The oldest submitted job that still has messages nobody has claimed, dropping finished ones.
-    private func nextJob() -> DecodeJob? {
-        lock.lock()
-        defer { lock.unlock() }
-        while let first = pending.first, !first.hasUnclaimed { pending.removeFirst() }
-        return closed ? nil : pending.first
     }
 
     /// Queues `batch` for the dedicated threads behind any batch submitted earlier; collect it
     /// with ``DecodeJob/finish(decoder:)``.
     func submit(_ batch: [InboundMessage]) -> DecodeJob {
         let job = DecodeJob(batch)
-        lock.lock()
-        pending.append(job)
-        lock.unlock()
-        for _ in 0..<threadCount { wake.signal() }
+        for _ in exits { _ = jobs.trySend(job) }
         return job
     }
 
-    /// Stops the threads once they finish what they hold, and waits for them.
+    /// Stops the threads once they finish what they hold (jobs not started are left to
+    /// ``DecodeJob/finish(decoder:)``), and waits for them.
     func close() {
-        lock.lock()
-        closed = true
-        pending = []
-        lock.unlock()
-        for _ in 0..<threadCount { wake.signal() }
-        for _ in 0..<threadCount { exited.wait() }
+        jobs.cancel()
+        for exited in exits { exited.wait() }
     }
 }
 

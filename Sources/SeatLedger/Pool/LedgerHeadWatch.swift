@@ -85,6 +85,7 @@ final class LedgerHeadWatch: Sendable {
 
     /// Resumes every waiter with the head as it is and stops the clock thread.
     func close() {
+        recheck.withLock { $0 = nil }   // it holds this watch: break the cycle
         let woken: ([Waiter], Int64) = monitor.update { state in
             state.closed = true
             defer { state.waiters = [:] }

@@ -147,7 +147,13 @@ public final class LedgerPool: Sendable {
     public func write<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let submitted = writer.submit(.exclusive { ledger in
-                continuation.resume(with: Result { try body(ledger) })
+                do {
+                    continuation.resume(returning: try body(ledger))
+                    return nil
+                } catch {
+                    continuation.resume(throwing: error)
+                    return error
+                }
             })
             if !submitted { continuation.resume(throwing: LedgerPoolError.closed) }
         }
@@ -175,6 +181,12 @@ public final class LedgerPool: Sendable {
 
     /// What the writer has done since the pool opened (e.g. how many appends each commit grouped).
     public var statistics: Statistics { writer.statistics }
+
+    /// Calls waiting for the writer now (appends and exclusive writes not yet taken): a load gauge.
+    public var queuedWrites: Int { writer.queued }
+
+    /// Whether ``close()`` has been called (the pool takes no new work).
+    public var isClosed: Bool { writer.isClosed }
 
     /// Stops accepting work, finishes what was submitted, closes connections.
     ///

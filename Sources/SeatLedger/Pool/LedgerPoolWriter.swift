@@ -16,8 +16,9 @@ final class LedgerPoolWriter: Sendable {
     enum Job: Sendable {
         /// Messages to append in the next group commit, and the caller waiting for their outcomes.
         case append([InboundMessage], CheckedContinuation<[MessageOutcome], any Error>)
-        /// A body to run on the writer's ledger between group commits; it resumes its own caller.
-        case exclusive(@Sendable (Ledger) -> Void)
+        /// A body to run on the writer's ledger between group commits; it resumes its own caller
+        /// and returns the error it reported (so the writer can re-establish a lost connection).
+        case exclusive(@Sendable (Ledger) -> (any Error)?)
     }
 
     /// Jobs a drain takes at most (a group commit serves at most this many calls).
@@ -52,6 +53,12 @@ final class LedgerPoolWriter: Sendable {
     /// What the writer has done so far.
     var statistics: LedgerPool.Statistics { counters.withLock { $0 } }
 
+    /// Jobs queued and not yet taken by the writer thread.
+    var queued: Int { jobs.count }
+
+    /// Whether ``close()`` was called.
+    var isClosed: Bool { jobs.isClosed }
+
     /// Takes no more jobs; the thread finishes the queued ones, closes its connection and exits.
     func close() { jobs.close() }
 
@@ -83,7 +90,7 @@ final class LedgerPoolWriter: Sendable {
                     groupCommit(messages, for: callers, on: ledger)
                     callers = []
                     messages = []
-                    body(ledger)
+                    if let error = body(ledger), ledger.store.isConnectionLoss(error) { try? ledger.store.reconnect() }
                     counters.withLock { $0.writes += 1 }
                     noteHead(of: ledger)
                 }

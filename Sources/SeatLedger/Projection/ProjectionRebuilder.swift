@@ -2,6 +2,7 @@ import AppStoreModels
 import Dispatch
 import EventStore
 import Foundation
+import LedgerConcurrency
 import LedgerEvents
 import Projections
 import Synchronization
@@ -80,7 +81,7 @@ struct ProjectionRebuilder {
             Array(missing[start..<min(start + size, missing.endIndex)])
         }
         var done = 0
-        var deriving: PendingResult<[(Int64, Data)]>?
+        var deriving: OneShot<[(Int64, Data)]>?
         func storeDerived() throws {
             guard let pending = deriving else { return }
             deriving = nil
@@ -91,7 +92,7 @@ struct ProjectionRebuilder {
         }
         do {
             try readEventsForFacts(batches) { events in
-                let started = PendingResult {
+                let started = OneShot.running {
                     parallelChunks(events.count, minimumPerChunk: 64) { range in
                         range.map { index in (events[index].metadata.position, FactsCodec.encode(EventFacts(events[index].parsed(pruning: EventFacts.decodedFieldsRead)))) }
                     }
@@ -599,7 +600,7 @@ struct ProjectionRebuilder {
         produce: @escaping @Sendable (_ reader: any LedgerStore, _ send: (Value) throws -> Void) throws -> Void,
         consume: (Value) throws -> Void
     ) throws {
-        let channel = BatchChannel<Value>(capacity: capacity)
+        let channel = BoundedChannel<Value>(capacity: capacity)
         let handOver = ReaderHandOver(reader)
         let thread = Thread {
             do {
@@ -611,11 +612,11 @@ struct ProjectionRebuilder {
                         }
                     }
                 }
-                channel.finish()
+                channel.close()
             } catch is ScanCancelled {
-                channel.finish()
+                channel.close()
             } catch {
-                channel.finish(throwing: error)
+                channel.close(throwing: error)
             }
         }
         thread.name = name
@@ -624,7 +625,7 @@ struct ProjectionRebuilder {
             while let value = try channel.receive() { try consume(value) }
         } catch {
             channel.cancel()
-            channel.waitUntilFinished()
+            channel.waitUntilClosed()
             throw error
         }
     }
@@ -643,26 +644,26 @@ struct ProjectionRebuilder {
 
 /// The identity scan of the later half of the log, on a thread of its own.
 ///
-/// `@unchecked Sendable` is safe: `store` is created by the rebuilding thread and used, from the
-/// moment the thread starts, by that thread alone; `outcome` is written once, by the scanning
-/// thread, before it signals `done`, and taken only after `take()` has seen that signal (by the
-/// rebuilding thread, once); `scanned`, `cancelled` and `failed` are atomic.
-private final class LaterHalfScan: @unchecked Sendable {
-    private let store: any LedgerStore
-    private var outcome: Result<ProjectionRebuilder.IdentityScan, any Error>?
-    private let done = DispatchSemaphore(value: 0)
+/// `Sendable` without `@unchecked`: the reader store travels in a ``ReaderHandOver`` (used by the
+/// scanning thread alone), the outcome sits in a `Mutex` and its arrival is a ``OneShot``, and the
+/// counters are atomic.
+private final class LaterHalfScan: Sendable {
+    private let store: ReaderHandOver
+    private let outcome = Mutex<Result<ProjectionRebuilder.IdentityScan, any Error>?>(nil)
+    private let done = OneShot<Void>()
     /// Rows scanned so far (for progress).
     let scanned = Atomic<Int>(0)
     private let cancelled = Atomic<Bool>(false)
     private let failed = Atomic<Bool>(false)
 
-    init(_ store: any LedgerStore) { self.store = store }
+    init(_ store: any LedgerStore) { self.store = ReaderHandOver(store) }
 
     /// Runs the scan (on the scanning thread) and keeps its outcome.
     func run(_ body: (any LedgerStore) throws -> ProjectionRebuilder.IdentityScan) {
-        outcome = Result { try body(store) }
-        if case .failure = outcome { failed.store(true, ordering: .releasing) }
-        done.signal()
+        let result = Result { try body(store.store) }
+        if case .failure = result { failed.store(true, ordering: .releasing) }
+        outcome.withLock { $0 = result }
+        done.set(())
     }
 
     /// The other half failed: the scan stops at its next batch.
@@ -676,8 +677,11 @@ private final class LaterHalfScan: @unchecked Sendable {
     /// with the caller's join instead of staying until the rebuild ends. Called once.
     func take() throws -> ProjectionRebuilder.IdentityScan {
         done.wait()
-        guard let taken = outcome else { preconditionFailure("the scan's outcome was taken already, or never kept") }
-        outcome = nil
+        let taken = outcome.withLock { outcome -> Result<ProjectionRebuilder.IdentityScan, any Error>? in
+            defer { outcome = nil }
+            return outcome
+        }
+        guard let taken else { preconditionFailure("the scan's outcome was taken already") }
         return try taken.get()
     }
 }
@@ -691,47 +695,18 @@ private final class ReaderHandOver: @unchecked Sendable {
     init(_ store: any LedgerStore) { self.store = store }
 }
 
-/// Work running on a global queue while the rebuilding thread does something else (writes the
-/// groups folded before, stores the facts derived before), and its result once it has finished.
-///
-/// `@unchecked Sendable` is safe: `result` is written once, by the working block, before it
-/// signals `done`; it is read only after `wait()` has seen that signal, and `collected` is used
-/// by the waiting (rebuilding) thread alone.
-final class PendingResult<Value: Sendable>: @unchecked Sendable {
-    private var result: Value?
-    private let done = DispatchSemaphore(value: 0)
-    private var collected = false
-
-    /// Starts `work` on a global queue.
-    init(_ work: @escaping @Sendable () -> Value) {
-        DispatchQueue.global().async {
-            self.result = work()
-            self.done.signal()
-        }
-    }
-
-    /// The work's result, once it has finished.
-    func wait() -> Value {
-        if !collected {
-            done.wait()
-            collected = true
-        }
-        guard let result else { preconditionFailure("the work signalled before keeping its result") }
-        return result
-    }
-}
-
 /// A fold of ready groups, running on other threads while the rebuilding thread writes the
 /// groups folded before.
 private struct PendingFold {
     /// The groups being folded, in the order their results come.
     let ordinals: [Int32]
-    private let folding: PendingResult<[(GroupMembership, StoredGroupState)]>
+    /// The fold, on a global queue (``LedgerConcurrency/OneShot/running(_:)``).
+    private let folding: OneShot<[(GroupMembership, StoredGroupState)]>
 
     /// Starts `fold` on a global queue.
     init(ordinals: [Int32], fold: @escaping @Sendable () -> [(GroupMembership, StoredGroupState)]) {
         self.ordinals = ordinals
-        folding = PendingResult(fold)
+        folding = OneShot.running(fold)
     }
 
     /// The folded groups, once the fold has finished.

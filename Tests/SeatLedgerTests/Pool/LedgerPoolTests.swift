@@ -1,0 +1,301 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import LedgerConcurrency
+import SeatLedger
+import Testing
+
+/// `LedgerPool`: the `Sendable` handle a server uses. Real SQLite files, real signed notifications.
+@Suite("LedgerPool")
+struct LedgerPoolTests {
+    /// `count` signed notification bodies for purchaser `originalTransactionId`, with their UUIDs.
+    static func notifications(_ factory: PayloadFactory, originalTransactionId: String, count: Int,
+                              label: String) throws -> [(uuid: String, body: Data)] {
+        try (0..<count).map { index in
+            let uuid = "\(label)-\(index)"
+            let transaction = factory.transaction(originalTransactionId: originalTransactionId,
+                                                  transactionId: "\(originalTransactionId)\(index)",
+                                                  signedDate: PayloadFactory.defaultSignedDate + Int64(index))
+            let line = try factory.notification(type: index == 0 ? "SUBSCRIBED" : "DID_RENEW", uuid: uuid,
+                                                signedDate: PayloadFactory.defaultSignedDate + Int64(index),
+                                                transaction: transaction,
+                                                renewal: factory.renewal(originalTransactionId: originalTransactionId))
+            return (uuid, Data(line.utf8))
+        }
+    }
+
+    /// Polls `condition` until it holds or `seconds` pass.
+    static func eventually(_ seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+        let deadline = MonotonicInstant.now.advanced(by: .milliseconds(Int64(seconds * 1000)))
+        while !condition() {
+            if MonotonicInstant.now >= deadline { return false }
+            await Task.yield()
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return true
+    }
+
+    /// Blocks the pool's writer in an exclusive write until `gate` is set, so the calls that follow
+    /// queue up; returns once the writer is inside the body.
+    static func holdWriter(_ pool: LedgerPool, until gate: OneShot<Void>) async -> Task<Void, any Error> {
+        let entered = OneShot<Void>()
+        let holding = Task {
+            try await pool.write { _ in
+                entered.set(())
+                gate.wait()
+            }
+        }
+        await entered.value
+        return holding
+    }
+
+    @Test("32 concurrent tasks append and read: outcomes right, positions gap-free, each event once, chain intact, commits grouped")
+    func concurrentAppendsAndReads() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let tasks = 32, perTask = 4
+        let inputs = try (0..<tasks).map { task in
+            try Self.notifications(factory, originalTransactionId: "20000000000\(10_000 + task)", count: perTask, label: "task\(task)")
+        }
+        let pool = try LedgerPool.open(path: test.path, readers: 4)
+        let results = try await withThrowingTaskGroup(of: [(uuid: String, position: Int64)].self) { group in
+            for (task, messages) in inputs.enumerated() {
+                group.addTask {
+                    var mine: [(uuid: String, position: Int64)] = []
+                    for message in messages {
+                        let outcome = try await pool.append(notificationBody: message.body, source: "webhook")
+                        guard case .appended(let positions, 0) = outcome, positions.count == 1 else {
+                            Issue.record("task \(task): \(outcome)")
+                            continue
+                        }
+                        mine.append((message.uuid, positions[0]))
+                        // Read-your-writes: a read that starts after the append returned sees it.
+                        let stored = try await pool.read { ledger in try ledger.store.event(at: positions[0])?.eventId }
+                        #expect(stored == message.uuid)
+                        #expect(pool.headPosition >= positions[0])
+                    }
+                    // A projection read of this task's group sees all of its renewals.
+                    let otid = "20000000000\(10_000 + task)"
+                    let mentioned = try await pool.read { ledger in try ledger.events(mentioning: otid).count }
+                    #expect(mentioned == perTask)
+                    return mine
+                }
+            }
+            var all: [(uuid: String, position: Int64)] = []
+            for try await mine in group { all.append(contentsOf: mine) }
+            return all
+        }
+        let total = tasks * perTask
+        #expect(results.count == total)
+        #expect(results.map(\.position).sorted() == Array(1...Int64(total)))
+        #expect(Set(results.map(\.uuid)).count == total)
+        #expect(pool.headPosition == Int64(total))
+        let statistics = pool.statistics
+        #expect(statistics.appendCalls == total)
+        #expect(statistics.messages == total)
+        #expect(statistics.commits < total, "concurrent appends were group-committed: \(statistics)")
+        #expect(statistics.failedCommits == 0)
+        let (count, chain) = try await pool.read { ledger in (try ledger.store.eventCount(), try ledger.store.verifyChain(progress: nil)) }
+        #expect(count == Int64(total))
+        #expect(chain.isIntact && chain.eventsChecked == Int64(total), "\(chain)")
+        for (uuid, position) in results.prefix(8) {
+            let found = try await pool.read { ledger in try ledger.store.event(id: uuid)?.position }
+            #expect(found == position)
+        }
+        await pool.close()
+        let verify = try CLI.run(["verify", "--db", test.path, "--json"])
+        #expect(verify.exitCode == 0, "\(verify)")
+    }
+
+    @Test("calls queued behind a busy writer go into one group commit; a bad message is quarantined, its batch-mates appended")
+    func groupCommitQuarantinesPerMessage() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let good = try Self.notifications(factory, originalTransactionId: "2000000000000777", count: 6, label: "good")
+        let pool = try LedgerPool.open(path: test.path, readers: 2)
+        let gate = OneShot<Void>()
+        let holding = await Self.holdWriter(pool, until: gate)
+        let bad = Data(#"{"signedPayload":"not.a.jws"}"#.utf8)
+        let bodies: [(label: String, body: Data)] = good.prefix(3).map { ($0.uuid, $0.body) } + [("bad", bad)]
+            + good.suffix(3).map { ($0.uuid, $0.body) }
+        let calls = bodies.map { item in
+            Task { try await pool.append(notificationBody: item.body, source: "webhook:\(item.label)") }
+        }
+        #expect(await Self.eventually { pool.queuedWrites == bodies.count }, "every append queued behind the held writer")
+        let before = pool.statistics
+        gate.set(())
+        try await holding.value
+        var outcomes: [String: MessageOutcome] = [:]
+        for (item, call) in zip(bodies, calls) { outcomes[item.label] = try await call.value }
+        let after = pool.statistics
+        #expect(after.commits - before.commits == 1, "one transaction for all seven: \(after)")
+        #expect(after.largestCommitCalls == bodies.count)
+        guard case .quarantined(_, let rejection) = outcomes["bad"] else {
+            Issue.record("bad message: \(String(describing: outcomes["bad"]))")
+            return
+        }
+        #expect(!rejection.reason.isEmpty)
+        let positions = good.compactMap { message -> Int64? in
+            guard case .appended(let positions, _) = outcomes[message.uuid] else { return nil }
+            return positions.first
+        }
+        #expect(positions.sorted() == Array(1...6))
+        let quarantined = try await pool.read { ledger in try ledger.store.quarantine(state: nil, limit: 10) }
+        #expect(quarantined.count == 1)
+        #expect(quarantined.first?.raw == bad)
+        await pool.close()
+    }
+
+    @Test("append of several messages: outcomes in order, a duplicate within the batch reported as one")
+    func appendSeveral() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let messages = try Self.notifications(factory, originalTransactionId: "2000000000000888", count: 3, label: "many")
+        let pool = try LedgerPool.open(path: test.path, readers: 1)
+        let inbound = messages.map { InboundMessage(raw: $0.body, source: "batch") } + [InboundMessage(raw: messages[0].body, source: "again")]
+        let outcomes = try await pool.append(inbound)
+        #expect(outcomes.count == 4)
+        #expect(outcomes[0] == .appended(positions: [1], duplicatesCarried: 0))
+        #expect(outcomes[1] == .appended(positions: [2], duplicatesCarried: 0))
+        #expect(outcomes[2] == .appended(positions: [3], duplicatesCarried: 0))
+        #expect(outcomes[3] == .duplicate(existingPosition: 1))
+        let again = try await pool.append(notificationBody: messages[1].body, source: "retry")
+        #expect(again == .duplicate(existingPosition: 2))
+        #expect(try await pool.append([]) == [])
+        await pool.close()
+    }
+
+    @Test("close() completes the work in flight, then refuses new work")
+    func closeDrains() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let messages = try Self.notifications(factory, originalTransactionId: "2000000000000999", count: 10, label: "drain")
+        let pool = try LedgerPool.open(path: test.path, readers: 2)
+        let gate = OneShot<Void>()
+        let holding = await Self.holdWriter(pool, until: gate)
+        let appends = messages.map { message in Task { try await pool.append(notificationBody: message.body, source: "drain") } }
+        let write = Task { try await pool.write { ledger in try ledger.store.eventCount() } }
+        #expect(await Self.eventually { pool.queuedWrites == messages.count + 1 })
+        let closing = Task { await pool.close() }
+        #expect(await Self.eventually { pool.isClosed })
+        await #expect(throws: LedgerPoolError.closed) { try await pool.append(notificationBody: messages[0].body, source: "late") }
+        await #expect(throws: LedgerPoolError.closed) { try await pool.read { _ in 1 } }
+        gate.set(())
+        try await holding.value
+        var positions: [Int64] = []
+        for append in appends {
+            guard case .appended(let appended, _) = try await append.value else { Issue.record("not appended"); continue }
+            positions.append(contentsOf: appended)
+        }
+        #expect(positions.sorted() == Array(1...10))
+        #expect(try await write.value == 10, "the exclusive write queued after the appends ran after their commit")
+        await closing.value
+        await pool.close()   // again: returns at once
+        #expect(try test.freshStore().eventCount() == 10)
+    }
+
+    @Test("waitForHead wakes on this pool's append, on another connection's append (re-check), and times out")
+    func waitForHead() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let messages = try Self.notifications(factory, originalTransactionId: "2000000000000555", count: 3, label: "head")
+        let pool = try LedgerPool.open(path: test.path, readers: 1, headRecheckInterval: .milliseconds(50))
+        #expect(pool.headPosition == 0)
+
+        // Woken by the writer: the wait ends with the new head long before its timeout.
+        let waiting = Task { await pool.waitForHead(after: 0, timeout: .seconds(60)) }
+        _ = try await pool.append(notificationBody: messages[0].body, source: "webhook")
+        let start = MonotonicInstant.now
+        #expect(await waiting.value == 1)
+        #expect(start.duration(to: .now) < .seconds(30))
+
+        // Already past: returns at once.
+        #expect(await pool.waitForHead(after: 0, timeout: .seconds(60)) == 1)
+
+        // Nothing appended: returns the unchanged head after the timeout.
+        let timing = MonotonicInstant.now
+        #expect(await pool.waitForHead(after: 1, timeout: .milliseconds(150)) == 1)
+        #expect(timing.duration(to: .now) >= .milliseconds(150))
+
+        // Another process (here another connection) appends: the re-check of the store's head sees it.
+        let other = Task { await pool.waitForHead(after: 1, timeout: .seconds(60)) }
+        let otherLedger = try Ledger.open(path: test.path)
+        _ = try otherLedger.append(notificationBody: messages[1].body, source: "other-process")
+        #expect(await other.value == 2)
+        #expect(pool.headPosition == 2)
+
+        // Close resumes a waiter with the head as it is.
+        let pending = Task { await pool.waitForHead(after: 2, timeout: .seconds(60)) }
+        #expect(await Self.eventually { pool.statistics.commits >= 1 })
+        await pool.close()
+        #expect(await pending.value == 2)
+    }
+
+    @Test("many waiters with different positions: each wakes when the head passes its own")
+    func manyWaiters() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let messages = try Self.notifications(factory, originalTransactionId: "2000000000000444", count: 4, label: "waiters")
+        let pool = try LedgerPool.open(path: test.path, readers: 1)
+        let waiters = (0..<4).map { after in Task { await pool.waitForHead(after: Int64(after), timeout: .seconds(60)) } }
+        for message in messages { _ = try await pool.append(notificationBody: message.body, source: "webhook") }
+        for (after, waiter) in waiters.enumerated() {
+            let head = await waiter.value
+            #expect(head > Int64(after) && head <= 4)
+        }
+        await pool.close()
+    }
+
+    @Test("an error thrown by a read or write body reaches its caller only; the pool keeps working")
+    func bodyErrors() async throws {
+        struct BodyFailed: Error, Equatable {}
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let message = try Self.notifications(factory, originalTransactionId: "2000000000000333", count: 1, label: "errors")[0]
+        let pool = try LedgerPool.open(path: test.path, readers: 1)
+        await #expect(throws: BodyFailed.self) { try await pool.read { _ -> Int in throw BodyFailed() } }
+        await #expect(throws: BodyFailed.self) { try await pool.write { _ -> Int in throw BodyFailed() } }
+        #expect(try await pool.append(notificationBody: message.body, source: "after") == .appended(positions: [1], duplicatesCarried: 0))
+        #expect(try await pool.read { try $0.store.eventCount() } == 1)
+        #expect(try await pool.write { try $0.store.head().position } == 1)
+        #expect(pool.statistics.writes == 2)
+        await pool.close()
+    }
+
+    @Test("opening a missing ledger fails with the store's error, and leaves no threads waiting")
+    func openMissing() throws {
+        let directory = try TemporaryDirectory(label: "pool-missing")
+        #expect(throws: (any Error).self) { try LedgerPool.open(path: directory.path("absent.sqlite")) }
+    }
+
+    /// The README's embedding example: the pool captured by a `@Sendable` route closure (this
+    /// would not compile with a `Ledger`, which is not `Sendable`).
+    @Test("a LedgerPool can be captured in a @Sendable closure (the README's example)")
+    func sendableRouteClosure() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let body = try Self.notifications(factory, originalTransactionId: "2000000000000001", count: 1, label: "route")[0].body
+        let pool = try LedgerPool.open(path: test.path, readers: 2)
+
+        let webhook: @Sendable (Data) async throws -> Int = { requestBody in
+            switch try await pool.append(notificationBody: requestBody, source: "webhook") {
+            case .appended, .duplicate: return 200                  // durable: safe to acknowledge
+            case .quarantined: return 200                           // kept for review
+            }
+        }
+        // "Does this member have access?": the README's read, off the cooperative threads.
+        let hasAccess: @Sendable (String, String) async throws -> Bool = { group, member in
+            try await pool.read { ledger in
+                try ledger.groupState(group, asOf: PayloadFactory.defaultSignedDate).members
+                    .contains { $0.hasAccess && ($0.memberRef == member || $0.appTransactionId == member) }
+            }
+        }
+        #expect(try await Task.detached { try await webhook(body) }.value == 200)
+        #expect(try await webhook(body) == 200)
+        // The purchaser's own seat (its app transaction id) has access; a stranger has none.
+        #expect(try await hasAccess("2000000000000001", PayloadFactory.defaultAppTransactionId))
+        #expect(try await !hasAccess("2000000000000001", "app-user-nobody"))
+        #expect(await pool.waitForHead(after: 0, timeout: .seconds(25)) == 1)
+        await pool.close()
+    }
+}
