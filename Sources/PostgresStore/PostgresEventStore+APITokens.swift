@@ -10,7 +10,15 @@ extension PostgresEventStore {
     /// Adds a token (its SHA-256 only), creating `api_tokens` on a ledger that predates it.
     public func addAPIToken(name: String, scope: String, sha256: String, now: EpochMillis) throws {
         let existingRevokedAt: Int64?? = try write {
+            // A ledger created before the table: create it, and let the append role (serve nodes) read it.
+            let missing = try connection.run("SELECT to_regclass('api_tokens') IS NULL").first?.bool(0) ?? false
             _ = try connection.run(PostgresLedgerSchema.apiTokensTable)
+            if missing {
+                let role = try connection.run("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", [.text(PostgresAppendRole.name)])
+                if try role.first?.bool(0) ?? false {
+                    _ = try connection.run("GRANT SELECT ON api_tokens TO \(PostgresConnection.quoteIdentifier(PostgresAppendRole.name))")
+                }
+            }
             let existing = try connection.run("SELECT revoked_at FROM api_tokens WHERE name = $1", [.text(name)])
             if let row = existing.first { return .some(try row.optionalInt64(0)) }
             _ = try connection.run("INSERT INTO api_tokens (name, scope, sha256, created_at) VALUES ($1, $2, $3, $4)",

@@ -86,4 +86,21 @@ struct PostgresServeTests {
         let metricsLine = serve.logLines().filter { $0.contains("\"outcome\":\"not_stored\"") }
         #expect(!metricsLine.isEmpty)
     }
+
+    @Test("a PostgreSQL ledger made before api_tokens gets the table at the first token add, readable by the append role")
+    func olderPostgresLedger() throws {
+        let cluster = try PostgresTestCluster(database: "serve_tokens")
+        let url = cluster.url()
+        let created = try CLIRun.run(["init", "--db", url, "--bundle-id", "com.example.reps", "--environment", "Sandbox",
+                                      "--root-cert", Repository.pki.appendingPathComponent("root.pem").path])
+        #expect(created.status == 0, "\(created.stderr)")
+        let admin = try cluster.connect()
+        try admin.execute("DROP TABLE api_tokens")
+        #expect(try CLIRun.run(["token", "list", "--db", url]).text.contains("No tokens."))
+        _ = try addToken("app", scope: "read", db: url)
+        let granted = try admin.query("SELECT has_table_privilege('seatledger_append', 'api_tokens', 'SELECT')").first?.bool(0)
+        #expect(granted == true)
+        #expect(try CLIRun.run(["token", "list", "--db", url]).text.contains("app  scope read"))
+        #expect(try CLIRun.run(["verify", "--db", url]).status == 0)
+    }
 }
