@@ -123,5 +123,12 @@ enum LedgerSchema {
         last_status             INTEGER,
         last_error              TEXT
     );
+    CREATE TABLE api_tokens (
+        name       TEXT PRIMARY KEY,
+        scope      TEXT NOT NULL,
+        sha256     TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+    );
     """
 }

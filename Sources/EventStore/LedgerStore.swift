@@ -163,6 +163,15 @@ public protocol LedgerStore: AnyObject {
     /// Claim requests, optionally filtered.
     func claimRequests(originalTransactionId: String?, state: String?) throws -> [ClaimRequestRecord]
 
+    // MARK: API tokens (`seatledger token`, checked by `seatledger serve`)
+
+    /// Adds a bearer token, storing only its SHA-256 (`api_tokens` is created if missing).
+    func addAPIToken(name: String, scope: String, sha256: String, now: EpochMillis) throws
+    /// Every token record, by name.
+    func apiTokens() throws -> [APITokenRecord]
+    /// Revokes a token; whether an unrevoked one of that name existed.
+    func revokeAPIToken(name: String, now: EpochMillis) throws -> Bool
+
     // MARK: Copying a ledger between stores
 
     /// Streams the stored records (row, chain link, decode, keys, facts) from `position` in log order.

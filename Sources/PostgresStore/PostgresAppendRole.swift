@@ -34,6 +34,7 @@ public enum PostgresAppendRole {
         ("group_index", "SELECT, INSERT, DELETE"),
         ("group_state", "SELECT, INSERT, UPDATE, DELETE"),
         ("claim_requests", "SELECT, INSERT, UPDATE"),
+        ("api_tokens", "SELECT"),  // serve nodes check tokens; adding and revoking is the owner's
     ]
 
     /// The statements that grant the role its privileges on a ledger in `schema`, for a DBA to run

@@ -22,6 +22,7 @@ enum PostgresLedgerSchema {
     static let tables = [
         "ledger_meta", "ledger_head", "config", "trust_roots", "events", "event_decoded", "event_keys", "arrivals",
         "quarantine", "event_facts", "group_index", "group_state", "claim_requests",
+        "api_tokens",
     ]
 
     static let version1 = #"""
@@ -147,5 +148,18 @@ enum PostgresLedgerSchema {
         last_status             bigint,
         last_error              text COLLATE "C"
     );
+    \#(apiTokensTable);
+    """#
+
+    /// `seatledger serve`'s bearer tokens (SHA-256 only). Part of a new ledger; a ledger created
+    /// before it gets it on its first `token add` (`IF NOT EXISTS`: only this table is touched).
+    static let apiTokensTable = #"""
+    CREATE TABLE IF NOT EXISTS api_tokens (
+        name       text COLLATE "C" PRIMARY KEY,
+        scope      text COLLATE "C" NOT NULL,
+        sha256     text COLLATE "C" NOT NULL UNIQUE,
+        created_at bigint NOT NULL,
+        revoked_at bigint
+    )
     """#
 }

@@ -108,8 +108,7 @@ enum MemberCommand: Command {
         ledger.warnIfProjectionsOutdated(command: name)
         let entries = try ledger.memberAccess(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") {
-            Terminal.json(.array(entries.map { ["groupKey": .string($0.group.groupKey), "status": .string($0.group.status.rawValue),
-                                                "asOf": .timestamp($0.group.asOf), "member": $0.member.json] }))
+            Terminal.json(MemberInGroup.json(entries))
         } else {
             for entry in entries {
                 Terminal.out("Group \(entry.group.groupKey) (\(entry.group.status.rawValue))")

@@ -301,6 +301,11 @@ final class FailingStore: LedgerStore {
                                     lastError: lastError, now: now)
     }
 
+    func addAPIToken(name: String, scope: String, sha256: String, now: EpochMillis) throws {
+        try base.addAPIToken(name: name, scope: scope, sha256: sha256, now: now)
+    }
+    func apiTokens() throws -> [APITokenRecord] { try base.apiTokens() }
+    func revokeAPIToken(name: String, now: EpochMillis) throws -> Bool { try base.revokeAPIToken(name: name, now: now) }
     func claimRequest(_ requestIdentifier: String) throws -> ClaimRequestRecord? { try base.claimRequest(requestIdentifier) }
 
     func claimRequests(originalTransactionId: String?, state: String?) throws -> [ClaimRequestRecord] {

@@ -18,6 +18,8 @@ seatledger-bench — benchmark steps for Tools/bench/run (see Tools/bench/README
       the storage floor of a rebuild: SQLite alone reading its input and writing its output (no computation)
   group-show --db PATH [--count 1000] [--seed S] [--seatledger BIN] [--cli-runs 50]
       Ledger.groupState latency (and `seatledger group show --json` through the CLI)
+  post --input NDJSON --port P [--connections 16]
+      POST every line to a running `seatledger serve` over C keep-alive connections: notifications/s, p50/p99 ms
   measure [--prefix P] [--timeout S] [--stdout FILE] -- COMMAND ARGS…
       wall time, peak RSS and exit status of a command (killed after the timeout)
   report --parts DIR --out FILE
@@ -38,6 +40,7 @@ do {
     case "reset-projections": try ResetProjections.run(arguments)
     case "rebuild-floor": try RebuildFloorBench.run(arguments)
     case "group-show": try GroupShowBench.run(arguments)
+    case "post": try WebhookPostBench.run(arguments)
     case "measure": try Measure.run(arguments)
     case "report": try Report.run(arguments)
     default:

@@ -1,0 +1,40 @@
+#ifndef SEATLEDGER_CMICROHTTPD_SHIM_H
+#define SEATLEDGER_CMICROHTTPD_SHIM_H
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <microhttpd.h>
+
+/* MHD_start_daemon and MHD_get_daemon_info are variadic, which Swift cannot call: these wrappers
+   pass the options SeatLedger uses as plain arguments. */
+static inline struct MHD_Daemon *seatledger_mhd_start(unsigned int flags, const struct sockaddr_in *address,
+                                                      MHD_AccessHandlerCallback handler, void *handler_context,
+                                                      MHD_RequestCompletedCallback completed, void *completed_context,
+                                                      unsigned int threads, unsigned int connection_limit,
+                                                      unsigned int timeout_seconds, size_t connection_memory_limit,
+                                                      unsigned int listen_backlog) {
+    return MHD_start_daemon(flags, ntohs(address->sin_port), NULL, NULL, handler, handler_context,
+                            MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)address,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+                            MHD_OPTION_THREAD_POOL_SIZE, threads,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+                            MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+                            MHD_OPTION_END);
+}
+
+/* The port the daemon listens on (the one the kernel chose when asked for port 0); 0 if unknown. */
+static inline uint16_t seatledger_mhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/* The daemon flags SeatLedger starts with (enum values OR-ed: an expression Swift imports badly). */
+static inline unsigned int seatledger_mhd_flags(void) {
+    return MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+}
+
+#endif

@@ -1,0 +1,59 @@
+import AppStoreModels
+import CSQLite
+
+extension EventStore {
+    private static func isMissingTokenTable(_ error: any Error) -> Bool {
+        (error as? SQLiteError)?.description.contains("no such table: api_tokens") ?? false
+    }
+
+    /// Adds a token (its SHA-256 only), creating `api_tokens` on a ledger that predates it.
+    public func addAPIToken(name: String, scope: String, sha256: String, now: EpochMillis) throws {
+        let existingRevokedAt: Int64?? = try connection.writeTransaction {
+            try connection.execute(APITokenRecord.createTableSQLite)
+            let select = try connection.prepare("SELECT revoked_at FROM api_tokens WHERE name = ?")
+            try select.bind(.text(name))
+            let found: Int64?? = try select.step() ? .some(select.optionalInt64(0)) : .none
+            select.reset()
+            if found != nil { return found }
+            let insert = try connection.prepare("INSERT INTO api_tokens(name, scope, sha256, created_at) VALUES (?, ?, ?, ?)")
+            try insert.bind(.text(name), .text(scope), .text(sha256), .integer(now))
+            try insert.run()
+            return nil
+        }
+        if let revokedAt = existingRevokedAt {
+            throw APITokenError("a token named \(name) already exists\(revokedAt == nil ? "" : " (revoked)"); choose another name")
+        }
+    }
+
+    /// Every token, by name (none on a ledger that never had one).
+    public func apiTokens() throws -> [APITokenRecord] {
+        var records: [APITokenRecord] = []
+        do {
+            let select = try connection.prepare("SELECT name, scope, sha256, created_at, revoked_at FROM api_tokens ORDER BY name")
+            defer { select.reset() }
+            while try select.step() {
+                records.append(APITokenRecord(name: select.text(0), scope: select.text(1), sha256: select.text(2),
+                                              createdAt: select.int64(3), revokedAt: select.optionalInt64(4)))
+            }
+        } catch {
+            if Self.isMissingTokenTable(error) { return [] }
+            throw error
+        }
+        return records
+    }
+
+    /// Revokes the token `name`; whether an unrevoked token of that name existed.
+    public func revokeAPIToken(name: String, now: EpochMillis) throws -> Bool {
+        do {
+            return try connection.writeTransaction {
+                let update = try connection.prepare("UPDATE api_tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL")
+                try update.bind(.integer(now), .text(name))
+                try update.run()
+                return try connection.scalarInt("SELECT changes()") == 1
+            }
+        } catch {
+            if Self.isMissingTokenTable(error) { return false }
+            throw error
+        }
+    }
+}

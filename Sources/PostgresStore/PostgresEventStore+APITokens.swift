@@ -1,0 +1,62 @@
+import AppStoreModels
+import EventStore
+import PostgresClient
+
+extension PostgresEventStore {
+    private static func isMissingTokenTable(_ error: any Error) -> Bool {
+        (error as? PostgresError)?.sqlState == "42P01"
+    }
+
+    /// Adds a token (its SHA-256 only), creating `api_tokens` on a ledger that predates it.
+    public func addAPIToken(name: String, scope: String, sha256: String, now: EpochMillis) throws {
+        let existingRevokedAt: Int64?? = try write {
+            // A ledger created before the table: create it, and let the append role (serve nodes) read it.
+            let missing = try connection.run("SELECT to_regclass('api_tokens') IS NULL").first?.bool(0) ?? false
+            _ = try connection.run(PostgresLedgerSchema.apiTokensTable)
+            if missing {
+                let role = try connection.run("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", [.text(PostgresAppendRole.name)])
+                if try role.first?.bool(0) ?? false {
+                    _ = try connection.run("GRANT SELECT ON api_tokens TO \(PostgresConnection.quoteIdentifier(PostgresAppendRole.name))")
+                }
+            }
+            let existing = try connection.run("SELECT revoked_at FROM api_tokens WHERE name = $1", [.text(name)])
+            if let row = existing.first { return .some(try row.optionalInt64(0)) }
+            _ = try connection.run("INSERT INTO api_tokens (name, scope, sha256, created_at) VALUES ($1, $2, $3, $4)",
+                                   [.text(name), .text(scope), .text(sha256), .int64(now)])
+            return .none
+        }
+        if let revokedAt = existingRevokedAt {
+            throw APITokenError("a token named \(name) already exists\(revokedAt == nil ? "" : " (revoked)"); choose another name")
+        }
+    }
+
+    /// Every token, by name (none on a ledger that never had one).
+    public func apiTokens() throws -> [APITokenRecord] {
+        do {
+            let result = try connection.run("SELECT name, scope, sha256, created_at, revoked_at FROM api_tokens ORDER BY name")
+            var records: [APITokenRecord] = []
+            for row in result {
+                records.append(APITokenRecord(name: try row.text(0), scope: try row.text(1), sha256: try row.text(2),
+                                              createdAt: try row.int64(3), revokedAt: try row.optionalInt64(4)))
+            }
+            return records
+        } catch {
+            if Self.isMissingTokenTable(error) { return [] }
+            throw error
+        }
+    }
+
+    /// Revokes the token `name`; whether an unrevoked token of that name existed.
+    public func revokeAPIToken(name: String, now: EpochMillis) throws -> Bool {
+        do {
+            return try write {
+                let result = try connection.run("UPDATE api_tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL",
+                                                [.int64(now), .text(name)])
+                return result.affectedRows == 1
+            }
+        } catch {
+            if Self.isMissingTokenTable(error) { return false }
+            throw error
+        }
+    }
+}

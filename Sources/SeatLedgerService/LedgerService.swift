@@ -1,0 +1,191 @@
+import AppStoreModels
+import Foundation
+import HTTPServer
+import SeatLedger
+
+/// `seatledger serve`: Apple's webhook in, acknowledged only once durable, and a read API out,
+/// on a ``LedgerPool`` and an ``HTTPServer``.
+///
+/// ```swift
+/// let pool = try LedgerPool.open(path: "ledger.sqlite")
+/// let service = try LedgerService(pool: pool, configuration: .init(http: .init(port: 8080), ledgerDescription: "ledger.sqlite"))
+/// // … until SIGTERM:
+/// await service.shutdown()
+/// ```
+///
+/// Routes: `POST /notifications` (no token: the signature is the authentication), the `/v1`
+/// read API (a bearer token of scope `read`), `GET /healthz`, `/readyz`, `/metrics`.
+public final class LedgerService: Sendable {
+    /// The pool every route reads and appends through.
+    public let pool: LedgerPool
+    /// The configuration.
+    public let configuration: ServiceConfiguration
+    /// The counters `/metrics` shows.
+    public let metrics = ServiceMetrics()
+    let log: RequestLog
+    let tokens: TokenAuthenticator
+    private let server: HTTPServerBox
+
+    /// The port the service listens on.
+    public var port: UInt16 { server.server?.port ?? 0 }
+
+    /// Starts listening; logs the start line.
+    public init(pool: LedgerPool, configuration: ServiceConfiguration, log: RequestLog = RequestLog()) throws {
+        self.pool = pool
+        self.configuration = configuration
+        self.log = log
+        self.tokens = TokenAuthenticator(pool: pool)
+        self.server = HTTPServerBox()
+        let http = try HTTPServer(configuration: configuration.http) { [weak self] request in
+            guard let self else { return APIError(status: 503, code: "stopping", message: "the service is stopping").response }
+            return await self.handle(request)
+        } oversize: { [weak self] report in
+            self?.refuseOversize(report) ?? HTTPResponse(status: 413)
+        }
+        server.server = http
+        log.log(["event": "start", "version": .string(SeatLedgerVersion.release), "ledger": .string(configuration.ledgerDescription),
+                 "address": .string("\(configuration.http.host):\(http.port)")])
+    }
+
+    /// Stops accepting, answers requests in flight (each after its commit), stops the server and closes the pool.
+    public func shutdown(drainTimeout: Duration = .seconds(30)) async {
+        let http = server.server
+        let drained = await Task.detached { http?.stop(drainTimeout: drainTimeout) ?? true }.value
+        await pool.close()
+        log.log(["event": "stop", "drained": .bool(drained)])
+    }
+
+    // MARK: Dispatch
+
+    /// Answers one request (the server calls this; tests may too).
+    public func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var route = "unmatched"
+        var fields: [String: JSONValue] = [:]
+        let response: HTTPResponse
+        do {
+            response = try await dispatch(request, route: &route, fields: &fields)
+        } catch let error as APIError {
+            fields["outcome"] = fields["outcome"] ?? .string(error.code)
+            response = error.response
+        } catch {
+            fields["outcome"] = .string("error")
+            response = Self.describe(error).response
+        }
+        let seconds = Double((clock.now - started).components.attoseconds) / 1e18 + Double((clock.now - started).components.seconds)
+        metrics.observe(route: route, status: response.status, seconds: seconds)
+        if fields["outcome"] == nil { fields["outcome"] = response.status < 400 ? "ok" : "error" }
+        fields["method"] = .string(request.method)
+        fields["path"] = .string(request.path)
+        fields["status"] = .int(Int64(response.status))
+        fields["durationMs"] = .double((seconds * 1e6).rounded() / 1e3)
+        log.log(fields)
+        return response
+    }
+
+    /// An error from the ledger as an answer: a reference that resolves to nothing is 404, a
+    /// pool that is closed or a store that failed 503.
+    static func describe(_ error: any Error) -> APIError {
+        if let notFound = error as? GroupNotFound {
+            return APIError(status: 404, code: "not_found", message: notFound.description)
+        }
+        if let api = error as? APIError { return api }
+        return APIError(status: 503, code: "ledger_unavailable", message: "the ledger could not answer: \(error)", headers: [("Retry-After", "5")])
+    }
+
+    private func dispatch(_ request: HTTPRequest, route: inout String, fields: inout [String: JSONValue]) async throws -> HTTPResponse {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        func only(_ methods: String...) throws {
+            guard methods.contains(request.method) || (request.method == "HEAD" && methods.contains("GET")) else {
+                throw APIError(status: 405, code: "method_not_allowed",
+                               message: "\(request.method) is not allowed on \(route); use \(methods.joined(separator: ", "))",
+                               headers: [("Allow", methods.joined(separator: ", "))])
+            }
+        }
+        switch segments {
+        case ["notifications"]:
+            route = "/notifications"
+            try only("POST")
+            return await receiveNotification(request, fields: &fields)
+        case ["healthz"]:
+            route = "/healthz"
+            try only("GET")
+            return .json(["status": "ok"])
+        case ["readyz"]:
+            route = "/readyz"
+            try only("GET")
+            return try await readiness()
+        case ["metrics"]:
+            route = "/metrics"
+            try only("GET")
+            return try await metricsResponse()
+        default:
+            break
+        }
+        guard segments.first == "v1" else {
+            throw APIError(status: 404, code: "not_found", message: "no route \(request.path); see `seatledger serve --help`")
+        }
+        let v1 = Array(segments.dropFirst())
+        switch v1.count {
+        case 1 where v1[0] == "groups": route = "/v1/groups"
+        case 1 where v1[0] == "changes": route = "/v1/changes"
+        case 2 where v1[0] == "groups" && !v1[1].isEmpty: route = "/v1/groups/{ref}"
+        case 2 where v1[0] == "members" && !v1[1].isEmpty: route = "/v1/members/{id}"
+        case 3 where v1[0] == "groups" && !v1[1].isEmpty && ["replay", "diff", "audit"].contains(v1[2]): route = "/v1/groups/{ref}/\(v1[2])"
+        default:
+            throw APIError(status: 404, code: "not_found", message: "no route \(request.path); see `seatledger serve --help`")
+        }
+        try only("GET")
+        fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "read"))
+        let reads = ReadRoutes(pool: pool, now: configuration.now, maxPageSize: configuration.maxPageSize, maxChangeWait: configuration.maxChangeWait)
+        switch route {
+        case "/v1/groups": return try await reads.groups(request)
+        case "/v1/changes": return try await reads.changes(request)
+        case "/v1/groups/{ref}": return try await reads.group(v1[1], request)
+        case "/v1/members/{id}": return try await reads.member(v1[1], request)
+        case "/v1/groups/{ref}/replay": return try await reads.replay(v1[1], request)
+        case "/v1/groups/{ref}/diff": return try await reads.diff(v1[1], request)
+        default: return try await reads.audit(v1[1], request)
+        }
+    }
+
+    // MARK: Health and metrics
+
+    private func readiness() async throws -> HTTPResponse {
+        do {
+            // The writer answers (it is not stuck in a failed commit) and a reader sees the store.
+            let head = try await pool.write { ledger in try ledger.store.head().position }
+            _ = try await pool.read { ledger in try ledger.store.head().position }
+            return .json(["status": "ready", "headPosition": .int(head)])
+        } catch {
+            throw APIError(status: 503, code: "not_ready", message: "the ledger is not reachable or writable: \(error)", headers: [("Retry-After", "5")])
+        }
+    }
+
+    private func metricsResponse() async throws -> HTTPResponse {
+        let newest = try? await pool.read { ledger -> Int64? in
+            let head = try ledger.store.head().position
+            return head == 0 ? nil : try ledger.store.event(at: head)?.recordedAt
+        }
+        let now = Timestamp.millis(Date())
+        let age = (newest ?? nil).map { Double(now - $0) / 1000 }
+        return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
+                            text: metrics.render(headPosition: pool.headPosition, newestEventAgeSeconds: age,
+                                                        inFlight: server.server?.activeRequests ?? 0))
+    }
+}
+
+/// Holds the server after `init` starts it (the handler closure must exist before the server).
+///
+/// `@unchecked Sendable` is safe: `server` is written once in ``LedgerService/init`` before any
+/// request can arrive (the handler holds the service weakly and the box is set before `init`
+/// returns) and only read afterwards; `NSLock` orders that write before the reads.
+final class HTTPServerBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: HTTPServer?
+    var server: HTTPServer? {
+        get { lock.lock(); defer { lock.unlock() }; return stored }
+        set { lock.lock(); stored = newValue; lock.unlock() }
+    }
+}

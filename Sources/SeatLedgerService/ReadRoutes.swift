@@ -1,0 +1,172 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import HTTPServer
+import Projections
+import Reports
+import SeatLedger
+
+/// The `/v1` read API. Every JSON body is the CLI's `--json` output for the same ledger and
+/// clocks (the same library functions render both), pretty-printed the same way.
+struct ReadRoutes: Sendable {
+    let pool: LedgerPool
+    let now: @Sendable () -> EpochMillis
+    let maxPageSize: Int
+    let maxChangeWait: Duration
+
+    /// A clock parameter: ISO 8601 or epoch milliseconds, as the CLI's `--as-of`/`--known-at`.
+    static func clock(_ request: HTTPRequest, _ name: String) throws(APIError) -> EpochMillis? {
+        let values = request.queryValues(name)
+        guard let text = values.first else { return nil }
+        guard values.count == 1 else { throw APIError(status: 400, code: "bad_parameter", message: "query parameter \(name) is given \(values.count) times; give it once") }
+        guard let millis = Timestamp.parse(text) else {
+            throw .badParameter(name, text, expected: "ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds")
+        }
+        return millis
+    }
+
+    static func clocks(_ request: HTTPRequest, _ name: String) throws(APIError) -> [EpochMillis] {
+        var result: [EpochMillis] = []
+        for text in request.queryValues(name) {
+            guard let millis = Timestamp.parse(text) else {
+                throw .badParameter(name, text, expected: "ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds")
+            }
+            result.append(millis)
+        }
+        return result
+    }
+
+    static func integer(_ request: HTTPRequest, _ name: String, range: ClosedRange<Int64>) throws(APIError) -> Int64? {
+        guard let text = request.queryValue(name) else { return nil }
+        guard let value = Int64(text), range.contains(value) else {
+            throw .badParameter(name, text, expected: "an integer in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+
+    private func reading<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
+        do { return try await pool.read(body) } catch { throw LedgerService.describe(error) }
+    }
+
+    /// `GET /v1/members/{id}`: `{"identifier", "hasAccess", "memberships": <member show --json>}`.
+    func member(_ identifier: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        let asOf = try Self.clock(request, "asOf") ?? now()
+        let knownAt = try Self.clock(request, "knownAt")
+        let entries = try await reading { ledger in try ledger.memberAccess(identifier, asOf: asOf, knownAt: knownAt) }
+        return .json(["identifier": .string(identifier), "hasAccess": .bool(entries.contains { $0.member.hasAccess }),
+                      "memberships": MemberInGroup.json(entries)])
+    }
+
+    /// `GET /v1/groups/{ref}`: `group show --json`.
+    func group(_ reference: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        let asOf = try Self.clock(request, "asOf") ?? now()
+        let knownAt = try Self.clock(request, "knownAt")
+        let state = try await reading { ledger in try ledger.groupState(reference, asOf: asOf, knownAt: knownAt) }
+        return .json(state.json)
+    }
+
+    /// `GET /v1/groups`: `{"groups": [group show --json …], "nextCursor"}`, by group key, after
+    /// `cursor` (the last key of the previous page), at most `limit`, filtered by `status`/`product`.
+    func groups(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let asOf = try Self.clock(request, "asOf") ?? now()
+        let knownAt = try Self.clock(request, "knownAt")
+        let limit = Int(try Self.integer(request, "limit", range: 1...Int64(maxPageSize)) ?? 100)
+        let cursor = request.queryValue("cursor")
+        let status = request.queryValue("status")
+        let product = request.queryValue("product")
+        let all = try await reading { ledger in try ledger.groups(asOf: asOf, knownAt: knownAt) }
+        let matching = all.filter { state in
+            (status.map { $0.caseInsensitiveCompare(state.status.rawValue) == .orderedSame } ?? true)
+                && (product.map { $0 == state.productId } ?? true)
+                && (cursor.map { state.groupKey > $0 } ?? true)
+        }.sorted { $0.groupKey < $1.groupKey }
+        let page = Array(matching.prefix(limit))
+        let next: JSONValue = matching.count > limit ? .optional(page.last?.groupKey) : .null
+        return .json(["groups": .array(page.map(\.json)), "nextCursor": next])
+    }
+
+    /// `GET /v1/groups/{ref}/replay`: `replay --json` (`from`, `to`, `knownAt`).
+    func replay(_ reference: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        let from = try Self.clock(request, "from"), to = try Self.clock(request, "to"), knownAt = try Self.clock(request, "knownAt")
+        if let from, let to, from > to {
+            throw APIError(status: 400, code: "bad_parameter", message: "from (\(Timestamp.iso8601(from))) is after to (\(Timestamp.iso8601(to)))")
+        }
+        let now = now()
+        let entries = try await reading { ledger in try ledger.replay(reference, from: from, to: to, knownAt: knownAt, now: now) }
+        return .json(["reference": .string(reference), "entries": .array(entries.map(\.json))])
+    }
+
+    /// `GET /v1/groups/{ref}/diff`: `diff --json`: `knownAt` twice, `asOf` twice, or `against=apple`.
+    func diff(_ reference: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        let knownAt = try Self.clocks(request, "knownAt"), asOf = try Self.clocks(request, "asOf")
+        let now = now()
+        if let against = request.queryValue("against") {
+            guard against == "apple" else { throw APIError.badParameter("against", against, expected: "apple") }
+            guard knownAt.isEmpty, asOf.count <= 1 else {
+                throw APIError(status: 400, code: "bad_parameter", message: "against=apple takes no knownAt and at most one asOf")
+            }
+            let comparison = try await reading { ledger in try ledger.compareWithApple(reference, asOf: asOf.first ?? now) }
+            return .json(comparison.json)
+        }
+        if knownAt.count == 2, asOf.count <= 1 {
+            let diff = try await reading { ledger in try ledger.diff(reference, knownAt: knownAt[0], knownAt[1], asOf: asOf.first ?? now) }
+            return .json(diff.json)
+        }
+        if asOf.count == 2, knownAt.count <= 1 {
+            let diff = try await reading { ledger in try ledger.diff(reference, asOf: asOf[0], asOf[1], knownAt: knownAt.first) }
+            return .json(diff.json)
+        }
+        throw APIError(status: 400, code: "bad_parameter", message: "give knownAt twice, asOf twice, or against=apple")
+    }
+
+    /// `GET /v1/groups/{ref}/audit`: `audit group`, `format=json` (default), `markdown` or `html`.
+    func audit(_ reference: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        let formatText = request.queryValue("format") ?? "json"
+        guard let format = ReportFormat(rawValue: formatText) else {
+            throw APIError.badParameter("format", formatText, expected: "json, markdown, html or text")
+        }
+        let now = now()
+        let asOf = try Self.clock(request, "asOf") ?? now
+        let report = try await reading { ledger in try ledger.auditGroup(reference, asOf: asOf, now: now).render(format, color: false) }
+        let type: String
+        switch format {
+        case .json: type = "application/json"
+        case .html: type = "text/html; charset=utf-8"
+        case .markdown: type = "text/markdown; charset=utf-8"
+        case .text: type = "text/plain; charset=utf-8"
+        }
+        return HTTPResponse(status: 200, contentType: type, text: report + "\n")
+    }
+
+    /// `GET /v1/changes?after=P&limit=N&wait=S`: committed events after position `P`, in position
+    /// order, each with the keys of the groups that hold any identifier it mentions (the groups
+    /// its append re-folded); waits up to `S` seconds for one when there is none yet.
+    ///
+    /// `{"changes": [{"position", "eventId", "kind", "type", "subtype", "occurredAt", "recordedAt",
+    /// "groupKeys"}], "next": <the cursor for the next call>, "head"}`.
+    func changes(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let after = try Self.integer(request, "after", range: 0...Int64.max) ?? 0
+        let limit = try Self.integer(request, "limit", range: 1...Int64(maxPageSize)) ?? 100
+        let waitSeconds = try Self.integer(request, "wait", range: 0...maxChangeWait.components.seconds) ?? 0
+        var head = try await reading { ledger in try ledger.store.head().position }
+        if head <= after, waitSeconds > 0 {
+            head = max(head, await pool.waitForHead(after: after, timeout: .seconds(waitSeconds)))
+        }
+        let last = min(head, after + limit)
+        let observedHead = head
+        let changes = try await reading { ledger -> [JSONValue] in
+            guard last > after else { return [] }
+            let events = try ledger.store.events(at: Array((after + 1)...last))
+            return try events.map { event in
+                let identifiers = Set(try ledger.store.identifiers(at: event.position).map(\.value))
+                let keys = try ledger.store.groupKeys(forAny: identifiers).sorted()
+                return ["position": .int(event.position), "eventId": .string(event.eventId), "kind": .string(event.kind.rawValue),
+                        "type": .optional(event.type), "subtype": .optional(event.subtype),
+                        "occurredAt": .timestamp(event.occurredAt), "recordedAt": .timestamp(event.recordedAt),
+                        "groupKeys": .array(keys.map(JSONValue.string))]
+            }
+        }
+        let next = changes.last?["position"]?.int64Value ?? after
+        return .json(["changes": .array(changes), "next": .int(next), "head": .int(max(observedHead, next))])
+    }
+}

@@ -1,0 +1,33 @@
+import AppStoreModels
+import Foundation
+import HTTPServer
+
+/// What `seatledger serve` runs with.
+public struct ServiceConfiguration: Sendable {
+    /// The HTTP listener: address, threads, connection limit and timeout, body limit.
+    public var http: HTTPServerConfiguration
+    /// The ledger, as given (`--db`), for the start line (a URL is logged without its password).
+    public var ledgerDescription: String
+    /// The clock for defaults (`asOf`, `to`, a report's `now`); `$SEATLEDGER_NOW` pins it.
+    public var now: @Sendable () -> EpochMillis
+    /// The longest `wait` of `GET /v1/changes`.
+    public var maxChangeWait: Duration
+    /// The largest page of `GET /v1/groups` and `GET /v1/changes`.
+    public var maxPageSize: Int
+
+    /// Creates a configuration.
+    public init(http: HTTPServerConfiguration, ledgerDescription: String,
+                now: @escaping @Sendable () -> EpochMillis = ServiceConfiguration.environmentClock,
+                maxChangeWait: Duration = .seconds(60), maxPageSize: Int = 1_000) {
+        self.http = http
+        self.ledgerDescription = ledgerDescription
+        self.now = now
+        self.maxChangeWait = maxChangeWait
+        self.maxPageSize = maxPageSize
+    }
+
+    /// Now, or `$SEATLEDGER_NOW` (ISO 8601 or epoch ms), as the CLI reads it.
+    public static let environmentClock: @Sendable () -> EpochMillis = {
+        ProcessInfo.processInfo.environment["SEATLEDGER_NOW"].flatMap(Timestamp.parse) ?? Timestamp.millis(Date())
+    }
+}

@@ -1,0 +1,110 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import SeatLedger
+import SeatLedgerService
+
+/// `seatledger serve`: the webhook receiver and read API over HTTP.
+enum ServeCommand: Command {
+    static let name = "serve"
+    static let summary = "run the HTTP service: Apple's webhook in (acknowledged once durable), the read API out"
+    static let options: Set<String> = ["db", "listen", "threads", "readers", "max-connections", "timeout", "max-body"]
+    static let flags: Set<String> = []
+    static let help = """
+    Usage: seatledger serve [--listen HOST:PORT] [--db PATH|URL] [--threads N] [--readers N]
+                            [--max-connections N] [--timeout S] [--max-body BYTES]
+
+    Serves the ledger over HTTP/1.1 (libmicrohttpd; put a TLS-terminating proxy in front, see
+    Tools/deploy/). Several `serve` processes may share one PostgreSQL ledger.
+
+      POST /notifications        the URL for App Store Connect: the body exactly as Apple posts it.
+                                 200 only once the outcome is durable: appended, duplicate, or
+                                 quarantined with its raw bytes (unsigned or not JSON); an apiResponse
+                                 envelope is quarantined, never applied. 503 + Retry-After when it
+                                 cannot be stored; 413 over --max-body (nothing stored). No token.
+      GET /v1/members/{id}       {"identifier", "hasAccess", "memberships": <member show --json>}
+      GET /v1/groups/{ref}       group show --json                    (asOf, knownAt)
+      GET /v1/groups             {"groups": [...], "nextCursor"}      (limit, cursor, status, product, asOf, knownAt)
+      GET /v1/groups/{ref}/replay   replay --json                     (from, to, knownAt)
+      GET /v1/groups/{ref}/diff     diff --json                       (knownAt twice | asOf twice | against=apple)
+      GET /v1/groups/{ref}/audit    audit group                       (format=json|markdown|html|text, asOf)
+      GET /v1/changes            committed events after a position, each with the group keys it
+                                 touched: {"changes", "next", "head"} (after, limit, wait ≤ 60 s)
+      GET /healthz               liveness        GET /readyz   the ledger answers reads and writes
+      GET /metrics               Prometheus text: notifications received/appended/duplicate/
+                                 quarantined by reason, latency histograms, head, newest event age
+
+    /v1 needs `Authorization: Bearer <token>` of scope read (`seatledger token add NAME --scope
+    read`); 401 without a valid token, 403 with another scope. Errors are JSON:
+    {"error": code, "message": reason}. Clock parameters are ISO 8601 or epoch ms, as the CLI's;
+    $SEATLEDGER_NOW pins "now" as for the CLI.
+
+    Logs: one JSON object per line on stderr (a start line with version, ledger and address; per
+    request method, path, status, durationMs, outcome, position, eventId; never a body or token).
+    SIGTERM or SIGINT: stop accepting, answer requests in flight after their commit, exit 0.
+
+    Options:
+      --listen HOST:PORT   IPv4 address and port (default 127.0.0.1:8080; port 0 picks one)
+    \(HelpText.db)
+      --threads N          HTTP polling threads (default 4)
+      --readers N          read connections of the ledger pool (default 4)
+      --max-connections N  open connections at most (default 1024)
+      --timeout S          close a connection idle or trickling for S seconds (default 30)
+      --max-body BYTES     largest request body (default 1048576)
+
+    \(HelpText.exitCodes)
+    """
+
+    private static func integer(_ arguments: Arguments, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
+        guard let text = arguments.value(name) else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError(message: "--\(name) must be an integer in \(range.lowerBound)…\(range.upperBound), got \(text)")
+        }
+        return number
+    }
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        let listen = arguments.value("listen") ?? "127.0.0.1:8080"
+        guard let (host, port) = HTTPServerConfiguration.parseListen(listen) else {
+            throw UsageError(message: "--listen must be IPv4:PORT such as 127.0.0.1:8080, got \(listen)")
+        }
+        let http = HTTPServerConfiguration(
+            host: host, port: port,
+            threads: try integer(arguments, "threads", default: 4, range: 1...256),
+            connectionLimit: try integer(arguments, "max-connections", default: 1_024, range: 1...1_000_000),
+            connectionTimeoutSeconds: try integer(arguments, "timeout", default: 30, range: 1...3_600),
+            maxBodyBytes: try integer(arguments, "max-body", default: 1 << 20, range: 1_024...(64 << 20)))
+        let readers = try integer(arguments, "readers", default: 4, range: 1...64)
+        let path = arguments.databasePath
+
+        // Signals first, so a SIGTERM during start-up is not lost.
+        let stop = DispatchSemaphore(value: 0)
+        let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+        defer { for source in sources { source.cancel() } }
+
+        let pool = try LedgerPool.open(path: path, readers: readers)
+        let service: LedgerService
+        do {
+            service = try LedgerService(pool: pool, configuration: ServiceConfiguration(http: http, ledgerDescription: StoreLocation(path).description))
+        } catch {
+            let closed = DispatchSemaphore(value: 0)
+            Task.detached { await pool.close(); closed.signal() }
+            closed.wait()
+            throw InputError(message: "\(error)")
+        }
+        stop.wait()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached {
+            await service.shutdown()
+            done.signal()
+        }
+        done.wait()
+        return .success
+    }
+}

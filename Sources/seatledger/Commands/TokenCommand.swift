@@ -1,0 +1,96 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import SeatLedger
+import SeatLedgerService
+
+/// `seatledger token add|list|revoke`: bearer tokens of `seatledger serve`'s `/v1` API.
+enum TokenCommand: Command {
+    static let name = "token"
+    static let summary = "bearer tokens for the serve API: add (printed once), list, revoke"
+    static let options: Set<String> = ["db", "scope"]
+    static let flags: Set<String> = ["json"]
+    static let help = """
+    Usage: seatledger token add NAME --scope read|seats [--db PATH] [--json]
+           seatledger token list [--db PATH] [--json]
+           seatledger token revoke NAME [--db PATH] [--json]
+
+    `add` mints a random token (slt_ and 43 base64url characters, 256 bits from the system's
+    cryptographic generator), prints it ONCE on stdout and stores only its SHA-256 in the
+    ledger's api_tokens table (never part of the event log). Give it to the client as
+    `Authorization: Bearer <token>`. Scope `read` opens the /v1 read API of `seatledger serve`;
+    `seats` is reserved for seat operations and opens nothing yet. A running `serve` sees new
+    and revoked tokens within a second. `list` shows names, scopes, creation and revocation
+    times and the first 12 hex digits of each digest (never a token). `revoke` makes the token
+    authenticate nothing; the name stays taken.
+
+    Options:
+    \(HelpText.db)
+      --scope S        read or seats (add only)
+    \(HelpText.json)
+
+    \(HelpText.exitCodes)
+    """
+
+    static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "list" ? 1 : 2 }
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard let action = arguments.positionals.first, ["add", "list", "revoke"].contains(action) else {
+            throw UsageError(message: "expected `token add NAME --scope read|seats`, `token list` or `token revoke NAME`")
+        }
+        let json = arguments.flag("json")
+        let now = Clocks.now
+        switch action {
+        case "list":
+            guard arguments.value("scope") == nil else { throw UsageError(message: "--scope applies to `token add` only") }
+            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+            let records = try ledger.store.apiTokens()
+            if json {
+                Terminal.json(.array(records.map { record in
+                    ["name": .string(record.name), "scope": .string(record.scope), "sha256Prefix": .string(String(record.sha256.prefix(12))),
+                     "createdAt": .timestamp(record.createdAt), "revokedAt": .timestamp(record.revokedAt)]
+                }))
+            } else if records.isEmpty {
+                Terminal.out("No tokens.")
+            } else {
+                for record in records {
+                    let state = record.revokedAt.map { "revoked \(Timestamp.iso8601($0))" } ?? "active"
+                    Terminal.out("\(record.name)  scope \(record.scope)  sha256 \(record.sha256.prefix(12))…  created \(Timestamp.iso8601(record.createdAt))  \(state)")
+                }
+            }
+            return .success
+        case "add":
+            guard arguments.positionals.count == 2 else { throw UsageError(message: "token add needs a NAME") }
+            let name = arguments.positionals[1]
+            guard !name.isEmpty, name.utf8.count <= 100, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw UsageError(message: "token NAME must be 1-100 letters, digits, '-', '_' or '.', got \(name)")
+            }
+            guard let scope = arguments.value("scope") else { throw UsageError(message: "token add needs --scope read or --scope seats") }
+            guard APITokenRecord.scopes.contains(scope) else { throw UsageError(message: "--scope must be read or seats, got \(scope)") }
+            let token = TokenAuthenticator.mintToken()
+            let ledger = try Ledger.open(path: arguments.databasePath)
+            do {
+                try ledger.store.addAPIToken(name: name, scope: scope, sha256: TokenAuthenticator.digest(token), now: now)
+            } catch let error as APITokenError {
+                throw InputError(message: error.message)
+            }
+            if json {
+                Terminal.json(["name": .string(name), "scope": .string(scope), "token": .string(token)])
+            } else {
+                Terminal.out(token)
+                Terminal.err("Token \(name) (scope \(scope)) added; it is shown only this once. Send it as `Authorization: Bearer <token>`.")
+            }
+            return .success
+        default:
+            guard arguments.positionals.count == 2 else { throw UsageError(message: "token revoke needs a NAME") }
+            guard arguments.value("scope") == nil else { throw UsageError(message: "--scope applies to `token add` only") }
+            let name = arguments.positionals[1]
+            let ledger = try Ledger.open(path: arguments.databasePath)
+            guard try ledger.store.revokeAPIToken(name: name, now: now) else {
+                throw InputError(message: "no active token named \(name) (see `seatledger token list`)")
+            }
+            if json { Terminal.json(["name": .string(name), "revoked": true]) } else { Terminal.out("Revoked token \(name).") }
+            return .success
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import AppStoreModels
+import EventStore
+import Foundation
+import HTTPTestSupport
+import JWSVerification
+import SeatLedger
+import Synchronization
+import Testing
+
+/// Parses a JSON response body.
+func json(_ response: RawHTTPResponse) throws -> JSONValue { try JSONValue.parse(bytes: Array(response.body)) }
+
+/// Adds a token with the CLI and returns its text.
+func addToken(_ name: String, scope: String, db: String) throws -> String {
+    let run = try CLIRun.run(["token", "add", name, "--scope", scope, "--db", db, "--json"])
+    guard run.status == 0, let token = try JSONValue.parse(bytes: Array(run.stdout))["token"]?.stringValue else {
+        throw FixtureError("token add failed: \(run.status) \(run.stderr)")
+    }
+    return token
+}
+
+@Suite("seatledger serve (a real process on loopback)", .serialized)
+struct ServeProcessTests {
+    @Test("POST /notifications: 200 once durable (appended, duplicate, quarantined with raw bytes); envelopes never applied; 405, 404, 413")
+    func notifications() throws {
+        let fixture = try LedgerFixture()
+        let bodies = try Notifications.subscribed(count: 3)
+        let serve = try ServeProcess(db: fixture.path)
+        let client = try RawHTTPClient(port: serve.port)
+
+        let first = try client.request("POST", "/notifications", body: bodies[0])
+        #expect(first.status == 200)
+        #expect(try json(first)["result"]?.stringValue == "appended")
+        let again = try client.request("POST", "/notifications", body: bodies[0])
+        #expect(try json(again)["result"]?.stringValue == "duplicate")
+
+        let garbage = Data("this is not JSON \u{1}".utf8)
+        let refused = try client.request("POST", "/notifications", body: garbage)
+        #expect(refused.status == 200)
+        #expect(try json(refused)["errorCode"]?.stringValue == "not_jws")
+
+        let envelope = try #require(try Notifications.sampleLines().first { $0.range(of: Data("\"apiResponse\"".utf8)) != nil })
+        let posted = try client.request("POST", "/notifications", body: envelope)
+        #expect(posted.status == 200)
+        #expect(try json(posted)["errorCode"]?.stringValue == "api_response_on_webhook")
+
+        // Pipelined and with Expect: 100-continue, through the service.
+        try client.send(RawHTTPClient.requestBytes("POST", "/notifications", body: bodies[1]) + RawHTTPClient.requestBytes("GET", "/healthz"))
+        #expect(try json(client.readResponse())["result"]?.stringValue == "appended")
+        #expect(try client.readResponse().status == 200)
+        try client.send("POST /notifications HTTP/1.1\r\nHost: x\r\nContent-Length: \(bodies[2].count)\r\nExpect: 100-continue\r\n\r\n")
+        #expect(try client.readResponse().status == 100)
+        try client.send(bodies[2])
+        #expect(try json(client.readResponse())["result"]?.stringValue == "appended")
+
+        let wrongMethod = try client.request("GET", "/notifications")
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.headers["allow"] == "POST")
+        #expect(try json(wrongMethod)["error"]?.stringValue == "method_not_allowed")
+        let unknown = try client.request("GET", "/nowhere")
+        #expect(unknown.status == 404)
+        #expect(try json(unknown)["error"]?.stringValue == "not_found")
+
+        let huge = Data(repeating: UInt8(ascii: "x"), count: 2 << 20)
+        let tooLarge = try RawHTTPClient(port: serve.port).request("POST", "/notifications", body: huge)
+        #expect(tooLarge.status == 413)
+
+        let metrics = try client.request("GET", "/metrics").text
+        #expect(metrics.contains("seatledger_notifications_received_total 6"))
+        #expect(metrics.contains("seatledger_notifications_appended_total 3"))
+        #expect(metrics.contains("seatledger_notifications_duplicate_total 1"))
+        #expect(metrics.contains("seatledger_notifications_quarantined_total{reason=\"not_jws\"} 1"))
+        #expect(metrics.contains("seatledger_notifications_quarantined_total{reason=\"api_response_on_webhook\"} 1"))
+        #expect(metrics.contains("seatledger_notifications_oversize_total 1"))
+        #expect(metrics.contains("seatledger_ledger_head_position 3"))
+        #expect(metrics.contains("seatledger_http_request_duration_seconds_count{route=\"/notifications\"}"))
+        #expect(try client.request("GET", "/readyz").status == 200)
+
+        #expect(serve.stop(signal: SIGTERM) == 0)
+        let store = try EventStore.open(at: fixture.path, readOnly: true)
+        #expect(try store.eventCount() == 3)
+        let quarantined = try store.quarantine(state: nil, limit: 10)
+        #expect(Set(quarantined.map(\.raw)) == [garbage, envelope])
+        #expect(quarantined.allSatisfy { $0.source == "webhook" })
+        let log = serve.logLines()
+        let oversize = try #require(log.first { $0.contains("body_too_large") })
+        #expect(oversize.contains(SHA256Digest.hex(huge)) && oversize.contains("\(huge.count)"))
+        #expect(log.contains { $0.contains("\"event\":\"stop\"") })
+        #expect(!log.contains { $0.contains("signedPayload") || $0.contains("this is not JSON") })
+    }
+
+    @Test("/v1 needs a bearer token of scope read: 401 without or unknown or revoked, 403 for another scope")
+    func authorization() throws {
+        let fixture = try LedgerFixture()
+        let read = try addToken("app-server", scope: "read", db: fixture.path)
+        let seats = try addToken("seat-bot", scope: "seats", db: fixture.path)
+        let again = try CLIRun.run(["token", "add", "app-server", "--scope", "read", "--db", fixture.path])
+        #expect(again.status == 2 && again.stderr.contains("already exists"))
+        #expect(try CLIRun.run(["token", "add", "x", "--scope", "admin", "--db", fixture.path]).status == 2)
+        let listed = try CLIRun.run(["token", "list", "--db", fixture.path])
+        #expect(listed.status == 0 && listed.text.contains("app-server") && !listed.text.contains(read))
+        let serve = try ServeProcess(db: fixture.path)
+        let client = try RawHTTPClient(port: serve.port)
+        let none = try client.request("GET", "/v1/groups")
+        #expect(none.status == 401)
+        #expect(try json(none)["error"]?.stringValue == "unauthorized")
+        #expect(try client.request("GET", "/v1/groups", headers: [("Authorization", "Bearer slt_wrong")]).status == 401)
+        let forbidden = try client.request("GET", "/v1/groups", headers: [("Authorization", "Bearer \(seats)")])
+        #expect(forbidden.status == 403)
+        #expect(try json(forbidden)["message"]?.stringValue?.contains("seat-bot") == true)
+        let ok = try client.request("GET", "/v1/groups", headers: [("Authorization", "Bearer \(read)")])
+        #expect(ok.status == 200)
+        #expect(try json(ok)["groups"]?.arrayValue?.isEmpty == true)
+        #expect(try CLIRun.run(["token", "revoke", "app-server", "--db", fixture.path]).status == 0)
+        #expect(waitUntil(timeout: .seconds(10)) {
+            (try? client.request("GET", "/v1/groups", headers: [("Authorization", "Bearer \(read)")]).status) == 401
+        })
+        #expect(serve.stop() == 0)
+        #expect(!serve.logLines().contains { $0.contains(read) || $0.contains(seats) })
+    }
+}
