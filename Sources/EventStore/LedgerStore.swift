@@ -32,6 +32,11 @@ public protocol LedgerStore: AnyObject {
     /// Whether `error` means the connection to the database server is gone (a restart): the
     /// transaction in flight did not commit, and after ``reconnect()`` the work can be retried.
     func isConnectionLoss(_ error: any Error) -> Bool
+    /// Whether `error` is the engine refusing what one input asked it to store (a value too big,
+    /// a type or range it cannot hold, a constraint), not a failure of the store itself (disk,
+    /// locks, a lost server). The ingest then commits the batch's other messages without the one
+    /// that causes it and quarantines that one (`store_refused`) instead of failing the batch.
+    func refusesInput(_ error: any Error) -> Bool
     /// Re-establishes a lost connection to the database server.
     func reconnect() throws
     /// Runs `body` with this connection's page cache limited to `mebibytes`, then restores it (a
@@ -201,6 +206,13 @@ extension EventStore: LedgerStore {
 
     /// An embedded file has no server connection to lose.
     public func isConnectionLoss(_ error: any Error) -> Bool { false }
+
+    /// `SQLITE_TOOBIG` ("string or blob too big"), `SQLITE_MISMATCH`, `SQLITE_RANGE` or a constraint.
+    public func refusesInput(_ error: any Error) -> Bool {
+        let sqlite: SQLiteError
+        if let error = error as? SQLiteError { sqlite = error } else if case .sqlite(let error)? = error as? EventStoreError { sqlite = error } else { return false }
+        return sqlite.isRefusalOfValue
+    }
 
     /// Nothing to do: an embedded file has no server connection.
     public func reconnect() throws {}

@@ -16,8 +16,12 @@ public struct QuarantineRetrySummary: Sendable, Equatable {
 
 extension Ledger {
     /// Re-runs verification on open quarantined inputs (all, or the given ids), e.g. after adding a
-    /// root certificate. Released inputs are appended and marked resolved in one transaction.
-    public func retryQuarantine(ids: [Int64]? = nil) throws -> QuarantineRetrySummary {
+    /// root certificate. Released inputs are appended (origin `quarantine-retry`) and marked
+    /// resolved in one transaction.
+    ///
+    /// The quarantine does not prove which path an input came by, so an `apiResponse` envelope is
+    /// applied only with `acceptAPIResponses` (the operator vouching for it, `--api-responses`).
+    public func retryQuarantine(ids: [Int64]? = nil, acceptAPIResponses: Bool = false) throws -> QuarantineRetrySummary {
         let records: [QuarantineRecord]
         if let ids {
             records = try ids.compactMap { try store.quarantineRecord(id: $0) }.filter { $0.state == "open" }
@@ -29,7 +33,8 @@ extension Ledger {
         let decoder = self.decoder
         let decoded = parallelMap(records) { record in
             // `prepare`: the same checks as at ingest, the facts' identifiers included.
-            decoder.prepare(InboundMessage(raw: record.raw, source: record.source, origin: .live)).result
+            decoder.prepare(InboundMessage(raw: record.raw, source: record.source, origin: .quarantineRetry,
+                                           acceptsAPIResponses: acceptAPIResponses)).result
         }
         for (record, result) in zip(records, decoded) {
             switch result {

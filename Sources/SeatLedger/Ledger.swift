@@ -142,7 +142,37 @@ public final class Ledger {
 
     /// Appends a batch of prepared messages (same order as `batch`) in one transaction; the facts
     /// the workers derived are used for the projections instead of being derived again here.
+    ///
+    /// When the store refuses something one message asked it to store (``LedgerStore/refusesInput(_:)``:
+    /// "string or blob too big", a constraint), the batch is split in halves, each committed on
+    /// its own, down to the one message that causes it, which is quarantined as `store_refused`
+    /// (its first 64 KiB and the SHA-256 of the rest when it is larger): one message never rolls
+    /// back or blocks the others. Any other failure (disk, locks, a lost server) fails the batch.
     func commit(_ batch: [InboundMessage], prepared: [PreparedMessage]) throws -> (IngestSummary, [MessageOutcome]) {
+        do {
+            return try commitTogether(batch, prepared: prepared)
+        } catch {
+            guard store.refusesInput(error), !batch.isEmpty else { throw error }
+            if batch.count > 1 {
+                let middle = batch.count / 2
+                var (summary, outcomes) = try commit(Array(batch[..<middle]), prepared: Array(prepared[..<middle]))
+                let (rest, restOutcomes) = try commit(Array(batch[middle...]), prepared: Array(prepared[middle...]))
+                summary.add(rest)
+                return (summary, outcomes + restOutcomes)
+            }
+            let message = batch[0]
+            if case .failure(let rejection) = prepared[0].result, rejection.code == "store_refused" { throw error }
+            let kept = message.raw.prefix(LineReader.keptPrefixBytes)
+            let digest = kept.count < message.raw.count ? "; \(message.raw.count) bytes, SHA-256 \(SHA256Digest.hex(message.raw)), the first \(kept.count) kept" : ""
+            let rejection = IngestRejection(code: "store_refused",
+                                            reason: "the store refused to record this message (the batch's other messages were committed): \(error)\(digest)")
+            return try commit([InboundMessage(raw: Data(kept), source: message.source, origin: message.origin)],
+                              prepared: [PreparedMessage(result: .failure(rejection), facts: [])])
+        }
+    }
+
+    /// ``commit(_:prepared:)`` of the whole batch in one transaction.
+    private func commitTogether(_ batch: [InboundMessage], prepared: [PreparedMessage]) throws -> (IngestSummary, [MessageOutcome]) {
         var events: [NewEvent] = []
         events.reserveCapacity(prepared.count)
         var owners: [Int] = []          // message index of each event
@@ -225,11 +255,17 @@ public final class Ledger {
     }
 
     /// Appends one notification body exactly as Apple POSTed it (`{"signedPayload": "…"}`).
-    public func append(notificationBody: Data, source: String = "api") throws -> MessageOutcome {
-        try ingestBatch([InboundMessage(raw: notificationBody, source: source)]).1[0]
+    ///
+    /// This is the webhook path (origin `webhook`): only Apple-signed notifications are applied.
+    /// An `apiResponse` envelope (unsigned, so anyone who can reach the webhook could forge one)
+    /// is quarantined as `untrusted_api_response`; record your own with
+    /// ``append(apiResponseEnvelope:source:)``.
+    public func append(notificationBody: Data, source: String = "webhook") throws -> MessageOutcome {
+        try ingestBatch([InboundMessage(raw: notificationBody, source: source, origin: .webhook)]).1[0]
     }
 
-    /// Appends one `apiResponse` envelope.
+    /// Appends one `apiResponse` envelope the caller vouches for (origin `recorded`): call it only
+    /// with responses your own code received from Apple, never with bytes from a request.
     public func append(apiResponseEnvelope: Data, source: String = "api") throws -> MessageOutcome {
         try ingestBatch([InboundMessage(raw: apiResponseEnvelope, source: source, origin: .recorded)]).1[0]
     }

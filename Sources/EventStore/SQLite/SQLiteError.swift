@@ -28,6 +28,12 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// Whether a constraint (UNIQUE, CHECK, trigger RAISE(ABORT)) refused the statement.
     public var isConstraintViolation: Bool { primaryResultCode == SQLITE_CONSTRAINT }
 
+    /// Whether SQLite refused a value it was given: too big (`SQLITE_TOOBIG`), of the wrong type
+    /// or range, or against a constraint; not a failure of the database itself.
+    public var isRefusalOfValue: Bool {
+        [SQLITE_TOOBIG, SQLITE_MISMATCH, SQLITE_RANGE, SQLITE_CONSTRAINT].contains(primaryResultCode)
+    }
+
     /// Whether another connection holds the lock.
     public var isBusy: Bool { primaryResultCode == SQLITE_BUSY || primaryResultCode == SQLITE_LOCKED }
 

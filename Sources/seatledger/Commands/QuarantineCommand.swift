@@ -8,28 +8,32 @@ enum QuarantineCommand: Command {
     static let name = "quarantine"
     static let summary = "list, show or retry inputs that were refused"
     static let options: Set<String> = ["db", "state", "out"]
-    static let flags: Set<String> = ["json", "raw"]
+    static let flags: Set<String> = ["json", "raw", "api-responses"]
     static let help = """
     Usage: seatledger quarantine list [--state open|released|duplicate] [--db PATH] [--json]
            seatledger quarantine show ID [--raw] [--out FILE] [--db PATH] [--json]
-           seatledger quarantine retry [ID …] [--db PATH] [--json]
+           seatledger quarantine retry [ID …] [--api-responses] [--db PATH] [--json]
 
     Every refused input is kept with its raw bytes, its source (file and line, spool name), an
     error code and a human reason. `show --raw` prints the raw bytes exactly (or writes them to
     --out FILE). `retry` re-verifies open items (all, or the given ids), e.g. after
-    `seatledger config add-root`; released items are appended and marked resolved.
+    `seatledger config add-root`; released items are appended (origin quarantine-retry) and
+    marked resolved. An `apiResponse` envelope is unsigned and the quarantine cannot prove which
+    path it came by, so retry applies one only with --api-responses (you vouch that it is a
+    response you received from Apple); without it, it stays refused as untrusted_api_response.
 
     Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c,
     bad_certificate, chain_not_trusted, certificate_expired, missing_apple_oid, bad_signature,
     bundle_mismatch, environment_mismatch, app_apple_id_mismatch, missing_notification_uuid,
     missing_signed_date, invalid_envelope, unrecognized_message, line_too_long, empty_message,
-    nul_in_text, missing_body_field (each explained in Events/README.md).
+    nul_in_text, missing_body_field, untrusted_api_response, message_too_large (each explained in Events/README.md).
 
     Options:
     \(HelpText.db)
       --state S        list only items in state S
       --raw            show: print the raw bytes only
       --out FILE       show: write the raw bytes to FILE
+      --api-responses  retry: also apply apiResponse envelopes (see above)
     \(HelpText.json)
 
     \(HelpText.exitCodes)
@@ -107,7 +111,7 @@ enum QuarantineCommand: Command {
                     throw UsageError(message: "quarantine item #\(id) is \(record.state), not open: nothing to retry")
                 }
             }
-            let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids)
+            let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids, acceptAPIResponses: arguments.flag("api-responses"))
             if arguments.flag("json") {
                 Terminal.json([
                     "released": .count(summary.released), "duplicates": .count(summary.duplicates),

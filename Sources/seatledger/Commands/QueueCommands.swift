@@ -16,6 +16,7 @@ enum QueueIngestCommand {
         options.blockMilliseconds = try IngestCommand.positiveInt(arguments, "block-ms", default: 1000)
         options.minIdleMilliseconds = try IngestCommand.positiveInt(arguments, "min-idle-ms", default: 30_000)
         options.untilEmpty = arguments.flag("until-empty")
+        options.acceptsAPIResponses = arguments.flag("api-responses")
         // A one-shot drain gives up on an unreachable Redis; a long-running consumer keeps retrying.
         if options.untilEmpty { options.maxConnectionAttempts = untilEmptyConnectionAttempts }
         let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
