@@ -72,7 +72,7 @@ public struct GroupAudit: Sendable {
         entries.map { entry in
             var flags: [String] = []
             if entry.isLate { flags.append("late") }
-            if entry.origin == "backfill" { flags.append("backfill") }
+            if let origin = entry.origin { flags.append("via \(origin)") }  // provenance: the path it came by
             if entry.duplicateArrivals > 0 { flags.append("dup×\(entry.duplicateArrivals)") }
             if entry.eventId == nil { flags.append("no event") }
             return [Timestamp.iso8601(entry.effectiveAt), entry.what, entry.recordedAt.map(Timestamp.iso8601) ?? "-",

@@ -79,7 +79,7 @@ public struct MemberAudit: Sendable {
                         "  Evidence: \(entry.member.evidence.prefix(8).joined(separator: ", "))",
                         "  How it got here:"]
                 out += entry.chain.map { e in
-                    "    \(Timestamp.iso8601(e.effectiveAt))  \(e.what)\(e.isLate ? " (late)" : "")\(e.origin == "backfill" ? " (backfill)" : ""): \(e.changes.map(\.text).joined(separator: "; "))"
+                    "    \(Timestamp.iso8601(e.effectiveAt))  \(e.what)\(e.isLate ? " (late)" : "")\(e.origin.map { " (via \($0))" } ?? ""): \(e.changes.map(\.text).joined(separator: "; "))"
                 }
             }
             return out.joined(separator: "\n")

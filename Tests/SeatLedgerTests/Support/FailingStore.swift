@@ -196,8 +196,12 @@ final class FailingStore: LedgerStore {
 
     // MARK: Appending
 
+    /// Runs before each `commit` reaches the real store (a test's "meanwhile": a producer renaming a file).
+    var beforeCommit: (() throws -> Void)?
+
     func commit(events: [NewEvent], rejections: [QuarantineItem], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
-        try base.commit(events: events, rejections: rejections, afterAppend: afterAppend)
+        try beforeCommit?()
+        return try base.commit(events: events, rejections: rejections, afterAppend: afterAppend)
     }
 
     func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
