@@ -194,6 +194,10 @@ public struct SpoolDirectory: Sendable {
             if mkdirat(spool.fd, name, 0o755) != 0, errno != EEXIST {
                 throw SpoolError(message: "cannot create \(printable(url.appendingPathComponent(name).path)): \(String(cString: strerror(errno)))")
             }
+        } else if (info.st_mode & S_IFMT) != S_IFDIR {
+            let what = (info.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : "not a directory"
+            throw SpoolError(message: "refusing the spool \(printable(url.path)): \(printable(url.appendingPathComponent(name).path)) is \(what); "
+                + "files would be moved wherever it points. Replace it with a real directory")
         }
         let fd = openat(spool.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {

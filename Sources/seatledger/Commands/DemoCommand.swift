@@ -53,7 +53,9 @@ enum DemoCommand: Command {
             let reader = LineReader(handle: handle)
             while let line = try reader.nextLine() {
                 guard !line.isEmpty else { continue }
-                let message = InboundMessage(raw: line, source: "\(file.lastPathComponent):\(reader.lineNumber)")
+                // The bundled sample streams are the operator's own input: their envelopes are applied.
+                let message = InboundMessage(raw: line, source: "\(file.lastPathComponent):\(reader.lineNumber)", origin: .file,
+                                             acceptsAPIResponses: true)
                 // Replay the streams as if they were received live: record each a second after Apple signed it.
                 if case .success(let events) = ledger.decoder.decode(message), let signed = events.first?.occurredAt {
                     ledger.store.clock = { signed + 1000 }

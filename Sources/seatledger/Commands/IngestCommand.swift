@@ -9,7 +9,7 @@ enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "verify and append notifications / API responses from files, stdin or a spool directory"
     static let options: Set<String> = ["db", "batch-size", "max-line-length", "max-message-bytes", "poll-interval", "from", "consumer-group", "consumer",
-                                       "block-ms", "min-idle-ms"]
+                                       "block-ms", "min-idle-ms", "redis-password-file"]
     static let flags: Set<String> = ["json", "progress", "follow", "until-empty", "spool", "api-responses"]
     static let help = """
     Usage: seatledger ingest [INPUT …] [--db PATH] [--json] [--progress] [--follow]
@@ -59,6 +59,9 @@ enum IngestCommand: Command {
     \(HelpText.db)
       --from URL            redis://host:port/stream-key instead of files (redis://:password@… or
                             redis://user:password@… to AUTH; shown as redis://***@…)
+      --redis-password-file FILE
+                            AUTH with the password in FILE (its first line) rather than in the
+                            URL, where `ps` shows it; $SEATLEDGER_REDIS_PASSWORD does the same
       --consumer-group G    consumer group (default seatledger)
       --consumer C          consumer name (default: host name and process id)
       --block-ms N          how long one read waits for new entries (default 1000)
@@ -95,7 +98,7 @@ enum IngestCommand: Command {
     static func maxPositionals(_ positionals: [String]) -> Int? { nil }
 
     /// Options that only mean something when reading a Redis stream (`--from`).
-    static let streamOnly = ["consumer-group", "consumer", "block-ms", "min-idle-ms", "until-empty"]
+    static let streamOnly = ["consumer-group", "consumer", "block-ms", "min-idle-ms", "until-empty", "redis-password-file"]
     /// Options that only mean something when reading files and spool directories.
     static let filesOnly = ["follow", "spool", "poll-interval"]
 

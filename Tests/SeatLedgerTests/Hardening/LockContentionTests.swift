@@ -10,23 +10,27 @@ import Testing
 struct LockContentionTests {
     @Test("opening a ledger while another connection holds an exclusive lock waits instead of failing at PRAGMA application_id")
     func openWaitsForLock() throws {
-        let test = try TestLedger()
-        let holder = try SQLiteConnection(path: test.path, create: false)
-        try holder.execute("PRAGMA locking_mode = EXCLUSIVE")
-        try holder.execute("BEGIN EXCLUSIVE")
-        try holder.execute("INSERT INTO config(key, value) VALUES ('lock-test', 'x') ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-        try holder.execute("COMMIT")  // in EXCLUSIVE locking mode the lock is kept after COMMIT
+        // A ledger no connection of this process holds open (a WAL connection keeps a shared lock).
+        let directory = try TemporaryDirectory(label: "lock")
+        let path = directory.path("ledger.sqlite")
+        try CLI.initLedger(db: path)
+        let box = HeldConnection(try {
+            let holder = try SQLiteConnection(path: path, create: false)
+            try holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+            try holder.execute("BEGIN EXCLUSIVE")
+            try holder.execute("INSERT INTO config(key, value) VALUES ('lock-test', 'x') ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            try holder.execute("COMMIT")  // in EXCLUSIVE locking mode the lock is kept after COMMIT
+            return holder
+        }())
         let released = Flag()
-        let box = ConcurrentAccessTests.Handover(holder)
         let thread = Thread {
-            // Keep the lock for a second (longer than any retry without a busy timeout), then let go.
+            // Keep the lock for a second (longer than any retry without a busy timeout), then close the connection.
             Thread.sleep(forTimeInterval: 1)
-            try? box.connection.execute("PRAGMA locking_mode = NORMAL")
-            _ = try? box.connection.scalarInt("SELECT count(*) FROM config")  // the next access drops the lock
+            box.close()
             released.value.store(true, ordering: .sequentiallyConsistent)
         }
         thread.start()
-        let store = try EventStore.open(at: test.path, readOnly: true)
+        let store = try EventStore.open(at: path, readOnly: true)
         let waited = released.value.load(ordering: .sequentiallyConsistent)
         #expect(waited, "the open must have waited for the lock")
         #expect(try store.eventCount() == 0)
@@ -77,4 +81,12 @@ struct LockContentionTests {
 /// A flag another thread sets. `Sendable`: its only state is an `Atomic`.
 final class Flag: Sendable {
     let value = Atomic<Bool>(false)
+}
+
+/// A connection another thread closes. `@unchecked Sendable` is safe: the test thread hands it
+/// over before starting that thread and never touches it again; `close` runs once, on that thread.
+final class HeldConnection: @unchecked Sendable {
+    private var connection: SQLiteConnection?
+    init(_ connection: SQLiteConnection) { self.connection = connection }
+    func close() { connection = nil }
 }
