@@ -161,11 +161,12 @@ public final class PostgresEventStore: LedgerStore {
         return connection.sessionAware(error).isConnectionFailure
     }
 
-    /// A data exception (SQLSTATE class 22), an integrity constraint (23) or a program limit
-    /// (54, e.g. a value over 1 GB) that one input's values caused.
+    /// A data exception (SQLSTATE class 22) or a program limit (54, e.g. a value over 1 GB) that
+    /// one input's values caused. Integrity constraints (23) are not counted: they can come from
+    /// the store's own state (the append-only triggers).
     public func refusesInput(_ error: any Error) -> Bool {
         guard let error = error as? PostgresError, error.kind == .server, let state = error.sqlState else { return false }
-        return state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("54")
+        return state.hasPrefix("22") || state.hasPrefix("54")
     }
 
     /// Reconnects after a lost server (for example a restart); an open transaction is gone with it.

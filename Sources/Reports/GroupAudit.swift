@@ -96,7 +96,7 @@ public struct GroupAudit: Sendable {
     }
 
     var markdown: String {
-        var out = ["# Audit of group \(state.groupKey)", "", "_Generated \(Timestamp.iso8601(generatedAt)) by SeatLedger._", ""]
+        var out = ["# Audit of group \(Markdown.cell(state.groupKey))", "", "_Generated \(Timestamp.iso8601(generatedAt)) by SeatLedger._", ""]
         out += ["| | |", "|---|---|"] + summaryRows.map { "| \($0.0) | \(Markdown.cell($0.1)) |" }
         out += ["", "## Members", "", Markdown.table(Self.memberHeader, Self.memberRows(state.members)), ""]
         out += ["## Timeline", "", Markdown.table(Self.timelineHeader, Self.timelineRows(timeline)), ""]

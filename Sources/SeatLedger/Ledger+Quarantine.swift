@@ -22,6 +22,7 @@ extension Ledger {
     /// The quarantine does not prove which path an input came by, so an `apiResponse` envelope is
     /// applied only with `acceptAPIResponses` (the operator vouching for it, `--api-responses`).
     public func retryQuarantine(ids: [Int64]? = nil, acceptAPIResponses: Bool = false) throws -> QuarantineRetrySummary {
+        try requireWritable()
         let records: [QuarantineRecord]
         if let ids {
             records = try ids.compactMap { try store.quarantineRecord(id: $0) }.filter { $0.state == "open" }

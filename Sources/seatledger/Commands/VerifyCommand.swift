@@ -16,7 +16,8 @@ enum VerifyCommand: Command {
     metadata) and checks positions are gap-free. Reports the first position where the chain
     breaks, e.g. after the file was edited with another tool. Then recomputes every projection
     from the log and names the groups whose stored projection differs (skip with --chain-only).
-    Exit 1 when the chain is broken or a projection is stale (`seatledger rebuild` repairs those),
+    First the database file's own structure is checked (SQLite `PRAGMA quick_check`): a damaged
+    file is reported as a finding (exit 1). Exit 1 also when the chain is broken or a projection is stale (`seatledger rebuild` repairs those),
     or when events lack cached projection facts (a ledger from an older build): the projections are
     then not checked, since a recomputation without those events would name sound groups as stale.
 
@@ -32,7 +33,29 @@ enum VerifyCommand: Command {
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
+        // A damaged file is a finding (exit 1), not an error: verify exists to find it.
+        do {
+            let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
+            let problems = try store.integrityProblems()
+            guard problems.isEmpty else { return corrupt(problems.joined(separator: "; "), arguments) }
+            return try check(store, arguments)
+        } catch where EventStoreError.isCorruption(error) {
+            return corrupt("\(error)", arguments)
+        }
+    }
+
+    /// Reports a damaged database file: exit 1.
+    static func corrupt(_ problem: String, _ arguments: Arguments) -> Terminal.ExitCode {
+        if arguments.flag("json") {
+            Terminal.json(["intact": false, "corrupt": true, "problem": .string(problem)])
+        } else {
+            Terminal.out("Ledger file CORRUPT: \(problem)")
+            Terminal.out("Restore it from a backup (or `seatledger copy` what can still be read) before writing to it again.")
+        }
+        return .findings
+    }
+
+    static func check(_ store: any LedgerStore, _ arguments: Arguments) throws -> Terminal.ExitCode {
         let showProgress = arguments.flag("progress") || Terminal.stderrIsTTY
         let result = try store.verifyChain { count in
             if showProgress { Terminal.err("verify: \(count) events checked") }

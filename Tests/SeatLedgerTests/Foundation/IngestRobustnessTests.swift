@@ -329,7 +329,7 @@ struct IngestRobustnessTests {
         #expect(quarantined.count == 1)
         let record = try #require(quarantined.first)
         #expect(record.errorCode == "line_too_long")
-        #expect(record.reason == "line too long: \(limit + 1) bytes (limit \(limit))")
+        #expect(record.reason == "line too long: \(limit + 1) bytes (limit \(limit)), SHA-256 \(SHA256Digest.hex(Data((longerLine + "\r").utf8)))")
         #expect(record.raw == Data((longerLine + "\r").utf8))
     }
 }

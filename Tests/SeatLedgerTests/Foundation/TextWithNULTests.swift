@@ -80,7 +80,7 @@ struct IdentifiersWithNULTests {
         #expect(try ledger.groupKeys(for: "c-1") == [PayloadFactory.defaultOriginalTransactionId])
         #expect(try ledger.groupKeys(for: "c").isEmpty)
         // A retry refuses it again, for the same reason.
-        let retry = try ledger.retryQuarantine()
+        let retry = try ledger.retryQuarantine(acceptAPIResponses: true)
         #expect(retry.stillRejected == 1 && retry.released == 0)
         #expect(retry.reasons.values.first?.hasPrefix("nul_in_text: seatClaimId") == true)
         #expect(try ledger.store.eventCount() == 2)
