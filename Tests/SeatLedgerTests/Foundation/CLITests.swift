@@ -231,7 +231,7 @@ struct CLITests {
         #expect(missed.occurredAt == PayloadFactory.defaultSignedDate + 1000)
         #expect(missed.decoded["transactionInfo"]?["transactionId"] == "2000000000000002")
         let liveEvent = try #require(try test.store.event(id: "hist-live"))
-        #expect(liveEvent.position == 1 && liveEvent.origin == .file, "the live arrival is kept as it was (origin: the file it came in)")
+        #expect(liveEvent.position == 1 && liveEvent.origin == .stdin, "the live arrival is kept as it was (origin: stdin, the path it came by)")
         // The envelope mentions both notifications.
         #expect(try test.store.positions(mentioning: "hist-missed", kind: .notificationUUID) == [2, 3])
 
