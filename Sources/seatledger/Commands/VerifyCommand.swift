@@ -7,10 +7,10 @@ import SeatLedger
 enum VerifyCommand: Command {
     static let name = "verify"
     static let summary = "recompute the hash chain and report the first position where it breaks"
-    static let options: Set<String> = ["db", "expect-head"]
+    static let options: Set<String> = ["db", "expect-head", "anchor"]
     static let flags: Set<String> = ["json", "progress", "chain-only"]
     static let help = """
-    Usage: seatledger verify [--chain-only] [--expect-head H] [--db PATH] [--json] [--progress]
+    Usage: seatledger verify [--chain-only] [--expect-head H] [--anchor FILE] [--db PATH] [--json] [--progress]
 
     Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its
     metadata) and checks positions are gap-free. Reports the first position where the chain
@@ -27,6 +27,11 @@ enum VerifyCommand: Command {
       --chain-only     check only the hash chain
       --expect-head H  also require the head hash to be H (save the head printed by an earlier
                        verify somewhere else: this detects events removed from the end of the log)
+      --anchor FILE    a head anchor kept outside the ledger (one line: position and hash): if
+                       FILE exists, the log must still hold that position with that hash (a
+                       truncated tail or a re-hashed chain is a finding); after an intact verify
+                       FILE is written with the current head. Keep it where the ledger's writers
+                       cannot change it
     \(HelpText.json)
 
     \(HelpText.exitCodes)
@@ -70,6 +75,17 @@ enum VerifyCommand: Command {
             }
             return .findings
         }
+        if let anchor = arguments.value("anchor"), result.isIntact {
+            if let problem = try HeadAnchor.check(anchor, against: store) {
+                if arguments.flag("json") {
+                    Terminal.json(["intact": false, "eventsChecked": .int(result.eventsChecked), "problem": .string(problem),
+                                   "headHash": .optional(result.headHash)])
+                } else {
+                    Terminal.out("Hash chain BROKEN: \(problem)")
+                }
+                return .findings
+            }
+        }
         var stale: [String] = []
         // Events whose facts cache is missing (an older build's ledger, a damaged cache): the
         // recomputation would leave them out and name sound groups as stale, so it does not run.
@@ -108,6 +124,46 @@ enum VerifyCommand: Command {
             Terminal.out("Hash chain BROKEN at position \(result.firstBadPosition ?? 0): \(result.problem ?? "")")
             Terminal.out("\(result.eventsChecked) events before it verified.")
         }
+        if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor.write(anchor, store: store) }
         return result.isIntact && stale.isEmpty && withoutFacts == 0 ? .success : .findings
+    }
+}
+
+/// A head anchor file: `<position> <hash hex>`, the ledger's head at the last intact verify.
+enum HeadAnchor {
+    /// What is wrong with the ledger against the anchor in `file`, or `nil` (also when there is no file yet).
+    static func check(_ file: String, against store: any LedgerStore) throws -> String? {
+        guard FileManager.default.fileExists(atPath: file) else { return nil }
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw InputError(message: "cannot read --anchor \(file)")
+        }
+        let parts = text.split(whereSeparator: \.isWhitespace)
+        guard parts.count == 2, let position = Int64(parts[0]), position >= 0 else {
+            throw InputError(message: "--anchor \(file) is not a head anchor (expected \"POSITION HASH\")")
+        }
+        let hash = parts[1].lowercased()
+        let head = try store.head()
+        if head.position < position {
+            return "the log ends at position \(head.position) but the anchor \(file) records position \(position): "
+                + "events were removed from the end of the log"
+        }
+        guard position > 0 else { return nil }
+        guard let event = try store.event(at: position) else { return "position \(position) of the anchor \(file) is missing" }
+        let stored = event.hash.map { String(format: "%02x", $0) }.joined()
+        if stored != hash {
+            return "position \(position) hashes to \(stored), the anchor \(file) records \(hash): the chain was rewritten"
+        }
+        return nil
+    }
+
+    /// Writes the current head to `file` (replacing it atomically).
+    static func write(_ file: String, store: any LedgerStore) throws {
+        let head = try store.head()
+        let line = "\(head.position) \(head.hash.map { String(format: "%02x", $0) }.joined())\n"
+        do {
+            try Data(line.utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
+        } catch {
+            throw InputError(message: "cannot write --anchor \(file): \(error.localizedDescription)")
+        }
     }
 }

@@ -67,3 +67,33 @@ struct DamagedLedgerTests {
         #expect(!result.stdout.contains("<script>"), "\(result)")
     }
 }
+
+/// Issue #23 item 6 (in part): a head anchor kept outside the ledger catches a truncated tail.
+@Suite("Head anchor")
+struct HeadAnchorTests {
+    @Test("verify --anchor writes the head, then finds events removed from the end of the log (exit 1)")
+    func anchorCatchesTruncation() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let file = try test.directory.writeLines(try (0..<5).map { try factory.notification(uuid: "a-\($0)") }, to: "in.ndjson")
+        #expect(try CLI.run(["ingest", "--db", test.path, file.path]).exitCode == 0)
+        let anchor = test.directory.path("head.anchor")
+        let first = try CLI.run(["verify", "--db", test.path, "--anchor", anchor])
+        #expect(first.exitCode == 0, "\(first)")
+        #expect(try String(contentsOfFile: anchor, encoding: .utf8).hasPrefix("5 "))
+        // Someone with write access drops the append-only trigger and the last event.
+        let raw = try RawSQLite(path: test.path)
+        try raw.execute("DROP TRIGGER events_append_only_delete")
+        try raw.execute("PRAGMA foreign_keys = OFF")
+        for table in ["event_keys", "event_decoded", "event_facts", "arrivals"] {
+            try? raw.execute("DELETE FROM \(table) WHERE position = 5")
+        }
+        try raw.execute("DELETE FROM events WHERE position = 5")
+        raw.close()
+        let plain = try CLI.run(["verify", "--db", test.path, "--chain-only"])
+        #expect(plain.exitCode == 0, "without an anchor the shorter chain is intact: \(plain)")
+        let anchored = try CLI.run(["verify", "--db", test.path, "--chain-only", "--anchor", anchor])
+        #expect(anchored.exitCode == 1, "\(anchored)")
+        #expect(anchored.stdout.contains("removed from the end of the log"), "\(anchored.stdout)")
+    }
+}
