@@ -9,7 +9,10 @@ public struct EventKind: OpenStringEnum {
     public static let notification = Self(rawValue: "notification")
     /// An `apiResponse` envelope.
     public static let apiResponse = Self(rawValue: "apiResponse")
-    public static let knownValues: Set<String> = ["notification", "apiResponse"]
+    /// An operator's decision recorded in the log (`quarantine dismiss`): who, why, about what.
+    /// Not from Apple and never signed; it carries no identifiers, so no projection reads it.
+    public static let decision = Self(rawValue: "decision")
+    public static let knownValues: Set<String> = ["notification", "apiResponse", "decision"]
 }
 
 /// The kind of an identifier an event mentions; every kind is indexed.
@@ -88,8 +91,10 @@ public struct EventOrigin: OpenStringEnum {
     public static let apiClient = Self(rawValue: "api-client")
     /// A quarantined message appended by `seatledger quarantine retry` (its original path is in its source).
     public static let quarantineRetry = Self(rawValue: "quarantine-retry")
+    /// A decision the operator recorded with the CLI (`seatledger quarantine dismiss`).
+    public static let operatorDecision = Self(rawValue: "operator")
     public static let knownValues: Set<String> = ["live", "backfill", "recorded", "webhook", "file", "stdin", "spool", "queue",
-                                                  "api-client", "quarantine-retry"]
+                                                  "api-client", "quarantine-retry", "operator"]
 
     /// Whether an API-response envelope arriving this way is applied without the operator
     /// allowing it: only the ledger's own API client (`api-client`, `backfill`) and an import the

@@ -1,3 +1,5 @@
+import AppStoreModels
+import JWSVerification
 import EventStore
 import Foundation
 import LedgerEvents
@@ -59,5 +61,45 @@ extension Ledger {
             }
         }
         return summary
+    }
+}
+
+extension Ledger {
+    /// Dismisses an open quarantine item: appends a `decision` event (who, why, which item and a
+    /// digest of its bytes; hash-chained like every event) and marks the item `dismissed`, in one
+    /// transaction. The item and its raw bytes stay; nothing is deleted.
+    ///
+    /// Returns the decision's position.
+    @discardableResult
+    public func dismissQuarantine(id: Int64, reason: String, by actor: String) throws -> Int64 {
+        try requireWritable()
+        guard let record = try store.quarantineRecord(id: id) else {
+            throw EventStoreError.badConfiguration("no quarantine item #\(id)")
+        }
+        guard record.state == "open" else {
+            throw EventStoreError.badConfiguration("quarantine item #\(id) is \(record.state), not open: nothing to dismiss")
+        }
+        let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw EventStoreError.badConfiguration("a dismissal needs a reason") }
+        let now = store.clock()
+        let decision: JSONValue = ["decision": [
+            "action": "dismissQuarantine", "quarantineId": .int(id), "errorCode": .string(record.errorCode),
+            "source": .string(record.source), "rawSHA256": .string(SHA256Digest.hex(record.raw)),
+            "reason": .string(trimmed), "by": .string(actor), "at": .int(now),
+        ]]
+        let raw = decision.canonicalData()
+        let event = NewEvent(eventId: SHA256Digest.hex(raw), kind: .decision, type: "QuarantineDismissal", subtype: nil, status: nil,
+                             occurredAt: now, raw: raw, decoded: decision, identifiers: [], verification: [],
+                             source: "quarantine dismiss #\(id)", origin: .operatorDecision)
+        let maintainer = ProjectionMaintainer(store: store)
+        let result = try store.commitRetry(events: [NewEventForRetry(quarantineId: id, event: event, isPrimary: true,
+                                                                     resolvedState: "dismissed",
+                                                                     resolutionText: "dismissed by \(actor): \(trimmed)")]) { appended in
+            try maintainer.update(after: appended)
+        }
+        guard case .appended(let position)? = result.outcomes.first else {
+            throw EventStoreError.badConfiguration("the dismissal of #\(id) was already recorded")
+        }
+        return position
     }
 }
