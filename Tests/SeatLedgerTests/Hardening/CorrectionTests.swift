@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import PostgresTestSupport
 import SeatLedger
 import Testing
 
@@ -41,5 +42,31 @@ struct CorrectionTests {
         #expect(verify.exitCode == 0, "\(verify)")
         let list = try CLI.run(["quarantine", "list", "--state", "dismissed", "--db", test.path, "--json"])
         #expect(try list.json().arrayValue?.count == 1, "\(list)")
+    }
+
+    /// Dismisses the one quarantine item of `ledger` through the library and checks the result.
+    static func dismissThroughLibrary(_ ledger: Ledger) throws {
+        let (_, outcomes) = try ledger.ingestBatch([InboundMessage(raw: Data("not a message".utf8), source: "t")])
+        guard case .quarantined(let id, _) = outcomes[0] else { Issue.record("\(outcomes[0])"); return }
+        let position = try ledger.dismissQuarantine(id: id, reason: "noise", by: "test")
+        #expect(try ledger.store.quarantineRecord(id: id)?.state == "dismissed")
+        #expect(try ledger.store.event(at: position)?.kind == .decision)
+        #expect(try ledger.store.verifyChain().isIntact)
+        #expect(try ledger.staleProjections().isEmpty)
+        #expect(throws: EventStoreError.self) { try ledger.dismissQuarantine(id: id, reason: "again", by: "test") }
+    }
+
+    @Test("the library records a dismissal on SQLite")
+    func dismissOnSQLite() throws {
+        try Self.dismissThroughLibrary(TestLedger().ledger)
+    }
+
+    @Test("the library records a dismissal on PostgreSQL")
+    func dismissOnPostgres() throws {
+        let cluster = try PostgresTestCluster()
+        let template = try TestLedger()
+        let store = try StoreLocation(cluster.url()).create(configuration: template.store.configuration(),
+                                                            roots: template.store.trustRoots())
+        try Self.dismissThroughLibrary(try Ledger.open(store: store))
     }
 }
