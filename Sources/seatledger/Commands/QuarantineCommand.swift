@@ -10,7 +10,7 @@ enum QuarantineCommand: Command {
     static let options: Set<String> = ["db", "state", "out", "reason", "by"]
     static let flags: Set<String> = ["json", "raw", "api-responses"]
     static let help = """
-    Usage: seatledger quarantine list [--state open|released|duplicate] [--db PATH] [--json]
+    Usage: seatledger quarantine list [--state open|released|duplicate|dismissed] [--db PATH] [--json]
            seatledger quarantine show ID [--raw] [--out FILE] [--db PATH] [--json]
            seatledger quarantine retry [ID …] [--api-responses] [--db PATH] [--json]
            seatledger quarantine dismiss ID --reason TEXT [--by NAME] [--db PATH] [--json]
@@ -54,7 +54,7 @@ enum QuarantineCommand: Command {
     }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        guard let action = arguments.positionals.first else { throw UsageError(message: "expected list, show or retry") }
+        guard let action = arguments.positionals.first else { throw UsageError(message: "expected list, show, retry or dismiss") }
         switch action {
         case "list":
             let state = arguments.value("state")
