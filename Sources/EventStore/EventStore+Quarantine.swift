@@ -86,7 +86,8 @@ extension EventStore {
             for (item, outcome) in zip(events, result.outcomes) {
                 switch outcome {
                 case .appended(let position):
-                    try resolveQuarantine(id: item.quarantineId, state: "released", resolution: "appended at position \(position)", at: now)
+                    let (state, resolution) = item.appendedResolution(at: position)
+                    try resolveQuarantine(id: item.quarantineId, state: state, resolution: resolution, at: now)
                 case .duplicate(let position):
                     if item.isPrimary {
                         try resolveQuarantine(id: item.quarantineId, state: "duplicate",
@@ -109,11 +110,24 @@ public struct NewEventForRetry: Sendable {
     public let event: NewEvent
     /// Whether this is the input's own event (an envelope may also yield history items).
     public let isPrimary: Bool
+    /// The state the quarantine row takes when the event is appended, with its resolution text
+    /// (`nil`: `released`, "appended at position N"). A dismissal's decision event sets `dismissed`.
+    public let resolvedState: String?
+    /// The resolution text of ``resolvedState`` (the position is added).
+    public let resolutionText: String?
 
     /// Creates a retry item.
-    public init(quarantineId: Int64, event: NewEvent, isPrimary: Bool) {
+    public init(quarantineId: Int64, event: NewEvent, isPrimary: Bool, resolvedState: String? = nil, resolutionText: String? = nil) {
         self.quarantineId = quarantineId
         self.event = event
         self.isPrimary = isPrimary
+        self.resolvedState = resolvedState
+        self.resolutionText = resolutionText
+    }
+
+    /// The row's state and resolution once the event is appended at `position`.
+    public func appendedResolution(at position: Int64) -> (state: String, resolution: String) {
+        guard let resolvedState else { return ("released", "appended at position \(position)") }
+        return (resolvedState, "\(resolutionText ?? resolvedState) (decision at position \(position))")
     }
 }

@@ -238,3 +238,13 @@ public final class EventStore {
         } catch { throw .sqlite(error) }
     }
 }
+
+extension EventStore {
+    /// Lowers SQLite's per-value length limit (`SQLITE_LIMIT_LENGTH`, 1 GB by default) on this
+    /// connection, so tests can make the store refuse one message ("string or blob too big")
+    /// without writing a gigabyte. Returns the previous limit.
+    @discardableResult
+    package func setValueLengthLimit(_ bytes: Int32) -> Int32 {
+        sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, bytes)
+    }
+}

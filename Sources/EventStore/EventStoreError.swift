@@ -45,3 +45,13 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension EventStoreError {
+    /// Whether `error` says the database file is damaged (SQLite `SQLITE_CORRUPT` / `SQLITE_NOTADB`
+    /// met while reading a ledger it had opened), as opposed to a usage or environment failure.
+    public static func isCorruption(_ error: any Error) -> Bool {
+        if let error = error as? SQLiteError { return error.isCorruption }
+        if case .sqlite(let inner)? = error as? EventStoreError { return inner.isCorruption }
+        return false
+    }
+}

@@ -32,6 +32,14 @@ public protocol LedgerStore: AnyObject {
     /// Whether `error` means the connection to the database server is gone (a restart): the
     /// transaction in flight did not commit, and after ``reconnect()`` the work can be retried.
     func isConnectionLoss(_ error: any Error) -> Bool
+    /// Whether `error` is the engine refusing what one input asked it to store (a value too big,
+    /// a type or range it cannot hold), not a failure of the store itself (disk,
+    /// locks, a lost server). The ingest then commits the batch's other messages without the one
+    /// that causes it and quarantines that one (`store_refused`) instead of failing the batch.
+    func refusesInput(_ error: any Error) -> Bool
+    /// What the engine's own structural check finds wrong with the stored database (SQLite:
+    /// `PRAGMA quick_check`); empty when it is sound or the engine has no such check.
+    func integrityProblems() throws -> [String]
     /// Re-establishes a lost connection to the database server.
     func reconnect() throws
     /// Runs `body` with this connection's page cache limited to `mebibytes`, then restores it (a
@@ -211,6 +219,22 @@ extension EventStore: LedgerStore {
     /// An embedded file has no server connection to lose.
     public func isConnectionLoss(_ error: any Error) -> Bool { false }
 
+    /// `PRAGMA quick_check` (structure, no index contents; linear in the file size): up to 20 findings.
+    public func integrityProblems() throws -> [String] {
+        let statement = try connection.prepare("PRAGMA quick_check(20)")
+        defer { statement.reset() }
+        var found: [String] = []
+        while try statement.step() { found.append(statement.text(0)) }
+        return found == ["ok"] ? [] : found
+    }
+
+    /// `SQLITE_TOOBIG` ("string or blob too big"), `SQLITE_MISMATCH` or `SQLITE_RANGE`.
+    public func refusesInput(_ error: any Error) -> Bool {
+        let sqlite: SQLiteError
+        if let error = error as? SQLiteError { sqlite = error } else if case .sqlite(let error)? = error as? EventStoreError { sqlite = error } else { return false }
+        return sqlite.isRefusalOfValue
+    }
+
     /// Nothing to do: an embedded file has no server connection.
     public func reconnect() throws {}
 
@@ -255,6 +279,9 @@ extension EventStore: LedgerStore {
 }
 
 extension LedgerStore {
+    /// No structural check of its own (a server engine checks its storage itself).
+    public func integrityProblems() throws -> [String] { [] }
+
     /// Appends verified events (and quarantines rejections) atomically.
     public func commit(events: [NewEvent], rejections: [QuarantineItem] = [],
                        afterAppend: (([LedgerEvent]) throws -> Void)? = nil) throws -> BatchResult {

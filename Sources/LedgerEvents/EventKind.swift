@@ -9,7 +9,10 @@ public struct EventKind: OpenStringEnum {
     public static let notification = Self(rawValue: "notification")
     /// An `apiResponse` envelope.
     public static let apiResponse = Self(rawValue: "apiResponse")
-    public static let knownValues: Set<String> = ["notification", "apiResponse"]
+    /// An operator's decision recorded in the log (`quarantine dismiss`): who, why, about what.
+    /// Not from Apple and never signed; it carries no identifiers, so no projection reads it.
+    public static let decision = Self(rawValue: "decision")
+    public static let knownValues: Set<String> = ["notification", "apiResponse", "decision"]
 }
 
 /// The kind of an identifier an event mentions; every kind is indexed.
@@ -55,16 +58,47 @@ public struct EventIdentifier: Hashable, Sendable, Comparable, CustomStringConve
     public var description: String { "\(kind.rawValue)=\(value)" }
 }
 
-/// Where an event came from, for replay and audit ("arrived via backfill").
+/// The provenance of an event: the path it reached the ledger by, which also names the command
+/// or entry point that appended it (replay and audit show it: "arrived via backfill").
+///
+/// Stored in the `origin` column, which the hash chain covers, so provenance cannot be edited
+/// without breaking the chain. Events appended before provenance was recorded per path carry
+/// `live` (a file, stdin, a spool directory, a queue or a library caller: which one is unknown)
+/// or `recorded` (an API response; `record` or the API client). See `Events/README.md`.
 public struct EventOrigin: OpenStringEnum {
     public let rawValue: String
     /// Wraps any value, known or not.
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// Delivered to us: a file, stdin, a spool directory or a queue.
+    /// Delivered to us by a path not named further: a library caller's ``InboundMessage`` with
+    /// the default origin, or an event stored before provenance was recorded per path.
     public static let live = Self(rawValue: "live")
-    /// Recovered from Get Notification History.
+    /// Recovered from Get Notification History (`seatledger backfill`, the API client).
     public static let backfill = Self(rawValue: "backfill")
-    /// Appended with `seatledger record` or by the API client.
+    /// An API response the operator recorded: `seatledger record`, `Ledger.append(apiResponseEnvelope:)`
+    /// (and, before provenance was recorded per path, the API client too).
     public static let recorded = Self(rawValue: "recorded")
-    public static let knownValues: Set<String> = ["live", "backfill", "recorded"]
+    /// An App Store Server Notification POSTed to the webhook (`Ledger.append(notificationBody:)`).
+    public static let webhook = Self(rawValue: "webhook")
+    /// A line of a file given to `seatledger ingest FILE`.
+    public static let file = Self(rawValue: "file")
+    /// A line read by `seatledger ingest -` from standard input.
+    public static let stdin = Self(rawValue: "stdin")
+    /// A file of a spool directory (`seatledger ingest --spool DIR`).
+    public static let spool = Self(rawValue: "spool")
+    /// An entry of a queue (`seatledger ingest --from redis://…`).
+    public static let queue = Self(rawValue: "queue")
+    /// A response of the ledger's own App Store Server API client (`reconcile`, `seats`, `api`).
+    public static let apiClient = Self(rawValue: "api-client")
+    /// A quarantined message appended by `seatledger quarantine retry` (its original path is in its source).
+    public static let quarantineRetry = Self(rawValue: "quarantine-retry")
+    /// A decision the operator recorded with the CLI (`seatledger quarantine dismiss`).
+    public static let operatorDecision = Self(rawValue: "operator")
+    public static let knownValues: Set<String> = ["live", "backfill", "recorded", "webhook", "file", "stdin", "spool", "queue",
+                                                  "api-client", "quarantine-retry", "operator"]
+
+    /// Whether an API-response envelope arriving this way is applied without the operator
+    /// allowing it: only the ledger's own API client (`api-client`, `backfill`) and an import the
+    /// operator names (`recorded`). The webhook, files, stdin, spools, queues and library callers
+    /// (`live`) carry only Apple-signed notifications unless the operator allows more.
+    public var trustsAPIResponses: Bool { self == .recorded || self == .apiClient || self == .backfill }
 }

@@ -50,7 +50,7 @@ extension PostgresEventStore {
                 let resolution: (String, String)
                 switch outcome {
                 case .appended(let position):
-                    resolution = ("released", "appended at position \(position)")
+                    resolution = item.appendedResolution(at: position)
                 case .duplicate(let position):
                     guard item.isPrimary else { continue }
                     resolution = ("duplicate", "already in the ledger at position \(position)")

@@ -70,7 +70,7 @@ public final class PostgresEventStore: LedgerStore {
     /// or TRUNCATE on `events` (see `README.md`). Refuses a database that already holds a ledger.
     public static func create(url: String, configuration: LedgerConfiguration,
                               roots: [StoredTrustRoot]) throws -> PostgresEventStore {
-        let store = PostgresEventStore(connection: try PostgresConnection(url: url), url: url, isReader: false)
+        let store = PostgresEventStore(connection: try connect(url), url: url, isReader: false)
         try store.requireUTF8()
         try store.connection.transaction {
             if try store.schemaExists() { throw EventStoreError.alreadyExists(path: store.location) }
@@ -110,7 +110,7 @@ public final class PostgresEventStore: LedgerStore {
     }
 
     private static func open(url: String, reader: Bool) throws -> PostgresEventStore {
-        let store = PostgresEventStore(connection: try PostgresConnection(url: url), url: url, isReader: reader)
+        let store = PostgresEventStore(connection: try connect(url), url: url, isReader: reader)
         guard try store.schemaExists() else { throw EventStoreError.missing(path: store.location) }
         try store.requireUTF8()
         let meta = try store.connection.query("SELECT application_id, schema_version FROM ledger_meta")
@@ -123,6 +123,18 @@ public final class PostgresEventStore: LedgerStore {
         }
         try store.configureSession()
         return store
+    }
+
+    /// A connection to `url`, checked and normalised by SeatLedger first (``PostgresConnectionURL/checked(_:)``)
+    /// so a malformed URL is refused without libpq quoting it; libpq's own messages are scrubbed of the password.
+    private static func connect(_ url: String) throws -> PostgresConnection {
+        let checked = try PostgresConnectionURL.checked(url)
+        do {
+            return try PostgresConnection(url: checked)
+        } catch {
+            throw PostgresError(kind: error.kind, sqlState: error.sqlState, message: PostgresConnectionURL.scrub(error.message, of: url),
+                                detail: error.detail.map { PostgresConnectionURL.scrub($0, of: url) }, hint: error.hint)
+        }
     }
 
     /// `url` without its password (in the user info, as a `password=` query parameter, or in a
@@ -147,6 +159,14 @@ public final class PostgresEventStore: LedgerStore {
     public func isConnectionLoss(_ error: any Error) -> Bool {
         guard let error = error as? PostgresError else { return false }
         return connection.sessionAware(error).isConnectionFailure
+    }
+
+    /// A data exception (SQLSTATE class 22) or a program limit (54, e.g. a value over 1 GB) that
+    /// one input's values caused. Integrity constraints (23) are not counted: they can come from
+    /// the store's own state (the append-only triggers).
+    public func refusesInput(_ error: any Error) -> Bool {
+        guard let error = error as? PostgresError, error.kind == .server, let state = error.sqlState else { return false }
+        return state.hasPrefix("22") || state.hasPrefix("54")
     }
 
     /// Reconnects after a lost server (for example a restart); an open transaction is gone with it.

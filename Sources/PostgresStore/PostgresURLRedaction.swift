@@ -8,7 +8,8 @@ import Foundation
 enum PostgresURLRedaction {
     /// `connection` without any password.
     static func redact(_ connection: String) -> String {
-        if connection.hasPrefix("postgresql://") || connection.hasPrefix("postgres://") {
+        // Schemes are case-insensitive: `POSTGRESQL://u:pw@…` is a URL too, never a key=value string.
+        if PostgresConnectionURL.schemeLength(connection) != nil {
             return redactURL(connection)
         }
         return redactKeywordValue(connection)
@@ -18,8 +19,13 @@ enum PostgresURLRedaction {
         guard let schemeEnd = url.range(of: "://") else { return url }
         let scheme = url[..<schemeEnd.upperBound]
         var rest = url[schemeEnd.upperBound...]
-        // The authority ends at the first '/', '?' or '#'; its user info at the last '@' inside it.
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        // The user info ends at the last '@' before any '?' or '#' (a mistyped password may hold an
+        // unescaped '/', so the authority is not trusted to end at the first '/'); when there is
+        // no '@', the authority ends at the first '/', '?' or '#'.
+        let beforeQuery = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        let lastAt = rest[..<beforeQuery].lastIndex(of: "@")
+        let authorityEnd = lastAt.flatMap { at in rest[at...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) }
+            ?? rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         var authority = rest[..<authorityEnd]
         if let at = authority.lastIndex(of: "@") {
             let userInfo = authority[..<at]

@@ -14,8 +14,10 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
     public let password: String?
 
     /// Parses `redis://[[user]:password@]host[:port]/key` (user and password percent-decoded).
+    ///
+    /// The scheme is case-insensitive (`REDIS://` is `redis://`).
     public init(_ text: String) throws(RedisError) {
-        guard text.hasPrefix("redis://") else {
+        guard text.prefix("redis://".count).lowercased() == "redis://" else {
             throw RedisError(isConnectionError: false, message: "not a redis:// URL: \(Self.redacted(text))", command: nil)
         }
         let rest = text.dropFirst("redis://".count)
@@ -64,6 +66,20 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
             port = 6379
         }
         guard !host.isEmpty else { throw RedisError(isConnectionError: false, message: "missing host in \(Self.redacted(text))", command: nil) }
+    }
+
+    /// This address with another password (and ACL user), e.g. one read from a file or the
+    /// environment instead of the command line, where `ps` shows it.
+    public func withPassword(_ password: String, username: String? = nil) -> RedisStreamURL {
+        RedisStreamURL(host: host, port: port, key: key, username: username ?? self.username, password: password)
+    }
+
+    private init(host: String, port: Int, key: String, username: String?, password: String?) {
+        self.host = host
+        self.port = port
+        self.key = key
+        self.username = username
+        self.password = password
     }
 
     /// `text` for an error message: anything between `://` and the last `@` (user information,

@@ -74,7 +74,7 @@ public struct GroupAudit: Sendable {
         entries.map { entry in
             var flags: [String] = []
             if entry.isLate { flags.append("late") }
-            if entry.origin == "backfill" { flags.append("backfill") }
+            if let origin = entry.origin { flags.append("via \(origin)") }  // provenance: the path it came by
             if entry.duplicateArrivals > 0 { flags.append("dup×\(entry.duplicateArrivals)") }
             if entry.eventId == nil { flags.append("no event") }
             return [Timestamp.iso8601(entry.effectiveAt), entry.what, entry.recordedAt.map(Timestamp.iso8601) ?? "-",
@@ -98,7 +98,7 @@ public struct GroupAudit: Sendable {
     }
 
     var markdown: String {
-        var out = ["# Audit of group \(state.groupKey)", "", "_Generated \(Timestamp.iso8601(generatedAt)) by SeatLedger._", ""]
+        var out = ["# Audit of group \(Markdown.cell(state.groupKey))", "", "_Generated \(Timestamp.iso8601(generatedAt)) by SeatLedger._", ""]
         out += ["| | |", "|---|---|"] + summaryRows.map { "| \($0.0) | \(Markdown.cell($0.1)) |" }
         out += ["", "## Members", "", Markdown.table(Self.memberHeader, Self.memberRows(state.members)), ""]
         out += ["## Timeline", "", Markdown.table(Self.timelineHeader, Self.timelineRows(timeline)), ""]

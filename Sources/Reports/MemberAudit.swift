@@ -60,10 +60,10 @@ public struct MemberAudit: Sendable {
         case .json: return json.prettyString()
         case .html: return AuditHTML.member(self)
         case .markdown:
-            var out = ["# Access audit for \(identifier)", "", "_Generated \(Timestamp.iso8601(generatedAt)) by SeatLedger._", ""]
+            var out = ["# Access audit for \(Markdown.cell(identifier))", "", "_Generated \(Timestamp.iso8601(generatedAt)) by SeatLedger._", ""]
             if groups.isEmpty { out.append("Not a member of any known group.") }
             for entry in groups {
-                out += ["## Group \(entry.group.groupKey) (\(entry.group.status.rawValue))", "",
+                out += ["## Group \(Markdown.cell(entry.group.groupKey)) (\(entry.group.status.rawValue))", "",
                         "- Role: \(entry.member.role.rawValue) — \(Markdown.cell(StateComparison.label(entry.member)))",
                         "- \(Markdown.cell(Self.verdict(entry.member)))",
                         "- Evidence: \(entry.member.evidence.prefix(8).joined(separator: ", "))", "",
@@ -80,7 +80,7 @@ public struct MemberAudit: Sendable {
                         "  Evidence: \(entry.member.evidence.prefix(8).joined(separator: ", "))",
                         "  How it got here:"]
                 out += entry.chain.map { e in
-                    "    \(Timestamp.iso8601(e.effectiveAt))  \(e.what)\(e.isLate ? " (late)" : "")\(e.origin == "backfill" ? " (backfill)" : ""): \(e.changes.map(\.text).joined(separator: "; "))"
+                    "    \(Timestamp.iso8601(e.effectiveAt))  \(e.what)\(e.isLate ? " (late)" : "")\(e.origin.map { " (via \($0))" } ?? ""): \(e.changes.map(\.text).joined(separator: "; "))"
                 }
             }
             return out.joined(separator: "\n")

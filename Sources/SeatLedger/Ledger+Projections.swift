@@ -106,6 +106,7 @@ extension Ledger {
     /// Events without cached facts get them derived first (in a transaction of their own).
     @discardableResult
     public func rebuildProjections(progress: ((String) -> Void)? = nil) throws -> Int {
+        try requireWritable()
         let groups = try ProjectionRebuilder(store: store).rebuildAll(progress: progress)
         try recordCurrentProjectionRules()
         return groups

@@ -1,3 +1,5 @@
+import AppStoreModels
+import JWSVerification
 import EventStore
 import Foundation
 import LedgerEvents
@@ -16,8 +18,13 @@ public struct QuarantineRetrySummary: Sendable, Equatable {
 
 extension Ledger {
     /// Re-runs verification on open quarantined inputs (all, or the given ids), e.g. after adding a
-    /// root certificate. Released inputs are appended and marked resolved in one transaction.
-    public func retryQuarantine(ids: [Int64]? = nil) throws -> QuarantineRetrySummary {
+    /// root certificate. Released inputs are appended (origin `quarantine-retry`) and marked
+    /// resolved in one transaction.
+    ///
+    /// The quarantine does not prove which path an input came by, so an `apiResponse` envelope is
+    /// applied only with `acceptAPIResponses` (the operator vouching for it, `--api-responses`).
+    public func retryQuarantine(ids: [Int64]? = nil, acceptAPIResponses: Bool = false) throws -> QuarantineRetrySummary {
+        try requireWritable()
         let records: [QuarantineRecord]
         if let ids {
             records = try ids.compactMap { try store.quarantineRecord(id: $0) }.filter { $0.state == "open" }
@@ -29,7 +36,8 @@ extension Ledger {
         let decoder = self.decoder
         let decoded = parallelMap(records) { record in
             // `prepare`: the same checks as at ingest, the facts' identifiers included.
-            decoder.prepare(InboundMessage(raw: record.raw, source: record.source, origin: .live)).result
+            decoder.prepare(InboundMessage(raw: record.raw, source: record.source, origin: .quarantineRetry,
+                                           acceptsAPIResponses: acceptAPIResponses)).result
         }
         for (record, result) in zip(records, decoded) {
             switch result {
@@ -53,5 +61,45 @@ extension Ledger {
             }
         }
         return summary
+    }
+}
+
+extension Ledger {
+    /// Dismisses an open quarantine item: appends a `decision` event (who, why, which item and a
+    /// digest of its bytes; hash-chained like every event) and marks the item `dismissed`, in one
+    /// transaction. The item and its raw bytes stay; nothing is deleted.
+    ///
+    /// Returns the decision's position.
+    @discardableResult
+    public func dismissQuarantine(id: Int64, reason: String, by actor: String) throws -> Int64 {
+        try requireWritable()
+        guard let record = try store.quarantineRecord(id: id) else {
+            throw EventStoreError.badConfiguration("no quarantine item #\(id)")
+        }
+        guard record.state == "open" else {
+            throw EventStoreError.badConfiguration("quarantine item #\(id) is \(record.state), not open: nothing to dismiss")
+        }
+        let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw EventStoreError.badConfiguration("a dismissal needs a reason") }
+        let now = store.clock()
+        let decision: JSONValue = ["decision": [
+            "action": "dismissQuarantine", "quarantineId": .int(id), "errorCode": .string(record.errorCode),
+            "source": .string(record.source), "rawSHA256": .string(SHA256Digest.hex(record.raw)),
+            "reason": .string(trimmed), "by": .string(actor), "at": .int(now),
+        ]]
+        let raw = decision.canonicalData()
+        let event = NewEvent(eventId: SHA256Digest.hex(raw), kind: .decision, type: "QuarantineDismissal", subtype: nil, status: nil,
+                             occurredAt: now, raw: raw, decoded: decision, identifiers: [], verification: [],
+                             source: "quarantine dismiss #\(id)", origin: .operatorDecision)
+        let maintainer = ProjectionMaintainer(store: store)
+        let result = try store.commitRetry(events: [NewEventForRetry(quarantineId: id, event: event, isPrimary: true,
+                                                                     resolvedState: "dismissed",
+                                                                     resolutionText: "dismissed by \(actor): \(trimmed)")]) { appended in
+            try maintainer.update(after: appended)
+        }
+        guard case .appended(let position)? = result.outcomes.first else {
+            throw EventStoreError.badConfiguration("the dismissal of #\(id) was already recorded")
+        }
+        return position
     }
 }

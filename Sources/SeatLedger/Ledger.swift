@@ -32,9 +32,19 @@ public final class Ledger {
     /// reuses one, which is not "already in quarantine from an earlier run" (``IngestSummary/alreadyQuarantined``).
     private var quarantinedHere = Set<Int64>()
 
+    /// Why this ledger must not be written by this build (its projections were built by newer
+    /// rules, which an append or a rebuild here would fold with older ones), or `nil`.
+    let writeRefusal: String?
+
     private init(store: any LedgerStore) throws {
         self.store = store
         self.configuration = try store.configuration()
+        let rules = try store.configValues()[ProjectionRules.configKey].flatMap(Int.init) ?? 1
+        self.writeRefusal = rules > ProjectionRules.version
+            ? "\(store.location) was built by projection rules version \(rules), newer than this build's version \(ProjectionRules.version): "
+                + "refusing to write to it (appending or rebuilding here would fold with the older rules); use a SeatLedger "
+                + "release with projection rules \(rules) or later. Reads still work."
+            : nil
         let anchors = try store.trustRoots().map { root throws(VerificationError) in try TrustAnchor(der: Data(root.der)) }
         guard !anchors.isEmpty else { throw EventStoreError.badConfiguration("no trust roots configured; add one with `seatledger config add-root FILE`") }
         self.decoder = MessageDecoder(verifier: try SignedPayloadVerifier(trustAnchors: anchors), configuration: configuration)
@@ -62,7 +72,10 @@ public final class Ledger {
     /// `readOnly`: for reads only (reports, lookups); it also opens a file the process may not
     /// write, such as a backup in a read-only directory. Appending through it fails.
     public static func open(path: String, readOnly: Bool = false) throws -> Ledger {
-        try Ledger(store: StoreLocation(path).open(readOnly: readOnly))
+        let ledger = try Ledger(store: StoreLocation(path).open(readOnly: readOnly))
+        // Refused at open, before anything is read or written, not only at the first commit.
+        if !readOnly { try ledger.requireWritable() }
+        return ledger
     }
 
     /// A ledger over an already open store (for example a ``PostgresEventStore`` set up by the embedding server).
@@ -137,13 +150,49 @@ public final class Ledger {
         }
     }
 
+    /// Throws when this build must not write the ledger (see ``writeRefusal``).
+    func requireWritable() throws {
+        if let writeRefusal { throw EventStoreError.badConfiguration(writeRefusal) }
+    }
+
     /// How many batches ``ingestPipelined(lookahead:next:onBatch:)`` keeps queued for decoding
     /// behind the one being committed.
     public static let defaultLookahead = 2
 
     /// Appends a batch of prepared messages (same order as `batch`) in one transaction; the facts
     /// the workers derived are used for the projections instead of being derived again here.
+    ///
+    /// When the store refuses something one message asked it to store (``LedgerStore/refusesInput(_:)``:
+    /// "string or blob too big"), the batch is split in halves, each committed on
+    /// its own, down to the one message that causes it, which is quarantined as `store_refused`
+    /// (its first 64 KiB and the SHA-256 of the rest when it is larger): one message never rolls
+    /// back or blocks the others. Any other failure (disk, locks, a lost server) fails the batch.
     func commit(_ batch: [InboundMessage], prepared: [PreparedMessage]) throws -> (IngestSummary, [MessageOutcome]) {
+        do {
+            return try commitTogether(batch, prepared: prepared)
+        } catch {
+            guard store.refusesInput(error), !batch.isEmpty else { throw error }
+            if batch.count > 1 {
+                let middle = batch.count / 2
+                var (summary, outcomes) = try commit(Array(batch[..<middle]), prepared: Array(prepared[..<middle]))
+                let (rest, restOutcomes) = try commit(Array(batch[middle...]), prepared: Array(prepared[middle...]))
+                summary.add(rest)
+                return (summary, outcomes + restOutcomes)
+            }
+            let message = batch[0]
+            if case .failure(let rejection) = prepared[0].result, rejection.code == "store_refused" { throw error }
+            let kept = message.raw.prefix(LineReader.keptPrefixBytes)
+            let digest = kept.count < message.raw.count ? "; \(message.raw.count) bytes, SHA-256 \(SHA256Digest.hex(message.raw)), the first \(kept.count) kept" : ""
+            let rejection = IngestRejection(code: "store_refused",
+                                            reason: "the store refused to record this message (the batch's other messages were committed): \(error)\(digest)")
+            return try commit([InboundMessage(raw: Data(kept), source: message.source, origin: message.origin)],
+                              prepared: [PreparedMessage(result: .failure(rejection), facts: [])])
+        }
+    }
+
+    /// ``commit(_:prepared:)`` of the whole batch in one transaction.
+    private func commitTogether(_ batch: [InboundMessage], prepared: [PreparedMessage]) throws -> (IngestSummary, [MessageOutcome]) {
+        try requireWritable()
         var events: [NewEvent] = []
         events.reserveCapacity(prepared.count)
         var owners: [Int] = []          // message index of each event
@@ -226,11 +275,17 @@ public final class Ledger {
     }
 
     /// Appends one notification body exactly as Apple POSTed it (`{"signedPayload": "…"}`).
-    public func append(notificationBody: Data, source: String = "api") throws -> MessageOutcome {
-        try ingestBatch([InboundMessage(raw: notificationBody, source: source)]).1[0]
+    ///
+    /// This is the webhook path (origin `webhook`): only Apple-signed notifications are applied.
+    /// An `apiResponse` envelope (unsigned, so anyone who can reach the webhook could forge one)
+    /// is quarantined as `untrusted_api_response`; record your own with
+    /// ``append(apiResponseEnvelope:source:)``.
+    public func append(notificationBody: Data, source: String = "webhook") throws -> MessageOutcome {
+        try ingestBatch([InboundMessage(raw: notificationBody, source: source, origin: .webhook)]).1[0]
     }
 
-    /// Appends one `apiResponse` envelope.
+    /// Appends one `apiResponse` envelope the caller vouches for (origin `recorded`): call it only
+    /// with responses your own code received from Apple, never with bytes from a request.
     public func append(apiResponseEnvelope: Data, source: String = "api") throws -> MessageOutcome {
         try ingestBatch([InboundMessage(raw: apiResponseEnvelope, source: source, origin: .recorded)]).1[0]
     }

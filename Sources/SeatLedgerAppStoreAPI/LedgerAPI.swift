@@ -145,7 +145,7 @@ final class RecordingSink {
 
     func record(_ exchange: APIExchange) throws {
         let raw = exchange.envelope.canonicalData()
-        let origin: EventOrigin = exchange.endpoint == .getNotificationHistory ? .backfill : .recorded
+        let origin: EventOrigin = exchange.endpoint == .getNotificationHistory ? .backfill : .apiClient
         let source = "api:\(exchange.endpoint.rawValue)#\(exchange.attempt)"
         let (batch, outcomes) = try ledger.ingestBatch([InboundMessage(raw: raw, source: source, origin: origin)])
         summary.add(batch)

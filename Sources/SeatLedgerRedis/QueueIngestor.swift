@@ -24,6 +24,10 @@ public struct QueueIngestOptions: Sendable {
     /// Give up (throw ``QueueUnreachable``) after this many consecutive failed attempts to reach
     /// Redis; `nil` retries forever (a long-running consumer rides out Redis restarts).
     public var maxConnectionAttempts: Int?
+    /// Whether `apiResponse` envelopes from the queue are applied (the operator allowing them for
+    /// this source, `ingest --api-responses`); by default only signed notifications are, and an
+    /// envelope is quarantined as `untrusted_api_response`.
+    public var acceptsAPIResponses = false
 
     /// Options for `group` / `consumer`.
     public init(group: String, consumer: String) {
@@ -230,10 +234,10 @@ public final class QueueIngestor {
                 raw.append(value)
                 raw.append(0x0A)
             }
-            return InboundMessage(raw: raw, source: source, preRejection: IngestRejection(
+            return InboundMessage(raw: raw, source: source, origin: .queue, preRejection: IngestRejection(
                 code: "missing_body_field", reason: "stream entry has no \"\(options.field)\" field (fields: \(fields.isEmpty ? "none" : fields))"))
         }
-        return InboundMessage(raw: body, source: source)
+        return InboundMessage(raw: body, source: source, origin: .queue, acceptsAPIResponses: options.acceptsAPIResponses)
     }
 
     /// Appends a batch, then acknowledges it.

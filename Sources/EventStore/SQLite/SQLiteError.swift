@@ -28,6 +28,16 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// Whether a constraint (UNIQUE, CHECK, trigger RAISE(ABORT)) refused the statement.
     public var isConstraintViolation: Bool { primaryResultCode == SQLITE_CONSTRAINT }
 
+    /// Whether SQLite refused a value it was given: too big (`SQLITE_TOOBIG`, "string or blob too
+    /// big"), of the wrong type or out of range; not a failure of the database itself. A constraint
+    /// (a trigger, UNIQUE) is not counted: it can come from the store's own state.
+    public var isRefusalOfValue: Bool {
+        [SQLITE_TOOBIG, SQLITE_MISMATCH, SQLITE_RANGE].contains(primaryResultCode)
+    }
+
+    /// Whether SQLite found the file damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`).
+    public var isCorruption: Bool { primaryResultCode == SQLITE_CORRUPT || primaryResultCode == SQLITE_NOTADB }
+
     /// Whether another connection holds the lock.
     public var isBusy: Bool { primaryResultCode == SQLITE_BUSY || primaryResultCode == SQLITE_LOCKED }
 

@@ -11,13 +11,23 @@ public struct InboundMessage: Sendable {
     public let origin: EventOrigin
     /// Set by a reader that refused the input before decoding (e.g. a line over the length limit).
     public let preRejection: IngestRejection?
+    /// Whether an `apiResponse` envelope in this message is applied. An envelope carries no
+    /// Apple signature of its own, so anyone who can write to a webhook, queue or spool could
+    /// forge one; it is quarantined as `untrusted_api_response` unless this is set.
+    public let acceptsAPIResponses: Bool
 
     /// Creates a message.
-    public init(raw: Data, source: String, origin: EventOrigin = .live, preRejection: IngestRejection? = nil) {
+    ///
+    /// - Parameter acceptsAPIResponses: `nil` (the default) trusts envelopes only from the paths
+    ///   ``EventOrigin/trustsAPIResponses`` names (the API client, `record`); `true` is the
+    ///   operator allowing them for this input (`ingest --api-responses`).
+    public init(raw: Data, source: String, origin: EventOrigin = .live, preRejection: IngestRejection? = nil,
+                acceptsAPIResponses: Bool? = nil) {
         self.raw = raw
         self.source = source
         self.origin = origin
         self.preRejection = preRejection
+        self.acceptsAPIResponses = acceptsAPIResponses ?? origin.trustsAPIResponses
     }
 }
 

@@ -1,3 +1,5 @@
+import LedgerEvents
+
 /// Why an input was refused; it goes to quarantine with its raw bytes.
 public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertible {
     /// Machine code, stable for scripts: `bad_signature`, `bundle_mismatch`, `malformed_json` …
@@ -17,8 +19,30 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
     static func malformedJSON(_ detail: String) -> Self { Self(code: "malformed_json", reason: "malformed JSON: \(detail)") }
     static let unrecognized = Self(code: "unrecognized_message",
                                    reason: "JSON object has neither \"signedPayload\" nor \"apiResponse\"")
-    static func lineTooLong(_ length: Int, limit: Int) -> Self {
-        Self(code: "line_too_long", reason: "line too long: \(length) bytes (limit \(limit))")
+    /// An NDJSON line (`line_too_long`) or a spool file (`message_too_large`) over the size limit,
+    /// kept as its first `kept` bytes; `sha256` is the whole input's digest.
+    public static func tooLarge(line: Bool, length: Int, limit: Int, sha256: String, kept: Int) -> Self {
+        let what = line ? "line too long" : "message too large"
+        let keptNote = kept < length ? "; its first \(kept) bytes are kept" : ""
+        return Self(code: line ? "line_too_long" : "message_too_large",
+                    reason: "\(what): \(length) bytes (limit \(limit)), SHA-256 \(sha256)\(keptNote)")
+    }
+    /// An `apiResponse` envelope that arrived by a path that applies only Apple-signed notifications.
+    static func untrustedAPIResponse(origin: EventOrigin, source: String) -> Self {
+        let path: String
+        switch origin {
+        case .webhook: path = "the webhook (Ledger.append(notificationBody:))"
+        case .spool: path = "a spool directory"
+        case .queue: path = "a queue"
+        case .file: path = "a file ingest"
+        case .stdin: path = "stdin"
+        case .quarantineRetry: path = "quarantine retry"
+        default: path = "an ingest path with origin \"\(origin.rawValue)\""
+        }
+        return Self(code: "untrusted_api_response",
+                    reason: "untrusted API response: \(source) is an apiResponse envelope (unsigned) that arrived through \(path), "
+                        + "which applies only Apple-signed notifications; if you produced it, import it with `seatledger record FILE`, "
+                        + "`seatledger ingest --api-responses …` for this source, or `seatledger quarantine retry ID --api-responses`")
     }
     static func bundleMismatch(found: String?, expected: String, at path: String) -> Self {
         Self(code: "bundle_mismatch",

@@ -1,5 +1,5 @@
 import Foundation
-import LedgerConcurrency
+import JWSVerification
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -9,9 +9,12 @@ import Darwin
 
 /// Reads NDJSON lines from a file descriptor without loading the whole input.
 ///
-/// Lines longer than `maxLineLength` are still returned whole (so nothing is lost) and the ingest
-/// quarantines them as `line_too_long`. A final line without a newline is returned too (a
-/// truncated file loses nothing).
+/// A line longer than `maxLineLength` is never held whole: once the unfinished line passes the
+/// limit the reader keeps its first ``keptPrefixBytes`` bytes, feeds the rest through SHA-256 and
+/// drops it, so a 1 GB line costs about one read chunk of memory. ``nextLine()`` then returns the
+/// kept prefix and ``lastLineOversize`` says how long the whole line was and its SHA-256 (the ingest
+/// quarantines it as `line_too_long`; nothing is silently lost, the next lines are read as usual).
+/// A final line without a newline is returned too (a truncated file loses nothing).
 ///
 /// Reading and splitting run on a thread of their own, a bounded amount ahead of the consumer
 /// (``readAheadBytes``), so the thread calling ``nextLine()`` (the ingest's single writer) only
@@ -19,25 +22,38 @@ import Darwin
 public final class LineReader {
     private let source: LineSource
     /// The current block of split lines and the next one to hand out.
-    private var lines: [Data] = []
+    private var lines: [ReadLine] = []
     private var nextIndex = 0
     private var finished = false
     /// The current 1-based line number.
     public private(set) var lineNumber = 0
     /// Lines longer than this are flagged.
     public let maxLineLength: Int
+    /// What the last line returned by ``nextLine()`` was, when it was longer than the limit by
+    /// more than the reader holds (``nil`` for a line returned whole).
+    public private(set) var lastLineOversize: OversizedLine?
     /// About how many bytes of split lines the reading thread keeps ready.
     public static let readAheadBytes = 8 << 20
+    /// How much of an over-long line is kept (and quarantined): its first 64 KiB.
+    public static let keptPrefixBytes = 64 << 10
 
     /// Reads from an open handle.
     public init(handle: FileHandle, maxLineLength: Int = 1 << 20, chunkSize: Int = 1 << 20) {
-        self.source = LineSource(handle: handle, chunkSize: max(1, chunkSize), budget: Self.readAheadBytes)
+        // Lines up to this length are returned whole; longer ones are streamed through SHA-256.
+        // One byte over the limit is still whole: a CRLF line's '\r' does not count toward it.
+        let wholeUpTo = maxLineLength >= Int.max / 2 ? Int.max : max(maxLineLength + 1, Self.keptPrefixBytes)
+        self.source = LineSource(handle: handle, chunkSize: max(1, chunkSize), budget: Self.readAheadBytes, wholeUpTo: wholeUpTo)
         self.maxLineLength = maxLineLength
     }
 
     deinit { source.cancel() }
 
-    /// The next line (without its `\n`), or `nil` at end of input.
+    /// The largest the reading thread's buffer has been, in bytes (bounded by about
+    /// `maxLineLength` plus one chunk whatever the input: tests check it).
+    public var peakBufferBytes: Int { source.peakBufferBytes }
+
+    /// The next line (without its `\n`), or `nil` at end of input. For a line over the limit,
+    /// its first ``keptPrefixBytes`` bytes (see ``lastLineOversize``).
     public func nextLine() throws -> Data? {
         while nextIndex == lines.count {
             if finished { return nil }
@@ -50,70 +66,122 @@ public final class LineReader {
         }
         defer { nextIndex += 1 }
         lineNumber += 1
-        return lines[nextIndex]
+        lastLineOversize = lines[nextIndex].oversize
+        return lines[nextIndex].data
     }
 }
 
-/// The reading thread of a ``LineReader`` and the bounded queue of line blocks it fills: a
-/// ``LedgerConcurrency/BoundedChannel`` weighted by bytes, so the thread stays about `budget`
-/// bytes ahead of the consumer.
-///
-/// `Sendable` without `@unchecked`: `handle`, `chunkSize` and `budget` are immutable (and `handle`
-/// is used only by the reading thread once it has started), the queue is a channel, and whether
-/// the thread has started is atomic.
-private final class LineSource: Sendable {
-    enum Item { case lines([Data]), end }
+/// A line too long to hold: its full length and digest (its first bytes are what ``LineReader/nextLine()`` returned).
+public struct OversizedLine: Sendable, Equatable {
+    /// The whole line's length in bytes, without its newline.
+    public let length: Int
+    /// Lowercase hex SHA-256 of the whole line (without its newline).
+    public let sha256: String
+}
 
-    /// One read's complete lines and their size in bytes.
-    private struct Block: Sendable {
-        let lines: [Data]
-        let bytes: Int
-    }
+/// One split line: its bytes (or an over-long line's kept prefix) and, for that, what it was.
+struct ReadLine {
+    var data: Data
+    var oversize: OversizedLine?
+}
+
+/// The reading thread of a ``LineReader`` and the bounded queue of line blocks it fills.
+///
+/// `@unchecked Sendable` is safe: every mutable field is read and written only while holding
+/// `condition`'s lock (``peak`` is an `Atomic`); `handle`, `chunkSize`, `budget` and `wholeUpTo`
+/// are immutable, and `handle` is used only by the reading thread once it has started.
+private final class LineSource: @unchecked Sendable {
+    enum Item { case lines([ReadLine]), end }
 
     private let handle: FileHandle
     private let chunkSize: Int
-    private let blocks: BoundedChannel<Block>
-    private let started = Atomic<Bool>(false)
+    private let budget: Int
+    private let wholeUpTo: Int
+    private let condition = NSCondition()
+    private var queue: [(lines: [ReadLine], bytes: Int)] = []
+    private var queuedBytes = 0
+    private var failure: Error?
+    private var atEnd = false
+    private var cancelled = false
+    private var started = false
+    private let peak = Atomic<Int>(0)
 
-    init(handle: FileHandle, chunkSize: Int, budget: Int) {
+    init(handle: FileHandle, chunkSize: Int, budget: Int, wholeUpTo: Int) {
         self.handle = handle
         self.chunkSize = chunkSize
-        self.blocks = BoundedChannel(capacity: budget, weight: { $0.bytes })
+        self.budget = budget
+        self.wholeUpTo = wholeUpTo
     }
+
+    var peakBufferBytes: Int { peak.load(ordering: .relaxed) }
 
     /// The next block of lines (waiting for the reading thread), `.end` at end of input, or the read error.
     func take() throws -> Item {
-        if started.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged {
+        condition.lock()
+        defer { condition.unlock() }
+        if !started {
+            started = true
             let thread = Thread { [self] in produce() }
             thread.name = "seatledger-lines"
             thread.start()
         }
-        guard let block = try blocks.receive() else { return .end }
-        return .lines(block.lines)
+        while queue.isEmpty && !atEnd && failure == nil { condition.wait() }
+        if !queue.isEmpty {
+            let block = queue.removeFirst()
+            queuedBytes -= block.bytes
+            condition.broadcast()
+            return .lines(block.lines)
+        }
+        if let failure { throw failure }
+        return .end
     }
 
     /// Stops the reading thread after its current read (the consumer is gone).
-    func cancel() { blocks.cancel() }
-
-    /// Hands a block to the consumer, waiting while the queue is over budget; `false` once cancelled.
-    private func publish(_ lines: [Data], bytes: Int) -> Bool {
-        blocks.send(Block(lines: lines, bytes: bytes))
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
     }
 
-    /// No more blocks: the end of input, or the read error (after the blocks already published).
+    /// Hands a block to the consumer, waiting while the queue is over budget; `false` once cancelled.
+    private func publish(_ lines: [ReadLine], bytes: Int) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while queuedBytes >= budget && !cancelled { condition.wait() }
+        if cancelled { return false }
+        queue.append((lines, bytes))
+        queuedBytes += bytes
+        condition.broadcast()
+        return true
+    }
+
     private func finish(_ error: Error?) {
-        blocks.close(throwing: error)
+        condition.lock()
+        if let error { failure = error } else { atEnd = true }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// An over-long line being streamed: its kept prefix, its length so far and its running digest.
+    private struct Oversize {
+        var prefix: Data
+        var length: Int
+        let hasher = SHA256Hasher()
+        var line: ReadLine { ReadLine(data: prefix, oversize: OversizedLine(length: length, sha256: hasher.finalizeHex())) }
     }
 
     /// The reading thread: reads chunks with `read(2)` into one buffer, splits the complete lines
-    /// out of it and publishes them, one block per read.
+    /// out of it and publishes them, one block per read. An unfinished line longer than
+    /// `wholeUpTo` is streamed (prefix kept, rest hashed and dropped) until its newline.
     private func produce() {
         let fd = handle.fileDescriptor
         var buffer = [UInt8](repeating: 0, count: chunkSize)
         var filled = 0       // bytes of `buffer` holding input
-        var start = 0        // first byte of the unfinished line
+        var start = 0        // first byte of the unfinished line (in oversize mode: of its unhashed rest)
         var searched = 0     // bytes of the unfinished line (from `start`) already searched for a newline
-        var block: [Data] = []
+        var oversize: Oversize?
+        var block: [ReadLine] = []
         var blockBytes = 0
         while true {
             if filled == buffer.count {
@@ -126,8 +194,9 @@ private final class LineSource: Sendable {
                     filled -= start
                     start = 0
                 } else {
-                    // One line longer than the buffer: grow it (the line is still returned whole).
+                    // One line longer than the buffer (but not yet over `wholeUpTo`): grow it.
                     buffer.append(contentsOf: repeatElement(0, count: buffer.count))
+                    peak.store(buffer.count, ordering: .relaxed)
                 }
             }
             let count = buffer.withUnsafeMutableBytes { raw -> Int in
@@ -145,8 +214,11 @@ private final class LineSource: Sendable {
                 return
             }
             if count == 0 {
-                if start < filled {
-                    block.append(buffer.withUnsafeBytes { Data($0[start..<filled]) })
+                if let current = oversize {
+                    block.append(current.line)
+                    blockBytes += current.prefix.count
+                } else if start < filled {
+                    block.append(ReadLine(data: buffer.withUnsafeBytes { Data($0[start..<filled]) }))
                     blockBytes += filled - start
                 }
                 if !block.isEmpty, !publish(block, bytes: blockBytes) { return }
@@ -157,12 +229,38 @@ private final class LineSource: Sendable {
             buffer.withUnsafeBytes { raw in
                 guard let base = raw.baseAddress else { return }
                 var from = start + searched
-                while from < filled, let hit = memchr(base + from, 0x0A, filled - from) {
-                    let newline = base.distance(to: UnsafeRawPointer(hit))
-                    block.append(Data(bytes: base + start, count: newline - start))
-                    blockBytes += newline - start
-                    start = newline + 1
+                if var current = oversize {
+                    // Hash up to the newline (or all that was read) and drop it.
+                    let hit = memchr(base + from, 0x0A, filled - from)
+                    let end = hit.map { base.distance(to: UnsafeRawPointer($0)) } ?? filled
+                    current.hasher.update(UnsafeRawBufferPointer(start: base + start, count: end - start))
+                    current.length += end - start
+                    if hit != nil {
+                        block.append(current.line)
+                        blockBytes += current.prefix.count
+                        oversize = nil
+                        start = end + 1
+                    } else {
+                        oversize = current
+                        start = filled
+                    }
                     from = start
+                }
+                if oversize == nil {
+                    while from < filled, let hit = memchr(base + from, 0x0A, filled - from) {
+                        let newline = base.distance(to: UnsafeRawPointer(hit))
+                        block.append(ReadLine(data: Data(bytes: base + start, count: newline - start)))
+                        blockBytes += newline - start
+                        start = newline + 1
+                        from = start
+                    }
+                    if filled - start > wholeUpTo {
+                        // Too long to hold: keep the first bytes, hash everything so far, drop it.
+                        var current = Oversize(prefix: Data(bytes: base + start, count: LineReader.keptPrefixBytes), length: filled - start)
+                        current.hasher.update(UnsafeRawBufferPointer(start: base + start, count: filled - start))
+                        oversize = current
+                        start = filled
+                    }
                 }
                 searched = filled - start
             }

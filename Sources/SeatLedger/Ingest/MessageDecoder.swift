@@ -63,6 +63,8 @@ public struct MessageDecoder: Sendable {
                 return [try decodeNotification(jws: jws, raw: message.raw, source: message.source, origin: message.origin)]
             }
             if let inner = json["apiResponse"] {
+                // An envelope is unsigned: only a path the operator trusts may apply it.
+                guard message.acceptsAPIResponses else { throw .untrustedAPIResponse(origin: message.origin, source: message.source) }
                 return try decodeAPIResponse(outer: json, inner: inner, message: message)
             }
             throw .unrecognized

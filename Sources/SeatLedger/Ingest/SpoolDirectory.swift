@@ -1,58 +1,110 @@
 import Foundation
+import JWSVerification
 import LedgerEvents
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// A directory of one-message files: each is ingested, then moved to `done/` (appended or
+/// A directory of one-message files: each is claimed (renamed into `processing/`), read through
+/// the descriptor opened on the claimed file, ingested, then moved to `done/` (appended or
 /// duplicate) or `rejected/` (quarantined) — only after the transaction that settled it commits.
 ///
 /// Producers should write a file under a name starting with `.` or ending in `.tmp` and rename it
-/// when complete; such names are skipped.
+/// when complete; such names are skipped. Because a file is renamed into `processing/` before it
+/// is opened, a producer replacing a name by rename while a batch runs cannot lose a version:
+/// the claim takes the version that was there, and the new one is a new entry for the next scan.
+///
+/// Symbolic links are never followed: entries are opened `O_NOFOLLOW`, and a `done/`,
+/// `rejected/` or `processing/` that is a link refuses the whole spool (a link there would let
+/// anyone who can write the spool move files anywhere). Entries that are not regular files
+/// (links, FIFOs, sockets, devices) or cannot be opened are reported as ``SpoolProblem``s,
+/// moved to `rejected/` (the entry itself, never what it points at) and counted; nothing of them
+/// is read. Names are shown escaped (``SpoolDirectory/printable(_:)``).
 public struct SpoolDirectory: Sendable {
     /// The spool directory.
     public let url: URL
+    /// Files larger than this are quarantined as `message_too_large` with their size, SHA-256
+    /// and first 64 KiB, read in bounded memory.
+    public var maxMessageBytes: Int
+    /// Whether `apiResponse` envelopes in the spool are applied (the operator allowing them for
+    /// this source, `ingest --api-responses`); by default they are quarantined as `untrusted_api_response`.
+    public var acceptsAPIResponses: Bool
 
     /// A spool at `url`.
-    public init(url: URL) { self.url = url }
+    public init(url: URL, maxMessageBytes: Int = 4 << 20, acceptsAPIResponses: Bool = false) {
+        self.url = url
+        self.maxMessageBytes = maxMessageBytes
+        self.acceptsAPIResponses = acceptsAPIResponses
+    }
 
     /// Where settled files go.
     public var doneURL: URL { url.appendingPathComponent("done", isDirectory: true) }
     /// Where quarantined files go.
     public var rejectedURL: URL { url.appendingPathComponent("rejected", isDirectory: true) }
+    /// Where a file is moved to claim it before it is read (left there only by a crash, and
+    /// ingested first by the next run).
+    public var processingURL: URL { url.appendingPathComponent("processing", isDirectory: true) }
 
-    /// Files waiting to be ingested, by name.
+    static let subfolders = ["done", "rejected", "processing"]
+
+    /// Files waiting to be ingested, by name (including files a crashed run left in `processing/`).
     public func pendingFiles() throws -> [URL] {
-        let names = try FileManager.default.contentsOfDirectory(atPath: url.path)
-        return names.sorted().compactMap { name in
-            if name.hasPrefix(".") || name.hasSuffix(".tmp") || name == "done" || name == "rejected" { return nil }
-            let file = url.appendingPathComponent(name)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
-            return file
+        let folder = try DirectoryDescriptor(path: url.path)
+        var files = try Self.entries(of: folder).filter(Self.isCandidate).map { url.appendingPathComponent(String(decoding: $0, as: UTF8.self)) }
+        if let processing = try? DirectoryDescriptor(path: processingURL.path) {
+            files += try Self.entries(of: processing).filter(Self.isCandidate)
+                .map { processingURL.appendingPathComponent(String(decoding: $0, as: UTF8.self)) }
         }
+        return files
     }
 
     /// Ingests pending files in batches; with `follow`, keeps polling until `shouldStop()`.
+    ///
+    /// `onProblem` is called for each entry that was refused without being read (see the type's
+    /// documentation); the CLI prints them and exits non-zero.
     public func ingest(into ledger: Ledger, batchSize: Int = 256, follow: Bool = false, pollInterval: Double = 1,
-                       shouldStop: () -> Bool = { false }, onBatch: (IngestSummary) -> Void) throws {
-        try FileManager.default.createDirectory(at: doneURL, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: rejectedURL, withIntermediateDirectories: true)
+                       shouldStop: () -> Bool = { false }, onProblem: (SpoolProblem) -> Void = { _ in },
+                       onBatch: (IngestSummary) -> Void) throws {
+        let spool = try DirectoryDescriptor(path: url.path)
+        let done = try Self.subfolder("done", of: spool, at: url)
+        let rejected = try Self.subfolder("rejected", of: spool, at: url)
+        let processing = try Self.subfolder("processing", of: spool, at: url)
         repeat {
-            let files = try pendingFiles()
+            // A crashed run's claims first, then the spool's own entries (each claimed in turn).
+            var names: [(name: [UInt8], claimed: Bool)] = try Self.entries(of: processing).filter(Self.isCandidate).map { ($0, true) }
+            names += try Self.entries(of: spool).filter(Self.isCandidate).map { ($0, false) }
             var start = 0
-            while start < files.count {
-                let chunk = Array(files[start..<min(start + batchSize, files.count)])
+            while start < names.count {
+                let chunk = names[start..<min(start + batchSize, names.count)]
                 start += batchSize
                 var messages: [InboundMessage] = []
-                var readable: [URL] = []
-                for file in chunk {
-                    guard let data = FileManager.default.contents(atPath: file.path) else { continue }
-                    messages.append(InboundMessage(raw: data, source: "spool:\(file.lastPathComponent)"))
-                    readable.append(file)
+                var claimedNames: [[UInt8]] = []
+                for entry in chunk {
+                    let shown = Self.printable(entry.name)
+                    // Claim: from here on the name in processing/ is ours, whatever a producer renames into the spool.
+                    var claimed = entry.name
+                    if !entry.claimed {
+                        guard let name = try Self.move(entry.name, from: spool, to: processing) else { continue }  // gone meanwhile
+                        claimed = name
+                    }
+                    switch Self.read(claimed, in: processing, limit: maxMessageBytes) {
+                    case .message(let data, let rejection):
+                        messages.append(InboundMessage(raw: data, source: "spool:\(shown)", origin: .spool, preRejection: rejection,
+                                                       acceptsAPIResponses: acceptsAPIResponses))
+                        claimedNames.append(claimed)
+                    case .refused(let reason):
+                        _ = try Self.move(claimed, from: processing, to: rejected)
+                        onProblem(SpoolProblem(name: shown, reason: reason))
+                    }
                 }
+                guard !messages.isEmpty else { continue }
                 let (summary, outcomes) = try ledger.ingestBatch(messages)
-                for (file, outcome) in zip(readable, outcomes) {
-                    let target: URL
-                    if case .quarantined = outcome { target = rejectedURL } else { target = doneURL }
-                    try move(file, into: target)
+                for (name, outcome) in zip(claimedNames, outcomes) {
+                    if case .quarantined = outcome { _ = try Self.move(name, from: processing, to: rejected) } else {
+                        _ = try Self.move(name, from: processing, to: done)
+                    }
                 }
                 onBatch(summary)
                 if shouldStop() { return }
@@ -64,21 +116,235 @@ public struct SpoolDirectory: Sendable {
         } while follow && !shouldStop()
     }
 
-    private func move(_ file: URL, into directory: URL) throws {
-        var destination = directory.appendingPathComponent(file.lastPathComponent)
-        if FileManager.default.fileExists(atPath: destination.path) {
-            destination = directory.appendingPathComponent("\(file.lastPathComponent).\(UUID().uuidString)")
+    // MARK: Names
+
+    /// `name` for a terminal or a log: printable ASCII and valid UTF-8 as is; control characters,
+    /// escape codes, DEL, backslash and invalid UTF-8 bytes as `\n`, `\t`, `\\`, `\x1b` …, so a name
+    /// cannot start a new line or drive the terminal.
+    public static func printable(_ name: [UInt8]) -> String {
+        var out = ""
+        var index = 0
+        while index < name.count {
+            let byte = name[index]
+            if byte >= 0x80 {
+                // A valid UTF-8 sequence of a printable scalar stays; anything else is escaped byte by byte.
+                let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
+                if length > 1, index + length <= name.count,
+                   let text = String(validating: name[index..<(index + length)], as: UTF8.self),
+                   let scalar = text.unicodeScalars.first, !scalar.properties.generalCategory.isControlOrFormat {
+                    out += text
+                    index += length
+                    continue
+                }
+                out += String(format: "\\x%02x", byte)
+            } else {
+                switch byte {
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                case 0x5C: out += "\\\\"
+                case 0x20..<0x7F: out.unicodeScalars.append(Unicode.Scalar(byte))
+                default: out += String(format: "\\x%02x", byte)
+                }
+            }
+            index += 1
         }
-        try FileManager.default.moveItem(at: file, to: destination)
+        return out
+    }
+
+    /// `name` as bytes, for the library callers who hold a `String`.
+    public static func printable(_ name: String) -> String { printable(Array(name.utf8)) }
+
+    static func isCandidate(_ name: [UInt8]) -> Bool {
+        guard let first = name.first, first != UInt8(ascii: ".") else { return false }
+        if name.count >= 4, name.suffix(4).elementsEqual(".tmp".utf8) { return false }
+        return !subfolders.contains { name.elementsEqual($0.utf8) }
+    }
+
+    // MARK: System calls (all relative to descriptors of the spool and its folders)
+
+    /// The entries of a directory (not `.`/`..`), sorted by their bytes; subdirectories left out.
+    static func entries(of directory: DirectoryDescriptor) throws -> [[UInt8]] {
+        let copy = dup(directory.fd)
+        guard copy >= 0, let stream = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            throw SpoolError(message: "cannot list \(printable(directory.path)): \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var names: [[UInt8]] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+            var info = stat()
+            let isDirectory = withCName(name) { fstatat(directory.fd, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
+                && (info.st_mode & S_IFMT) == S_IFDIR
+            if !isDirectory { names.append(name) }
+        }
+        return names.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The folder `name` of the spool, created if missing; refused when it is a symbolic link or not a directory.
+    static func subfolder(_ name: String, of spool: DirectoryDescriptor, at url: URL) throws -> DirectoryDescriptor {
+        var info = stat()
+        if fstatat(spool.fd, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
+            guard errno == ENOENT else {
+                throw SpoolError(message: "cannot inspect \(printable(url.appendingPathComponent(name).path)): \(String(cString: strerror(errno)))")
+            }
+            if mkdirat(spool.fd, name, 0o755) != 0, errno != EEXIST {
+                throw SpoolError(message: "cannot create \(printable(url.appendingPathComponent(name).path)): \(String(cString: strerror(errno)))")
+            }
+        } else if (info.st_mode & S_IFMT) != S_IFDIR {
+            let what = (info.st_mode & S_IFMT) == S_IFLNK ? "a symbolic link" : "not a directory"
+            throw SpoolError(message: "refusing the spool \(printable(url.path)): \(printable(url.appendingPathComponent(name).path)) is \(what); "
+                + "files would be moved wherever it points. Replace it with a real directory")
+        }
+        let fd = openat(spool.fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            let shown = printable(url.appendingPathComponent(name).path)
+            if code == ELOOP || code == ENOTDIR {
+                throw SpoolError(message: "refusing the spool \(printable(url.path)): \(shown) is \(code == ELOOP ? "a symbolic link" : "not a directory"); "
+                    + "files would be moved wherever it points. Replace it with a real directory")
+            }
+            throw SpoolError(message: "cannot open \(shown): \(String(cString: strerror(code)))")
+        }
+        return DirectoryDescriptor(fd: fd, path: url.appendingPathComponent(name).path)
+    }
+
+    /// Renames `name` from one folder into another, never over an existing file (a same-named
+    /// file there gets a unique suffix). Returns the name it has there, or `nil` if it was gone.
+    static func move(_ name: [UInt8], from source: DirectoryDescriptor, to target: DirectoryDescriptor) throws -> [UInt8]? {
+        var destination = name
+        var info = stat()
+        while (withCName(destination) { fstatat(target.fd, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 {
+            destination = name + Array(".\(UUID().uuidString)".utf8)
+        }
+        let result = withCName(name) { from in withCName(destination) { to in renameat(source.fd, from, target.fd, to) } }
+        if result == 0 { return destination }
+        if errno == ENOENT { return nil }
+        throw SpoolError(message: "cannot move \(printable(name)) from \(printable(source.path)) to \(printable(target.path)): \(String(cString: strerror(errno)))")
+    }
+
+    enum ReadResult {
+        case message(Data, IngestRejection?)
+        case refused(String)
+    }
+
+    /// Reads a claimed file through one descriptor opened without following links and without
+    /// blocking (a FIFO would otherwise wait for a writer); over `limit` bytes, only the first
+    /// 64 KiB are kept and the rest is hashed in chunks.
+    static func read(_ name: [UInt8], in folder: DirectoryDescriptor, limit: Int) -> ReadResult {
+        let fd = withCName(name) { openat(folder.fd, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
+        guard fd >= 0 else {
+            let code = errno
+            return .refused(code == ELOOP ? "a symbolic link (not followed)" : "cannot be opened: \(String(cString: strerror(code)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .refused("cannot be inspected: \(String(cString: strerror(errno)))") }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFIFO: return .refused("a FIFO, not a regular file")
+        case S_IFSOCK: return .refused("a socket, not a regular file")
+        case S_IFCHR, S_IFBLK: return .refused("a device, not a regular file")
+        default: return .refused("not a regular file")
+        }
+        let hasher = SHA256Hasher()
+        var kept = Data()
+        var length = 0
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { raw -> Int in
+                while true {
+                    let n = Glibc.read(fd, raw.baseAddress, raw.count)
+                    if n < 0 && errno == EINTR { continue }
+                    return n
+                }
+            }
+            if count < 0 { return .refused("cannot be read: \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            chunk.withUnsafeBytes { raw in
+                let piece = UnsafeRawBufferPointer(rebasing: raw[0..<count])
+                hasher.update(piece)
+                // Keep it all while under the limit; past it, only the first 64 KiB.
+                if length + count <= limit {
+                    kept.append(contentsOf: piece)
+                } else {
+                    if kept.count > LineReader.keptPrefixBytes { kept = Data(kept.prefix(LineReader.keptPrefixBytes)) }
+                    let room = LineReader.keptPrefixBytes - kept.count
+                    if room > 0 { kept.append(contentsOf: piece.prefix(room)) }
+                }
+            }
+            length += count
+        }
+        if length > limit {
+            let prefix = kept.prefix(LineReader.keptPrefixBytes)
+            return .message(Data(prefix), .tooLarge(line: false, length: length, limit: limit, sha256: hasher.finalizeHex(),
+                                                    kept: prefix.count))
+        }
+        return .message(kept, nil)
+    }
+}
+
+/// A spool entry refused without being read: a symbolic link, a FIFO, a socket, a device or an
+/// unreadable file. It was moved to `rejected/` as it was.
+public struct SpoolProblem: Sendable, Equatable, CustomStringConvertible {
+    /// The entry's name, escaped for printing.
+    public let name: String
+    /// What it was.
+    public let reason: String
+
+    public var description: String { "\(name): \(reason); moved to rejected/ unread" }
+}
+
+/// A spool directory that cannot be used (a symlinked subfolder, an unreadable directory).
+public struct SpoolError: Error, Sendable, CustomStringConvertible {
+    /// What was wrong, naming the path (escaped).
+    public let message: String
+    public var description: String { message }
+}
+
+/// An open directory, owned: closed in `deinit`. Spool operations go through it (`openat`,
+/// `renameat`), so a folder swapped for a link after the check is never followed.
+final class DirectoryDescriptor {
+    let fd: Int32
+    let path: String
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    /// Opens the directory at `path` (which the operator named: a link to it is followed).
+    convenience init(path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw SpoolError(message: "cannot open the spool \(SpoolDirectory.printable(path)): \(String(cString: strerror(errno)))")
+        }
+        self.init(fd: fd, path: path)
+    }
+
+    deinit { close(fd) }
+}
+
+extension Unicode.GeneralCategory {
+    /// Control, format, separator (line/paragraph), private-use, surrogate or unassigned: never printed raw.
+    var isControlOrFormat: Bool {
+        switch self {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned: return true
+        default: return false
+        }
     }
 }
 
 extension SpoolDirectory {
     /// Convenience for the CLI: stop when `stop` reports a signal.
     public func ingest(into ledger: Ledger, batchSize: Int, follow: Bool, pollInterval: Double,
-                       stop: some StopRequest, onBatch: (IngestSummary) -> Void) throws {
+                       stop: some StopRequest, onProblem: (SpoolProblem) -> Void = { _ in },
+                       onBatch: (IngestSummary) -> Void) throws {
         try ingest(into: ledger, batchSize: batchSize, follow: follow, pollInterval: pollInterval,
-                   shouldStop: { stop.isStopped }, onBatch: onBatch)
+                   shouldStop: { stop.isStopped }, onProblem: onProblem, onBatch: onBatch)
     }
 }
 
@@ -86,4 +352,11 @@ extension SpoolDirectory {
 public protocol StopRequest {
     /// Whether to stop after the current batch.
     var isStopped: Bool { get }
+}
+
+/// Calls `body` with `name` as a NUL-terminated C string (directory entry names hold no NUL).
+func withCName<R>(_ name: [UInt8], _ body: (UnsafePointer<CChar>) -> R) -> R {
+    (name + [0]).withUnsafeBufferPointer { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+    }
 }

@@ -51,7 +51,9 @@ enum DemoCommand: Command {
         var summary = IngestSummary()
         for stream in streams {
             for line in stream.lines {
-                let message = InboundMessage(raw: line.bytes, source: "\(stream.name):\(line.number)")
+                // The bundled sample streams are the operator's own input: their envelopes are applied.
+                let message = InboundMessage(raw: line.bytes, source: "\(stream.name):\(line.number)", origin: .file,
+                                             acceptsAPIResponses: true)
                 // Replay the streams as if they were received live: record each a second after Apple signed it.
                 if case .success(let events) = ledger.decoder.decode(message), let signed = events.first?.occurredAt {
                     ledger.store.clock = { signed + 1000 }

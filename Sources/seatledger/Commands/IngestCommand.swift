@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import JWSVerification
 import LedgerEvents
 import SeatLedger
 
@@ -7,9 +8,9 @@ import SeatLedger
 enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "verify and append notifications / API responses from files, stdin or a spool directory"
-    static let options: Set<String> = ["db", "batch-size", "max-line-length", "poll-interval", "from", "consumer-group", "consumer",
-                                       "block-ms", "min-idle-ms", "status-interval"]
-    static let flags: Set<String> = ["json", "progress", "follow", "until-empty", "spool"]
+    static let options: Set<String> = ["db", "batch-size", "max-line-length", "max-message-bytes", "poll-interval", "from", "consumer-group", "consumer",
+                                       "block-ms", "min-idle-ms", "status-interval", "redis-password-file"]
+    static let flags: Set<String> = ["json", "progress", "follow", "until-empty", "spool", "api-responses"]
     static let exitStatuses: [ExitStatus] = [
         .success, .error, .quarantined,
         ExitStatus(.interrupted, "a file or stdin ingest was stopped by SIGINT/SIGTERM before reading all its input (re-run to continue); --follow and --from stop with 0 or 3"),
@@ -31,11 +32,23 @@ enum IngestCommand: Command {
     appends nothing and counts as a duplicate. Anything refused is quarantined with its raw bytes
     and a reason (see `seatledger quarantine list`); nothing is dropped.
 
+    Trust: an `apiResponse` envelope carries no Apple signature, so anyone who can write to a
+    file, spool directory or queue could forge one (say, a ClaimSeat giving someone a seat). Only
+    Apple-signed notifications are applied unless you pass --api-responses, which says the
+    envelopes of this run's inputs are responses you received from Apple yourself; without it an
+    envelope is quarantined as untrusted_api_response (`seatledger record FILE` imports one).
+    Every event records its path as its origin: file, stdin, spool or queue.
+
     Messages are committed in atomic batches; killing the process loses no committed batch and
     re-running the same input appends nothing twice.
 
-    Spool directories: one message per file. A file moves to `done/` after its event commits and to
-    `rejected/` after it is quarantined. Files whose names start with `.` or end in `.tmp` are
+    Spool directories: one message per file. A file is first claimed (renamed into `processing/`)
+    and read through the descriptor opened there, so a producer replacing a name by rename while a
+    batch runs loses nothing; it moves to `done/` after its event commits and to `rejected/` after
+    it is quarantined. Symbolic links are never followed: a symlinked `done/`, `rejected/` or
+    `processing/` refuses the spool (exit 2), and entries that are links, FIFOs, sockets, devices
+    or unreadable are reported on stderr (names escaped), moved to `rejected/` unread and counted
+    ("refusedUnread" in --json; exit 2). Files whose names start with `.` or end in `.tmp` are
     skipped (write then rename). Because files are moved, a directory is taken as a spool only
     when it already has a `done/` or `rejected/` folder, or with --spool or --follow (which create
     them): a directory named by mistake (say /tmp) is refused and nothing in it is touched. With --follow, keep watching until SIGINT/SIGTERM, which finish
@@ -56,6 +69,9 @@ enum IngestCommand: Command {
     \(HelpText.db)
       --from URL            redis://host:port/stream-key instead of files (redis://:password@… or
                             redis://user:password@… to AUTH; shown as redis://***@…)
+      --redis-password-file FILE
+                            AUTH with the password in FILE (its first line) rather than in the
+                            URL, where `ps` shows it; $SEATLEDGER_REDIS_PASSWORD does the same
       --consumer-group G    consumer group (default seatledger)
       --consumer C          consumer name (default: host name and process id)
       --block-ms N          how long one read waits for new entries (default 1000)
@@ -67,7 +83,11 @@ enum IngestCommand: Command {
       --batch-size N        messages per transaction (default 1024; 256 for stdin, pipes and
                             spool directories, whose batches wait to fill: a Redis read returns
                             what is there, up to N, without waiting)
-      --max-line-length N   longer lines are quarantined as line_too_long (default 1048576)
+      --max-message-bytes N a longer line (or spool file) is quarantined as line_too_long
+                            (message_too_large) with its size, its SHA-256 and its first 64 KiB,
+                            read in bounded memory; ingest goes on (default 4194304, several
+                            times Apple's largest response; --max-line-length N is the old name)
+      --api-responses       apply apiResponse envelopes from these inputs (see Trust above)
       --spool               take directory INPUTs as spool directories (creates done/ and rejected/)
       --follow              keep watching spool directories
       --poll-interval S     seconds between spool scans with --follow (default 1)
@@ -91,7 +111,7 @@ enum IngestCommand: Command {
     static func maxPositionals(_ positionals: [String]) -> Int? { nil }
 
     /// Options that only mean something when reading a Redis stream (`--from`).
-    static let streamOnly = ["consumer-group", "consumer", "block-ms", "min-idle-ms", "until-empty"]
+    static let streamOnly = ["consumer-group", "consumer", "block-ms", "min-idle-ms", "until-empty", "redis-password-file"]
     /// Options that only mean something when reading files and spool directories.
     static let filesOnly = ["follow", "spool", "poll-interval"]
 
@@ -118,7 +138,11 @@ enum IngestCommand: Command {
         // ingest: 24.6 s at 256, 21.2–21.7 s at 1,024). A stream keeps small batches, which commit
         // without waiting for many more messages to arrive.
         let explicitBatchSize = arguments.value("batch-size") == nil ? nil : try positiveInt(arguments, "batch-size", default: Self.streamBatchSize)
-        let maxLine = try positiveInt(arguments, "max-line-length", default: 1 << 20)
+        if arguments.value("max-line-length") != nil, arguments.value("max-message-bytes") != nil {
+            throw UsageError(message: "--max-line-length is the old name of --max-message-bytes: give one of them")
+        }
+        let maxLine = try positiveInt(arguments, arguments.value("max-line-length") != nil ? "max-line-length" : "max-message-bytes",
+                                      default: Self.defaultMaxMessageBytes)
         let interval = try pollInterval(arguments)
         let inputs = arguments.positionals.isEmpty ? ["-"] : arguments.positionals
         if inputs.contains("-"), isatty(STDIN_FILENO) == 1 {
@@ -154,15 +178,24 @@ enum IngestCommand: Command {
         var summary = IngestSummary()
         let stop = StopSignal()
         var interrupted = false
+        var spoolProblems = 0
         for (index, input) in inputs.enumerated() {
             var isDirectory: ObjCBool = false
             if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
-                let spool = SpoolDirectory(url: URL(fileURLWithPath: input))
-                try spool.ingest(into: ledger, batchSize: explicitBatchSize ?? Self.defaultBatchSize(for: input), follow: follow,
-                                 pollInterval: interval, shouldStop: { status?.tick(); return stop.isStopped }) { batch in
-                    summary.add(batch)
-                    progress.report(summary)
-                    if let status, status.isEnabled { status.record(batch, head: try? ledger.store.head().position) }
+                let spool = SpoolDirectory(url: URL(fileURLWithPath: input), maxMessageBytes: maxLine,
+                                           acceptsAPIResponses: arguments.flag("api-responses"))
+                do {
+                    try spool.ingest(into: ledger, batchSize: explicitBatchSize ?? Self.defaultBatchSize(for: input), follow: follow,
+                                     pollInterval: interval, shouldStop: { status?.tick(); return stop.isStopped }, onProblem: { problem in
+                        spoolProblems += 1
+                        Terminal.err("seatledger ingest: spool \(SpoolDirectory.printable(input)): \(problem)")
+                    }) { batch in
+                        summary.add(batch)
+                        progress.report(summary)
+                        if let status, status.isEnabled { status.record(batch, head: try? ledger.store.head().position) }
+                    }
+                } catch let error as SpoolError {
+                    throw InputError(message: error.message)
                 }
                 // With --follow a signal is the normal way to stop; without it, files left in the
                 // spool were not read.
@@ -183,7 +216,9 @@ enum IngestCommand: Command {
                 let reader = LineReader(handle: handle, maxLineLength: maxLine)
                 let bytesBefore = bytesRead
                 let batchSize = explicitBatchSize ?? Self.defaultBatchSize(for: input)
-                let readAll = try ingestLines(reader, label: label, into: ledger, batchSize: batchSize, stop: stop,
+                let readAll = try ingestLines(reader, label: label, origin: input == "-" ? .stdin : .file,
+                                              acceptsAPIResponses: arguments.flag("api-responses"),
+                                              into: ledger, batchSize: batchSize, stop: stop,
                                               bytesRead: { bytesRead = bytesBefore + $0 }) { batch in
                     summary.add(batch)
                     progress.report(summary, bytesRead: bytesRead, totalBytes: totalBytes)
@@ -203,14 +238,19 @@ enum IngestCommand: Command {
                                              "quarantined": .count(summary.quarantined)]
             if summary.alreadyQuarantined > 0 { json["alreadyQuarantined"] = .count(summary.alreadyQuarantined) }
             if interrupted { json["interrupted"] = true }
+            if spoolProblems > 0 { json["refusedUnread"] = .count(spoolProblems) }
             Terminal.json(.object(json))
         } else {
             Terminal.out("\(summary.appended) appended, \(summary.duplicates) duplicates, \(summary.quarantined) quarantined"
                          + Self.alreadyQuarantinedNote(summary))
             if summary.quarantined > 0 { Terminal.out("See `seatledger quarantine list` for what was refused and why.") }
             if interrupted { Terminal.out(interruptedNote) }
+            if spoolProblems > 0 {
+                Terminal.out("\(spoolProblems) spool entries refused unread (symbolic links, FIFOs, unreadable files: see stderr), moved to rejected/")
+            }
         }
         if interrupted { return .interrupted }
+        if spoolProblems > 0 { return .failure }
         return summary.quarantined > 0 ? .quarantined : .success
     }
 
@@ -248,7 +288,8 @@ enum IngestCommand: Command {
     ///
     /// Returns whether the input was read to its end (`false` when a signal stopped it first).
     @discardableResult
-    static func ingestLines(_ reader: LineReader, label: String, into ledger: Ledger, batchSize: Int, stop: StopSignal,
+    static func ingestLines(_ reader: LineReader, label: String, origin: EventOrigin, acceptsAPIResponses: Bool,
+                            into ledger: Ledger, batchSize: Int, stop: StopSignal,
                             bytesRead: (Int64) -> Void = { _ in }, onBatch: (IngestSummary) -> Void) throws -> Bool {
         var reachedEnd = false
         // Bytes read up to the end of each batch handed to the pipeline, reported when that batch
@@ -263,15 +304,22 @@ enum IngestCommand: Command {
                     reachedEnd = true
                     break
                 }
-                consumed += Int64(line.count) + 1
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+                let oversize = reader.lastLineOversize
+                consumed += Int64(oversize?.length ?? line.count) + 1
+                if oversize == nil, line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
                 let source = "\(label):\(reader.lineNumber)"
                 // A CRLF line end's '\r' is not content: one trailing '\r' does not count toward the limit.
-                let length = line.last == 0x0D ? line.count - 1 : line.count
-                let rejection: IngestRejection? = length > reader.maxLineLength
-                    ? IngestRejection(code: "line_too_long", reason: "line too long: \(length) bytes (limit \(reader.maxLineLength))")
-                    : nil
-                batch.append(InboundMessage(raw: line, source: source, origin: .live, preRejection: rejection))
+                let length = oversize?.length ?? (line.last == 0x0D ? line.count - 1 : line.count)
+                var raw = line
+                var rejection: IngestRejection?
+                if length > reader.maxLineLength {
+                    // Quarantined as its size, digest and first 64 KiB (the reader never held more of it).
+                    raw = line.prefix(LineReader.keptPrefixBytes)
+                    rejection = .tooLarge(line: true, length: length, limit: reader.maxLineLength,
+                                          sha256: oversize?.sha256 ?? SHA256Digest.hex(line), kept: raw.count)
+                }
+                batch.append(InboundMessage(raw: raw, source: source, origin: origin, preRejection: rejection,
+                                            acceptsAPIResponses: acceptsAPIResponses))
             }
             guard !batch.isEmpty else { return nil }
             batchEnds.append(consumed)
@@ -290,12 +338,16 @@ enum IngestCommand: Command {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue, !explicit else { return }
         let spool = SpoolDirectory(url: URL(fileURLWithPath: input))
-        let marked = [spool.doneURL, spool.rejectedURL].contains { FileManager.default.fileExists(atPath: $0.path) }
+        let marked = [spool.doneURL, spool.rejectedURL, spool.processingURL].contains { FileManager.default.fileExists(atPath: $0.path) }
         guard marked else {
             throw UsageError(message: "\(input) is a directory without done/ or rejected/: ingesting it as a spool directory would "
                 + "move every file in it (each taken as one message); pass --spool (or --follow) if that is what you want")
         }
     }
+
+    /// The default `--max-message-bytes`: 4 MiB, several times the largest response Apple sends
+    /// (a Get Notification History page or an all-statuses response is a few hundred KB).
+    static let defaultMaxMessageBytes = 4 << 20
 
     /// The default batch of a regular file (a bulk load). A Redis stream's is
     /// `QueueIngestOptions.batchSize`, the same size.

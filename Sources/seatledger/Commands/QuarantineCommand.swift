@@ -3,37 +3,47 @@ import EventStore
 import Foundation
 import SeatLedger
 
-/// `seatledger quarantine list|show|retry`.
+/// `seatledger quarantine list|show|retry|dismiss`.
 enum QuarantineCommand: Command {
     static let name = "quarantine"
-    static let summary = "list, show or retry inputs that were refused"
-    static let options: Set<String> = ["db", "state", "out"]
-    static let flags: Set<String> = ["json", "raw"]
-    static let actions = ["list", "show", "retry"]
+    static let summary = "list, show, retry or dismiss inputs that were refused"
+    static let options: Set<String> = ["db", "state", "out", "reason", "by"]
+    static let flags: Set<String> = ["json", "raw", "api-responses"]
+    static let actions = ["list", "show", "retry", "dismiss"]
     static let exitStatuses: [ExitStatus] = [.success, .error, ExitStatus(.quarantined, "retry: some items are still refused (they stay open)")]
     static let examples = ["seatledger quarantine list --db ledger.sqlite", "seatledger quarantine show 1 --raw --db ledger.sqlite",
-                           "seatledger quarantine retry --db ledger.sqlite"]
+                           "seatledger quarantine retry --db ledger.sqlite",
+                           "seatledger quarantine dismiss 3 --reason \"test message from our staging producer\" --db ledger.sqlite"]
     static let help = """
-    Usage: seatledger quarantine list [--state open|released|duplicate] [--db PATH] [--json]
+    Usage: seatledger quarantine list [--state open|released|duplicate|dismissed] [--db PATH] [--json]
            seatledger quarantine show ID [--raw] [--out FILE] [--db PATH] [--json]
-           seatledger quarantine retry [ID …] [--db PATH] [--json]
+           seatledger quarantine retry [ID …] [--api-responses] [--db PATH] [--json]
+           seatledger quarantine dismiss ID --reason TEXT [--by NAME] [--db PATH] [--json]
 
     Every refused input is kept with its raw bytes, its source (file and line, spool name), an
     error code and a human reason. `show --raw` prints the raw bytes exactly (or writes them to
     --out FILE). `retry` re-verifies open items (all, or the given ids), e.g. after
-    `seatledger config add-root`; released items are appended and marked resolved.
+    `seatledger config add-root`; released items are appended (origin quarantine-retry) and
+    marked resolved. `dismiss` records a decision instead: a `decision` event in the log (who,
+    why, the item and the SHA-256 of its bytes; hash-chained) and the item becomes `dismissed`; its
+    raw bytes stay. An `apiResponse` envelope is unsigned and the quarantine cannot prove which
+    path it came by, so retry applies one only with --api-responses (you vouch that it is a
+    response you received from Apple); without it, it stays refused as untrusted_api_response.
 
     Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c,
     bad_certificate, chain_not_trusted, certificate_expired, missing_apple_oid, bad_signature,
     bundle_mismatch, environment_mismatch, app_apple_id_mismatch, missing_notification_uuid,
     missing_signed_date, invalid_envelope, unrecognized_message, line_too_long, empty_message,
-    nul_in_text, missing_body_field (each explained in Events/README.md).
+    nul_in_text, missing_body_field, untrusted_api_response, message_too_large (each explained in Events/README.md).
 
     Options:
     \(HelpText.db)
       --state S        list only items in state S
       --raw            show: print the raw bytes only
       --out FILE       show: write the raw bytes to FILE
+      --api-responses  retry: also apply apiResponse envelopes (see above)
+      --reason TEXT    dismiss: why (required); recorded in the log
+      --by NAME        dismiss: who decided (default: $USER)
     \(HelpText.json)
     """
 
@@ -41,12 +51,13 @@ enum QuarantineCommand: Command {
         switch positionals.first {
         case "show": return 2
         case "retry": return nil
+        case "dismiss": return 2
         default: return 1
         }
     }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        guard let action = arguments.positionals.first else { throw UsageError(message: "expected list, show or retry") }
+        guard let action = arguments.positionals.first else { throw UsageError(message: "expected list, show, retry or dismiss") }
         switch action {
         case "list":
             let state = arguments.value("state")
@@ -109,7 +120,7 @@ enum QuarantineCommand: Command {
                     throw UsageError(message: "quarantine item #\(id) is \(record.state), not open: nothing to retry")
                 }
             }
-            let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids)
+            let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids, acceptAPIResponses: arguments.flag("api-responses"))
             if arguments.flag("json") {
                 Terminal.json([
                     "released": .count(summary.released), "duplicates": .count(summary.duplicates),
@@ -121,13 +132,35 @@ enum QuarantineCommand: Command {
                 for (id, reason) in summary.reasons.sorted(by: { $0.key < $1.key }) { Terminal.out("  #\(id): \(reason)") }
             }
             return summary.stillRejected > 0 ? .quarantined : .success
+        case "dismiss":
+            guard arguments.positionals.count == 2, let id = Int64(arguments.positionals[1]) else {
+                throw UsageError(message: "quarantine dismiss needs one numeric ID")
+            }
+            guard let reason = arguments.value("reason"), !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw UsageError(message: "quarantine dismiss needs --reason TEXT (recorded in the log)")
+            }
+            let actor = arguments.value("by") ?? ProcessInfo.processInfo.environment["USER"] ?? "uid \(getuid())"
+            let ledger = try Ledger.open(path: arguments.databasePath)
+            guard let record = try ledger.store.quarantineRecord(id: id) else {
+                throw InputError(message: "no quarantine item #\(id) (see `seatledger quarantine list`)")
+            }
+            guard record.state == "open" else {
+                throw UsageError(message: "quarantine item #\(id) is \(record.state), not open: nothing to dismiss")
+            }
+            let position = try ledger.dismissQuarantine(id: id, reason: reason, by: actor)
+            if arguments.flag("json") {
+                Terminal.json(["dismissed": .int(id), "decisionPosition": .int(position)])
+            } else {
+                Terminal.out("#\(id) dismissed; the decision is event #\(position) (by \(actor))")
+            }
+            return .success
         default:
-            throw UsageError(message: "unknown quarantine action '\(action)' (expected list, show or retry)")
+            throw UsageError(message: "unknown quarantine action '\(action)' (expected list, show, retry or dismiss)")
         }
     }
 
     /// The states a quarantined item can be in (`list --state`).
-    static let states = ["open", "released", "duplicate"]
+    static let states = ["open", "released", "duplicate", "dismissed"]
 
     static func describe(_ record: QuarantineRecord, includeRaw: Bool) -> JSONValue {
         var object: [String: JSONValue] = [

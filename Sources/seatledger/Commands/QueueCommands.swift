@@ -8,8 +8,9 @@ import SeatLedgerRedis
 enum QueueIngestCommand {
     static func run(from: String, _ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "give either --from or INPUT files, not both") }
-        let url: RedisStreamURL
+        var url: RedisStreamURL
         do { url = try RedisStreamURL(from) } catch { throw UsageError(message: error.message) }
+        url = try RedisPasswordSource.apply(to: url, arguments)
         let ledger = try Ledger.open(path: arguments.databasePath)
         var options = QueueIngestOptions(group: arguments.value("consumer-group") ?? "seatledger",
                                          consumer: arguments.value("consumer") ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
@@ -17,6 +18,7 @@ enum QueueIngestCommand {
         options.blockMilliseconds = try IngestCommand.positiveInt(arguments, "block-ms", default: 1000)
         options.minIdleMilliseconds = try IngestCommand.positiveInt(arguments, "min-idle-ms", default: 30_000)
         options.untilEmpty = arguments.flag("until-empty")
+        options.acceptsAPIResponses = arguments.flag("api-responses")
         // A one-shot drain gives up on an unreachable Redis; a long-running consumer keeps retrying.
         if options.untilEmpty { options.maxConnectionAttempts = untilEmptyConnectionAttempts }
         let showProgress = (arguments.flag("progress") || Terminal.stderrIsTTY) && !Terminal.isQuiet
@@ -92,7 +94,7 @@ extension QueueIngestCommand {
 enum EnqueueCommand: Command {
     static let name = "enqueue"
     static let summary = "push notification bodies / API envelopes onto a Redis stream"
-    static let options: Set<String> = ["to", "field"]
+    static let options: Set<String> = ["to", "field", "redis-password-file"]
     static let flags: Set<String> = ["json"]
     static let examples = ["seatledger enqueue --to redis://127.0.0.1:6379/appstore-notifications notifications.ndjson"]
     static let help = """
@@ -104,6 +106,9 @@ enum EnqueueCommand: Command {
 
     Options:
       --to URL         the stream (redis://[user]:password@host:port/key to AUTH)
+      --redis-password-file FILE
+                       AUTH with the password in FILE (first line) instead of one in the URL,
+                       which `ps` would show; $SEATLEDGER_REDIS_PASSWORD does the same
       --field F        the entry field (default body, what `ingest --from` reads)
     \(HelpText.json)
     """
@@ -111,8 +116,9 @@ enum EnqueueCommand: Command {
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let url: RedisStreamURL
+        var url: RedisStreamURL
         do { url = try RedisStreamURL(try arguments.required("to")) } catch let error as RedisError { throw UsageError(message: error.message) }
+        url = try RedisPasswordSource.apply(to: url, arguments)
         guard arguments.positionals.count <= 1 else { throw UsageError(message: "enqueue takes one FILE (or - for stdin)") }
         let input = arguments.positionals.first ?? "-"
         let handle: FileHandle
@@ -137,5 +143,28 @@ enum EnqueueCommand: Command {
             Terminal.out("Enqueued \(count) message(s) onto \(url) (last id \(lastId.isEmpty ? "-" : lastId)).")
         }
         return .success
+    }
+}
+
+/// Where a Redis password comes from when it should not be on the command line: the first line
+/// of `--redis-password-file FILE`, else `$SEATLEDGER_REDIS_PASSWORD`, else the URL's own.
+enum RedisPasswordSource {
+    /// `url` with the password from the file or the environment, when one is given.
+    static func apply(to url: RedisStreamURL, _ arguments: Arguments,
+                      environment: [String: String] = ProcessInfo.processInfo.environment) throws -> RedisStreamURL {
+        if let file = arguments.value("redis-password-file") {
+            try FileChecks.requireReadable(file)
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw InputError(message: "cannot read --redis-password-file \(file): \(FileChecks.reason(errno: errno))")
+            }
+            let line = String(decoding: data, as: UTF8.self).split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first
+                .map { $0.hasSuffix("\r") ? String($0.dropLast()) : String($0) } ?? ""
+            guard !line.isEmpty else { throw InputError(message: "--redis-password-file \(file) is empty") }
+            return url.withPassword(line)
+        }
+        if let password = environment["SEATLEDGER_REDIS_PASSWORD"], !password.isEmpty, url.password == nil {
+            return url.withPassword(password)
+        }
+        return url
     }
 }

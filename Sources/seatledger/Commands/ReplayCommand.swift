@@ -16,8 +16,10 @@ enum ReplayCommand: Command {
 
     Every event that touches the group, in effective order (Apple's signed time): when it took
     effect, what arrived (notification type/subtype or API endpoint and status), when we recorded
-    it — flagged `late` when recorded more than an hour after it occurred and `backfill` when it
-    came from Get Notification History — how many duplicate arrivals it had, and the state change
+    it — flagged `late` when recorded more than an hour after it occurred — the path it came by
+    (`via webhook`, `via file`, `via stdin`, `via spool`, `via queue`, `via api-client`,
+    `via backfill` for Get Notification History, `via recorded` for `seatledger record`; `via live`
+    for events stored before the path was recorded), how many duplicate arrivals it had, and the state change
     it caused in plain words ("seats 10 → 6 at next renewal", "member app-user-42 (claim 7a1e…)
     lost access: unclaimed by the App Store"). Periods that end with no event appear as
     "time passed (no event)". --json gives structured entries with event ids and before/after.
@@ -52,7 +54,8 @@ enum ReplayCommand: Command {
         for entry in entries {
             var flags: [String] = []
             if entry.isLate, let recorded = entry.recordedAt { flags.append("LATE: recorded \(Timestamp.iso8601(recorded))") }
-            if entry.origin == "backfill" { flags.append("backfill") }
+            // Provenance: the path the event came by (webhook, file, spool, queue, api-client, backfill, …).
+            if let origin = entry.origin { flags.append("via \(SpoolDirectory.printable(origin))") }
             if entry.duplicateArrivals > 0 { flags.append("\(entry.duplicateArrivals) duplicate arrival(s)") }
             let id = entry.position.map { "#\($0) " } ?? ""
             Terminal.out("\(Timestamp.iso8601(entry.effectiveAt))  \(id)\(entry.what)\(flags.isEmpty ? "" : "  [\(flags.joined(separator: ", "))]")")

@@ -7,20 +7,21 @@ import SeatLedger
 enum VerifyCommand: Command {
     static let name = "verify"
     static let summary = "recompute the hash chain and report the first position where it breaks"
-    static let options: Set<String> = ["db", "expect-head"]
+    static let options: Set<String> = ["db", "expect-head", "anchor"]
     static let flags: Set<String> = ["json", "progress", "chain-only"]
     static let exitStatuses: [ExitStatus] = [
         .success, ExitStatus(.findings, "the chain is broken, the head is not --expect-head, a projection is stale, or events lack cached facts"), .error,
     ]
     static let examples = ["seatledger verify --db ledger.sqlite", "seatledger verify --db ledger.sqlite --chain-only --expect-head \"$SAVED_HEAD\""]
     static let help = """
-    Usage: seatledger verify [--chain-only] [--expect-head H] [--db PATH] [--json] [--progress]
+    Usage: seatledger verify [--chain-only] [--expect-head H] [--anchor FILE] [--db PATH] [--json] [--progress]
 
     Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its
     metadata) and checks positions are gap-free. Reports the first position where the chain
     breaks, e.g. after the file was edited with another tool. Then recomputes every projection
     from the log and names the groups whose stored projection differs (skip with --chain-only).
-    Exit 1 when the chain is broken or a projection is stale (`seatledger rebuild` repairs those),
+    First the database file's own structure is checked (SQLite `PRAGMA quick_check`): a damaged
+    file is reported as a finding (exit 1). Exit 1 also when the chain is broken or a projection is stale (`seatledger rebuild` repairs those),
     or when events lack cached projection facts (a ledger from an older build): the projections are
     then not checked, since a recomputation without those events would name sound groups as stale.
 
@@ -30,11 +31,38 @@ enum VerifyCommand: Command {
       --chain-only     check only the hash chain
       --expect-head H  also require the head hash to be H (save the head printed by an earlier
                        verify somewhere else: this detects events removed from the end of the log)
+      --anchor FILE    a head anchor kept outside the ledger (one line: position and hash): if
+                       FILE exists, the log must still hold that position with that hash (a
+                       truncated tail or a re-hashed chain is a finding); after an intact verify
+                       FILE is written with the current head. Keep it where the ledger's writers
+                       cannot change it
     \(HelpText.json)
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
+        // A damaged file is a finding (exit 1), not an error: verify exists to find it.
+        do {
+            let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
+            let problems = try store.integrityProblems()
+            guard problems.isEmpty else { return corrupt(problems.joined(separator: "; "), arguments) }
+            return try check(store, arguments)
+        } catch where EventStoreError.isCorruption(error) {
+            return corrupt("\(error)", arguments)
+        }
+    }
+
+    /// Reports a damaged database file: exit 1.
+    static func corrupt(_ problem: String, _ arguments: Arguments) -> Terminal.ExitCode {
+        if arguments.flag("json") {
+            Terminal.json(["intact": false, "corrupt": true, "problem": .string(problem)])
+        } else {
+            Terminal.out("Ledger file CORRUPT: \(problem)")
+            Terminal.out("Restore it from a backup (or `seatledger copy` what can still be read) before writing to it again.")
+        }
+        return .findings
+    }
+
+    static func check(_ store: any LedgerStore, _ arguments: Arguments) throws -> Terminal.ExitCode {
         let progress = ProgressReporter(label: "verify", arguments: arguments)
         let total = try store.eventCount()
         let result = try store.verifyChain { count in
@@ -50,6 +78,17 @@ enum VerifyCommand: Command {
                 Terminal.out("Hash chain BROKEN: \(problem)")
             }
             return .findings
+        }
+        if let anchor = arguments.value("anchor"), result.isIntact {
+            if let problem = try HeadAnchor.check(anchor, against: store) {
+                if arguments.flag("json") {
+                    Terminal.json(["intact": false, "eventsChecked": .int(result.eventsChecked), "problem": .string(problem),
+                                   "headHash": .optional(result.headHash)])
+                } else {
+                    Terminal.out("Hash chain BROKEN: \(problem)")
+                }
+                return .findings
+            }
         }
         var stale: [String] = []
         // Events whose facts cache is missing (an older build's ledger, a damaged cache): the
@@ -88,6 +127,46 @@ enum VerifyCommand: Command {
             Terminal.out("Hash chain BROKEN at position \(result.firstBadPosition ?? 0): \(result.problem ?? "")")
             Terminal.out("\(result.eventsChecked) events before it verified.")
         }
+        if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor.write(anchor, store: store) }
         return result.isIntact && stale.isEmpty && withoutFacts == 0 ? .success : .findings
+    }
+}
+
+/// A head anchor file: `<position> <hash hex>`, the ledger's head at the last intact verify.
+enum HeadAnchor {
+    /// What is wrong with the ledger against the anchor in `file`, or `nil` (also when there is no file yet).
+    static func check(_ file: String, against store: any LedgerStore) throws -> String? {
+        guard FileManager.default.fileExists(atPath: file) else { return nil }
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw InputError(message: "cannot read --anchor \(file)")
+        }
+        let parts = text.split(whereSeparator: \.isWhitespace)
+        guard parts.count == 2, let position = Int64(parts[0]), position >= 0 else {
+            throw InputError(message: "--anchor \(file) is not a head anchor (expected \"POSITION HASH\")")
+        }
+        let hash = parts[1].lowercased()
+        let head = try store.head()
+        if head.position < position {
+            return "the log ends at position \(head.position) but the anchor \(file) records position \(position): "
+                + "events were removed from the end of the log"
+        }
+        guard position > 0 else { return nil }
+        guard let event = try store.event(at: position) else { return "position \(position) of the anchor \(file) is missing" }
+        let stored = event.hash.map { String(format: "%02x", $0) }.joined()
+        if stored != hash {
+            return "position \(position) hashes to \(stored), the anchor \(file) records \(hash): the chain was rewritten"
+        }
+        return nil
+    }
+
+    /// Writes the current head to `file` (replacing it atomically).
+    static func write(_ file: String, store: any LedgerStore) throws {
+        let head = try store.head()
+        let line = "\(head.position) \(head.hash.map { String(format: "%02x", $0) }.joined())\n"
+        do {
+            try Data(line.utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
+        } catch {
+            throw InputError(message: "cannot write --anchor \(file): \(error.localizedDescription)")
+        }
     }
 }

@@ -93,7 +93,7 @@ struct AppleTestVectorTests {
             PayloadFactory.body(signedPayload: try String(contentsOf: TestPaths.appleSignedSample($0), encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        let ingest = try CLI.run(["ingest", "--db", db, "--json"], stdin: Data(lines.joined(separator: "\n").utf8))
+        let ingest = try CLI.run(["ingest", "--api-responses", "--db", db, "--json"], stdin: Data(lines.joined(separator: "\n").utf8))
         #expect(ingest.exitCode == 3, "\(ingest)")
         #expect(try ingest.json() == ["appended": 1, "duplicates": 0, "quarantined": 1])
     }

@@ -106,12 +106,12 @@ struct CLIArgumentTests {
 
     // MARK: Option values
 
-    @Test("quarantine list --state must be open, released or duplicate")
+    @Test("quarantine list --state must be open, released, duplicate or dismissed")
     func quarantineState() throws {
         let test = try TestLedger()
         let result = try CLI.run(["quarantine", "list", "--db", test.path, "--state", "bogus"])
         #expect(result.exitCode == 2, "\(result)")
-        #expect(result.stderr.contains("--state must be one of open, released, duplicate, got bogus"), "\(result)")
+        #expect(result.stderr.contains("--state must be one of open, released, duplicate, dismissed, got bogus"), "\(result)")
         #expect(!result.stdout.contains("Quarantine is empty"), "\(result)")
         let valid = try CLI.run(["quarantine", "list", "--db", test.path, "--state", "open"])
         #expect(valid.exitCode == 0, "\(valid)")

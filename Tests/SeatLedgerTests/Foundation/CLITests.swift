@@ -85,21 +85,21 @@ struct CLITests {
         let factory = try PayloadFactory()
         let clean = try test.directory.writeLines([try factory.notification(uuid: "c1"), "", try factory.notification(uuid: "c2")],
                                                   to: "clean.ndjson")
-        let ok = try CLI.run(["ingest", "--db", test.path, "--json", clean.path])
+        let ok = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", clean.path])
         #expect(ok.exitCode == 0, "\(ok)")
         let json = try ok.json()
         #expect(Set(json.objectValue?.keys.map { $0 } ?? []) == ["appended", "duplicates", "quarantined"])
         #expect(json == ["appended": 2, "duplicates": 0, "quarantined": 0], "blank lines are skipped, not quarantined")
 
         let dirty = try test.directory.writeLines([try factory.notification(uuid: "d1"), "garbage"], to: "dirty.ndjson")
-        let quarantined = try CLI.run(["ingest", "--db", test.path, "--json", dirty.path])
+        let quarantined = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", dirty.path])
         #expect(quarantined.exitCode == 3, "\(quarantined)")
         #expect(try quarantined.json() == ["appended": 1, "duplicates": 0, "quarantined": 1])
         let record = try #require(try test.store.quarantine().first)
         #expect(record.source == "\(dirty.path):2")
         #expect(record.raw == Data("garbage".utf8))
 
-        let human = try CLI.run(["ingest", "--db", test.path, dirty.path])
+        let human = try CLI.run(["ingest", "--api-responses", "--db", test.path, dirty.path])
         #expect(human.exitCode == 3, "the garbage line is refused again: \(human)")
         #expect(human.stdout.contains("0 appended, 1 duplicates, 1 quarantined"), "\(human)")
         #expect(human.stdout.contains("quarantine list"), "the summary points to the quarantine")
@@ -110,18 +110,18 @@ struct CLITests {
         let test = try TestLedger()
         let factory = try PayloadFactory()
         let stdinLines = [try factory.notification(uuid: "s1"), try factory.notification(uuid: "s2")]
-        let viaDefault = try CLI.run(["ingest", "--db", test.path, "--json"],
+        let viaDefault = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json"],
                                      stdin: Data(stdinLines.map { $0 + "\n" }.joined().utf8))
         #expect(try viaDefault.json() == ["appended": 2, "duplicates": 0, "quarantined": 0], "\(viaDefault)")
         #expect(try test.freshStore().event(id: "s2")?.source == "stdin:2")
 
         let file = try test.directory.writeLines([try factory.notification(uuid: "f1")], to: "f.ndjson")
-        let mixed = try CLI.run(["ingest", "--db", test.path, "--json", file.path, "-"],
+        let mixed = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", file.path, "-"],
                                 stdin: Data((try factory.notification(uuid: "s3")).utf8))  // no trailing newline
         #expect(try mixed.json() == ["appended": 2, "duplicates": 0, "quarantined": 0], "\(mixed)")
         #expect(try test.freshStore().eventCount() == 4)
 
-        let missing = try CLI.run(["ingest", "--db", test.path, test.directory.path("absent.ndjson")])
+        let missing = try CLI.run(["ingest", "--api-responses", "--db", test.path, test.directory.path("absent.ndjson")])
         #expect(missing.exitCode == 2)
         #expect(missing.stderr.contains("absent.ndjson"))
     }
@@ -203,7 +203,7 @@ struct CLITests {
         let missedJWS = try factory.signedNotification(type: "DID_RENEW", uuid: "hist-missed",
                                                        signedDate: PayloadFactory.defaultSignedDate + 1000,
                                                        transaction: factory.transaction(transactionId: "2000000000000002"))
-        let live = try CLI.run(["ingest", "--db", test.path, "--json"],
+        let live = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json"],
                                stdin: Data(PayloadFactory.body(signedPayload: liveJWS).utf8))
         #expect(try live.json()["appended"] == 1)
 
@@ -231,12 +231,12 @@ struct CLITests {
         #expect(missed.occurredAt == PayloadFactory.defaultSignedDate + 1000)
         #expect(missed.decoded["transactionInfo"]?["transactionId"] == "2000000000000002")
         let liveEvent = try #require(try test.store.event(id: "hist-live"))
-        #expect(liveEvent.position == 1 && liveEvent.origin == .live, "the live arrival is kept as it was")
+        #expect(liveEvent.position == 1 && liveEvent.origin == .stdin, "the live arrival is kept as it was (origin: stdin, the path it came by)")
         // The envelope mentions both notifications.
         #expect(try test.store.positions(mentioning: "hist-missed", kind: .notificationUUID) == [2, 3])
 
         // The live notification arriving later again (Apple's retry) is a duplicate of the backfilled one.
-        let late = try CLI.run(["ingest", "--db", test.path, "--json"],
+        let late = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json"],
                                stdin: Data(PayloadFactory.body(signedPayload: missedJWS).utf8))
         #expect(try late.json() == ["appended": 0, "duplicates": 1, "quarantined": 0])
         #expect(try test.store.verifyChain().isIntact)

@@ -16,7 +16,7 @@ struct ConcurrentAccessTests {
         #expect(try test.eventCount() == 1)          // a read on the long-lived connection
         #expect(try test.store.event(at: 1) != nil)  // and another
 
-        let other = try CLI.run(["ingest", "--db", test.path, "--json"],
+        let other = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json"],
                                 stdin: Data(try factory.notification(uuid: "theirs-1").utf8))
         #expect(try other.json()["appended"] == 1, "\(other)")
 
@@ -33,7 +33,7 @@ struct ConcurrentAccessTests {
         _ = try test.eventCount()
         _ = try test.store.event(at: 1)
 
-        let other = try CLI.run(["ingest", "--db", test.path, "--json"],
+        let other = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json"],
                                 stdin: Data(try factory.notification(uuid: "theirs-1").utf8))
         #expect(try other.json()["appended"] == 1, "\(other)")
 

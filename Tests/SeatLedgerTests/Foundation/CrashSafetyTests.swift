@@ -32,7 +32,7 @@ struct CrashSafetyTests {
         var killed = false
         for _ in 0..<4 {
             let input = try Self.writeInput(count: count, into: dir)
-            let child = try CLI.start(["ingest", "--db", db, "--batch-size", String(Self.batchSize), "--json", input.path])
+            let child = try CLI.start(["ingest", "--api-responses", "--db", db, "--batch-size", String(Self.batchSize), "--json", input.path])
             let watcher = try RawSQLite(path: db, readOnly: true)
             // Kill once about a third of the input is committed: mid-run, at an arbitrary point of a batch.
             while child.isRunning {
@@ -67,7 +67,7 @@ struct CrashSafetyTests {
         #expect(try verify.json()["eventsChecked"] == .int(committedAtKill))
 
         let input = dir.url("input-\(count).ndjson")
-        let rerun = try CLI.run(["ingest", "--db", db, "--batch-size", String(Self.batchSize), "--json", input.path])
+        let rerun = try CLI.run(["ingest", "--api-responses", "--db", db, "--batch-size", String(Self.batchSize), "--json", input.path])
         #expect(rerun.exitCode == 0, "\(rerun)")
         #expect(try rerun.json() == .object(["appended": .int(Int64(count) - committedAtKill),
                                              "duplicates": .int(committedAtKill), "quarantined": 0]))

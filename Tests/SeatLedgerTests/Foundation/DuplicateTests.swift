@@ -17,11 +17,11 @@ struct DuplicateTests {
         let other = try factory.notification(uuid: "dup-2")
         let file = try test.directory.writeLines([line, other, line], to: "in.ndjson")
 
-        let first = try CLI.run(["ingest", "--db", test.path, "--json", file.path])
+        let first = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", file.path])
         #expect(first.exitCode == 0, "\(first)")
         #expect(try first.json() == ["appended": 2, "duplicates": 1, "quarantined": 0])
 
-        let second = try CLI.run(["ingest", "--db", test.path, "--json", file.path])
+        let second = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", file.path])
         #expect(second.exitCode == 0, "\(second)")
         #expect(try second.json() == ["appended": 0, "duplicates": 3, "quarantined": 0])
 
@@ -36,7 +36,7 @@ struct DuplicateTests {
     func withinOneBatch() throws {
         let test = try TestLedger()
         let line = try PayloadFactory().notification(uuid: "dup-batch")
-        let message = InboundMessage(raw: Data(line.utf8), source: "batch")
+        let message = InboundMessage(raw: Data(line.utf8), source: "batch", acceptsAPIResponses: true)
         let (summary, outcomes) = try test.ledger.ingestBatch([message, message, message])
         #expect(summary.appended == 1 && summary.duplicates == 2 && summary.quarantined == 0)
         #expect(outcomes == [.appended(positions: [1], duplicatesCarried: 0),
@@ -85,7 +85,7 @@ struct DuplicateTests {
         let test = try TestLedger()
         let line = try PayloadFactory().apiResponse(endpoint: "GetGroupMembers", path: "/groups/v1/group/g-1/members")
         let file = try test.directory.writeLines([line, line], to: "api.ndjson")
-        let result = try CLI.run(["ingest", "--db", test.path, "--json", file.path])
+        let result = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", file.path])
         #expect(result.exitCode == 0, "\(result)")
         #expect(try result.json() == ["appended": 1, "duplicates": 1, "quarantined": 0])
         #expect(try test.store.positions(mentioning: "g-1", kind: .groupId) == [1])
@@ -95,16 +95,16 @@ struct DuplicateTests {
     func alreadyQuarantinedCounted() throws {
         let test = try TestLedger()
         let first = try test.directory.writeLines(["{bad json", "not a jws", "{bad json"], to: "a.ndjson")
-        let once = try CLI.run(["ingest", "--db", test.path, "--json", first.path])
+        let once = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", first.path])
         #expect(once.exitCode == 3, "\(once)")
         #expect(try once.json() == ["appended": 0, "duplicates": 0, "quarantined": 3], "the repeat within one run is not 'earlier'")
         #expect(try test.store.quarantine().count == 2)
         let second = try test.directory.writeLines(["not a jws", "{bad json", "{other bad"], to: "b.ndjson")
-        let again = try CLI.run(["ingest", "--db", test.path, "--json", second.path])
+        let again = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", second.path])
         #expect(again.exitCode == 3, "\(again)")
         #expect(try again.json() == ["appended": 0, "duplicates": 0, "quarantined": 3, "alreadyQuarantined": 2], "\(again)")
         #expect(try test.store.quarantine().count == 3)
-        let text = try CLI.run(["ingest", "--db", test.path, second.path])
+        let text = try CLI.run(["ingest", "--api-responses", "--db", test.path, second.path])
         #expect(text.stdout.contains("3 quarantined (all 3 already in quarantine from an earlier run"), "\(text)")
     }
 
@@ -112,11 +112,11 @@ struct DuplicateTests {
     func repeatsAcrossBatchesOfOneRun() throws {
         let test = try TestLedger()
         let file = try test.directory.writeLines(Array(repeating: "{bad json", count: 300) + ["{other"], to: "many.ndjson")
-        let once = try CLI.run(["ingest", "--db", test.path, "--json", "--batch-size", "64", file.path])
+        let once = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", "--batch-size", "64", file.path])
         #expect(once.exitCode == 3, "\(once)")
         #expect(try once.json() == ["appended": 0, "duplicates": 0, "quarantined": 301], "\(once)")
         #expect(try test.store.quarantine().count == 2)
-        let again = try CLI.run(["ingest", "--db", test.path, "--json", "--batch-size", "64", file.path])
+        let again = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", "--batch-size", "64", file.path])
         #expect(try again.json() == ["appended": 0, "duplicates": 0, "quarantined": 301, "alreadyQuarantined": 301], "\(again)")
     }
 }

@@ -30,8 +30,8 @@ struct IngestBatchSizeTests {
         let lines = (0..<1_500).map { "not a notification \($0)" }
         let input = try dir.writeLines(lines, to: "input.ndjson")
         let result = source == "file"
-            ? try CLI.run(["ingest", "--db", db, "--progress"] + extra + [input.path])
-            : try CLI.run(["ingest", "--db", db, "--progress"] + extra + ["-"], stdin: try Data(contentsOf: input))
+            ? try CLI.run(["ingest", "--api-responses", "--db", db, "--progress"] + extra + [input.path])
+            : try CLI.run(["ingest", "--api-responses", "--db", db, "--progress"] + extra + ["-"], stdin: try Data(contentsOf: input))
         #expect(result.exitCode == 3, "\(result)")
         #expect(try firstBatch(result) == expected, "\(result.stderr)")
     }

@@ -140,7 +140,7 @@ struct IngestHappyPathTests {
         let factory = try PayloadFactory()
         let uuids = (0..<23).map { String(format: "00000000-0000-4000-8000-%012d", $0) }
         let lines = try factory.signAll(uuids.map { try factory.notificationPayload(uuid: $0) }).map(PayloadFactory.body(signedPayload:))
-        let (summary, outcomes) = try test.ledger.ingest(lines.map { InboundMessage(raw: Data($0.utf8), source: "t") },
+        let (summary, outcomes) = try test.ledger.ingest(lines.map { InboundMessage(raw: Data($0.utf8), source: "t", acceptsAPIResponses: true) },
                                                          batchSize: 5)
         #expect(summary.appended == 23 && summary.duplicates == 0 && summary.quarantined == 0)
         #expect(outcomes == (1...23).map { MessageOutcome.appended(positions: [Int64($0)], duplicatesCarried: 0) })
@@ -159,7 +159,7 @@ struct IngestHappyPathTests {
         var lines = try factory.signAll(uuids.map { try factory.notificationPayload(uuid: $0) }).map(PayloadFactory.body(signedPayload:))
         lines.insert("not a notification", at: 6)  // a rejection in the middle of a batch
         let batches = stride(from: 0, to: lines.count, by: 3).map { start in
-            lines[start..<min(start + 3, lines.count)].map { InboundMessage(raw: Data($0.utf8), source: "t") }
+            lines[start..<min(start + 3, lines.count)].map { InboundMessage(raw: Data($0.utf8), source: "t", acceptsAPIResponses: true) }
         }
         var handedOut = 0, committed: [[InboundMessage]] = [], summary = IngestSummary(), outcomes: [MessageOutcome] = []
         try test.ledger.ingestPipelined(lookahead: lookahead, next: {

@@ -25,7 +25,7 @@ struct IngestRobustnessTests {
     static func expectQuarantined(_ raw: Data, code: String, reason fragments: [String], in test: TestLedger,
                                   sourceLocation: SourceLocation = #_sourceLocation) throws -> IngestRejection? {
         let before = try test.eventCount()
-        let outcome = try test.ledger.ingestBatch([InboundMessage(raw: raw, source: "odd")]).1[0]
+        let outcome = try test.ledger.ingestBatch([InboundMessage(raw: raw, source: "odd", acceptsAPIResponses: true)]).1[0]
         guard case .quarantined(let id, let rejection) = outcome else {
             Issue.record("expected quarantine with \(code), got \(outcome)", sourceLocation: sourceLocation)
             return nil
@@ -48,7 +48,7 @@ struct IngestRobustnessTests {
     @discardableResult
     static func expectAppended(_ raw: Data, in test: TestLedger,
                                sourceLocation: SourceLocation = #_sourceLocation) throws -> LedgerEvent? {
-        let outcome = try test.ledger.ingestBatch([InboundMessage(raw: raw, source: "odd")]).1[0]
+        let outcome = try test.ledger.ingestBatch([InboundMessage(raw: raw, source: "odd", acceptsAPIResponses: true)]).1[0]
         guard case .appended(let positions, _) = outcome, let position = positions.first else {
             Issue.record("expected an append, got \(outcome)", sourceLocation: sourceLocation)
             return nil
@@ -150,7 +150,7 @@ struct IngestRobustnessTests {
     func invalidUTF8PairBothQuarantined() throws {
         let test = try TestLedger()
         let a = Self.envelope(memberRefBytes: [0xFF]), b = Self.envelope(memberRefBytes: [0xFE])
-        let outcomes = try test.ledger.ingestBatch([InboundMessage(raw: a, source: "a"), InboundMessage(raw: b, source: "b")]).1
+        let outcomes = try test.ledger.ingestBatch([InboundMessage(raw: a, source: "a", acceptsAPIResponses: true), InboundMessage(raw: b, source: "b", acceptsAPIResponses: true)]).1
         #expect(outcomes.allSatisfy { if case .quarantined(_, let r) = $0 { r.code == "malformed_json" } else { false } },
                 "\(outcomes)")
         #expect(try test.store.quarantine().map(\.raw) == [a, b])
@@ -304,7 +304,7 @@ struct IngestRobustnessTests {
         var data = Data([0xEF, 0xBB, 0xBF]) + Data(try factory.notification(uuid: "bom-cli").utf8) + Data("\r\n".utf8)
         data += Data(try factory.notification(uuid: "crlf-cli").utf8) + Data("\r\n".utf8)
         let file = try test.directory.write(data, to: "in.ndjson")
-        let result = try CLI.run(["ingest", "--db", test.path, "--json", file.path])
+        let result = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", file.path])
         #expect(result.exitCode == 0, "\(result)")
         #expect(try test.freshStore().eventCount() == 2)
         #expect(try test.store.quarantine().isEmpty)
@@ -320,7 +320,7 @@ struct IngestRobustnessTests {
         let longerLine = try factory.notification(uuid: "crlf-exac2") + " "
         try #require(longerLine.utf8.count == limit + 1)
         let file = try test.directory.write(Data((exact + "\r\n" + longerLine + "\r\n").utf8), to: "in.ndjson")
-        let result = try CLI.run(["ingest", "--db", test.path, "--json", "--max-line-length", String(limit), file.path])
+        let result = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", "--max-line-length", String(limit), file.path])
         #expect(result.exitCode != 0, "\(result)")
         let store = try test.freshStore()
         #expect(try store.event(id: "crlf-exact") != nil)
@@ -329,7 +329,7 @@ struct IngestRobustnessTests {
         #expect(quarantined.count == 1)
         let record = try #require(quarantined.first)
         #expect(record.errorCode == "line_too_long")
-        #expect(record.reason == "line too long: \(limit + 1) bytes (limit \(limit))")
+        #expect(record.reason == "line too long: \(limit + 1) bytes (limit \(limit)), SHA-256 \(SHA256Digest.hex(Data((longerLine + "\r").utf8)))")
         #expect(record.raw == Data((longerLine + "\r").utf8))
     }
 }

@@ -154,7 +154,7 @@ struct LedgerFileTests {
     @Test("a missing ledger file is an error that says how to create one")
     func missingLedger() throws {
         let dir = try TemporaryDirectory()
-        let result = try CLI.run(["ingest", "--db", dir.path("nope.sqlite"), "-"])
+        let result = try CLI.run(["ingest", "--api-responses", "--db", dir.path("nope.sqlite"), "-"])
         #expect(result.exitCode == 2, "\(result)")
         #expect(result.stderr.contains("seatledger init"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: dir.path("nope.sqlite")), "a read must not create the file")

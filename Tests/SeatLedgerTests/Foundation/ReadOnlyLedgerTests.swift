@@ -42,7 +42,7 @@ struct ReadOnlyLedgerTests {
         #expect(try shown.json()["groupKey"]?.stringValue == key)
         let doubleSlash = try CLI.runWithoutWriteAccess(["groups", "--db", "/" + path])
         #expect(doubleSlash.exitCode == 0, "a path starting with // is a path, not a URI authority: \(doubleSlash)")
-        let ingest = try CLI.runWithoutWriteAccess(["ingest", "--db", path, "/etc/hostname"])
+        let ingest = try CLI.runWithoutWriteAccess(["ingest", "--api-responses", "--db", path, "/etc/hostname"])
         #expect(ingest.exitCode == 2, "\(ingest)")
         #expect(ingest.stderr.contains("read-only"), "\(ingest)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "nothing written")

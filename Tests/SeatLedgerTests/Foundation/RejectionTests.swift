@@ -67,7 +67,7 @@ struct RejectionTests {
         func message() throws -> InboundMessage {
             let main = try PayloadFactory()
             let source = "rejects.ndjson:\(rawValue)"
-            func line(_ text: String) -> InboundMessage { InboundMessage(raw: Data(text.utf8), source: source) }
+            func line(_ text: String) -> InboundMessage { InboundMessage(raw: Data(text.utf8), source: source, acceptsAPIResponses: true) }
             switch self {
             case .badSignature:
                 let jws = try main.signedNotification(uuid: "tampered")
@@ -137,7 +137,7 @@ struct RejectionTests {
                 let text = try main.notification()
                 return InboundMessage(raw: Data(text.utf8), source: source,
                                       preRejection: IngestRejection(code: "line_too_long",
-                                                                    reason: "line too long: \(text.utf8.count) bytes (limit 100)"))
+                                                                    reason: "line too long: \(text.utf8.count) bytes (limit 100)"), acceptsAPIResponses: true)
             case .emptyMessage:
                 return line(" \t ")
             }
@@ -187,7 +187,7 @@ struct RejectionTests {
         let bad = try PayloadFactory(prefix: "rogue-").notification(uuid: "bad-1")
         let good2 = try factory.notification(uuid: "good-2")
         let (summary, outcomes) = try test.ledger.ingestBatch([good1, bad, good2].map {
-            InboundMessage(raw: Data($0.utf8), source: "mixed")
+            InboundMessage(raw: Data($0.utf8), source: "mixed", acceptsAPIResponses: true)
         })
         #expect(summary.appended == 2 && summary.quarantined == 1 && summary.duplicates == 0)
         #expect(outcomes[0] == .appended(positions: [1], duplicatesCarried: 0))
@@ -207,7 +207,7 @@ struct RejectionTests {
         let long = try factory.notification(uuid: "long-one")
         let short = #"{"signedPayload":"x"}"#  // 21 bytes: under the limit, refused later as not_jws
         let file = try test.directory.writeLines([long, short], to: "in.ndjson")
-        let result = try CLI.run(["ingest", "--db", test.path, "--max-line-length", "100", "--json", file.path])
+        let result = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--max-line-length", "100", "--json", file.path])
         #expect(result.exitCode == 3, "\(result)")
         let json = try result.json()
         #expect(json == ["appended": 0, "duplicates": 0, "quarantined": 2])

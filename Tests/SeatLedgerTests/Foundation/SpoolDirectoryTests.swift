@@ -21,13 +21,15 @@ struct SpoolDirectoryTests {
         try spool.write(try factory.notification(uuid: "spool-partial"), to: "006-partial.json.tmp")
         try spool.write(try factory.notification(uuid: "spool-hidden"), to: ".007-hidden.json")
 
-        let first = try CLI.run(["ingest", "--db", test.path, "--json", "--batch-size", "2", "--spool", spool.url.path])
+        // --api-responses: 003-api.json is an envelope this operator vouches for (without it, it is
+        // quarantined as untrusted_api_response: see TrustBoundaryTests).
+        let first = try CLI.run(["ingest", "--db", test.path, "--json", "--batch-size", "2", "--spool", "--api-responses", spool.url.path])
         #expect(first.exitCode == 3, "\(first)")
         #expect(try first.json() == ["appended": 2, "duplicates": 1, "quarantined": 2])
 
         #expect(try spool.contents(of: "done") == ["001-good.json", "002-same-again.json", "003-api.json"])
         #expect(try spool.contents(of: "rejected") == ["004-rogue.json", "005-garbage.json"])
-        #expect(try spool.contents() == [".007-hidden.json", "006-partial.json.tmp", "done", "rejected"])
+        #expect(try spool.contents() == [".007-hidden.json", "006-partial.json.tmp", "done", "processing", "rejected"])
         // Moved, not rewritten.
         #expect(try Data(contentsOf: spool.url("done/001-good.json")) == Data(good.utf8))
 

@@ -44,7 +44,7 @@ struct TrustRootTests {
             try rogue.notification(uuid: "rogue-1"),
         ]
         let file = try test.directory.writeLines(lines, to: "in.ndjson")
-        let ingest = try CLI.run(["ingest", "--db", test.path, "--json", file.path])
+        let ingest = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--json", file.path])
         #expect(ingest.exitCode == 3, "\(ingest)")
         #expect(try ingest.json() == ["appended": 1, "duplicates": 0, "quarantined": 3])
 

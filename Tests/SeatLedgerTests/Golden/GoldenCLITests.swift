@@ -27,7 +27,7 @@ struct GoldenCLITests {
             guard created.exitCode == 0 else { throw TestSupportError("init failed: \(created)") }
             // Relative paths: event sources (and so chain hashes) must not depend on where the repository is checked out.
             let streams = GoldenCLITests.scenarios.map { "\($0).ndjson" }
-            let ingested = try CLI.run(["ingest", "--db", db] + streams, environment: GoldenCLITests.environment,
+            let ingested = try CLI.run(["ingest", "--api-responses", "--db", db] + streams, environment: GoldenCLITests.environment,
                                        currentDirectory: TestPaths.repoRoot.appendingPathComponent("Events/scenarios"))
             guard ingested.exitCode == 0 else { throw TestSupportError("ingest failed: \(ingested)") }
         }

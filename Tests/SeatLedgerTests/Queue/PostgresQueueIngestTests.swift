@@ -51,7 +51,7 @@ struct PostgresQueueIngestTests {
             let file = try directory.writeLines(lines, to: "stream.ndjson")
             let sqlite = directory.path("reference.sqlite")
             try CLI.initLedger(db: sqlite)
-            let ingest = try CLI.run(["ingest", "--db", sqlite, file.path, "--json"])
+            let ingest = try CLI.run(["ingest", "--api-responses", "--db", sqlite, file.path, "--json"])
             guard ingest.exitCode == 0 else { throw TestSupportError("reference ingest failed: \(ingest)") }
             let stats = try ingest.json()
             appended = stats["appended"]?.int64Value ?? -1
@@ -129,7 +129,7 @@ struct PostgresQueueIngestTests {
 
     /// The consumer's arguments (one group `sl` on stream `notes`).
     static func consumer(_ name: String, redis: RedisServer, db: String, untilEmpty: Bool = true, batchSize: Int = 25) -> [String] {
-        ["ingest", "--db", db, "--from", "\(redis.url)/notes", "--consumer-group", "sl", "--consumer", name,
+        ["ingest", "--api-responses", "--db", db, "--from", "\(redis.url)/notes", "--consumer-group", "sl", "--consumer", name,
          "--batch-size", String(batchSize), "--block-ms", "200", "--json"] + (untilEmpty ? ["--until-empty"] : [])
     }
 

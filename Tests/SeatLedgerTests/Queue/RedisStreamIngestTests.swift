@@ -32,7 +32,7 @@ struct RedisStreamIngestTests {
         let test = try TestLedger()
         let lines = try Self.notifications(40)
         try Self.enqueue(lines + lines.prefix(5), to: "\(redis.url)/notes", in: test.directory)  // queue-level duplicates
-        let result = try CLI.run(["ingest", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
+        let result = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
                                   "--consumer", "w1", "--until-empty", "--batch-size", "16", "--block-ms", "200", "--json"])
         #expect(result.exitCode == 0, "\(result)")
         let stats = try result.json()
@@ -55,7 +55,7 @@ struct RedisStreamIngestTests {
         #expect(enqueued.exitCode == 0, "\(enqueued)")
         #expect(!enqueued.stdout.contains("hunter2") && !enqueued.stderr.contains("hunter2"), "\(enqueued)")
         #expect(enqueued.stdout.contains("redis://***@127.0.0.1:\(redis.port)/notes"), "\(enqueued)")
-        let result = try CLI.run(["ingest", "--db", test.path, "--from", "redis://default:hunter2@127.0.0.1:\(redis.port)/notes",
+        let result = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--from", "redis://default:hunter2@127.0.0.1:\(redis.port)/notes",
                                   "--consumer-group", "sl", "--consumer", "w1", "--until-empty", "--block-ms", "200", "--json"])
         #expect(result.exitCode == 0, "\(result)")
         #expect(try result.json()["appended"]?.int64Value == 6)
@@ -80,7 +80,7 @@ struct RedisStreamIngestTests {
         try Self.enqueue(["{\"signedPayload\": \"not.a.jws\"}", "{broken json"], to: "\(redis.url)/notes", in: test.directory)
         let otherId = try redis.redisCLI(["XADD", "notes", "*", "wrongfield", "x"])
         let sameAgainId = try redis.redisCLI(["XADD", "notes", "*", "wrongfield", "x"])  // the same fields: another entry
-        let result = try CLI.run(["ingest", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
+        let result = try CLI.run(["ingest", "--api-responses", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
                                   "--consumer", "w1", "--until-empty", "--block-ms", "200", "--json"])
         #expect(result.exitCode == 3, "quarantined inputs give exit 3: \(result)")
         #expect(try result.json()["pending"]?.int64Value == 0)
@@ -102,7 +102,7 @@ struct RedisStreamIngestTests {
         let test = try TestLedger()
         let lines = try Self.notifications(1500)
         try Self.enqueue(lines, to: "\(redis.url)/notes", in: test.directory)
-        let arguments = ["ingest", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl", "--consumer", "w1",
+        let arguments = ["ingest", "--api-responses", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl", "--consumer", "w1",
                          "--until-empty", "--batch-size", "25", "--block-ms", "200", "--json"]
         let running = try CLI.start(arguments)
         let deadline = Date().addingTimeInterval(60)
@@ -130,7 +130,7 @@ struct RedisStreamIngestTests {
         let test = try TestLedger()
         let lines = try Self.notifications(300)
         try Self.enqueue(Array(lines.prefix(150)), to: "\(redis.url)/notes", in: test.directory)
-        let running = try CLI.start(["ingest", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
+        let running = try CLI.start(["ingest", "--api-responses", "--db", test.path, "--from", "\(redis.url)/notes", "--consumer-group", "sl",
                                      "--consumer", "w1", "--batch-size", "20", "--block-ms", "100", "--json"])
         var deadline = Date().addingTimeInterval(30)
         while (try test.store.eventCount()) < 150, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
@@ -155,7 +155,7 @@ struct RedisStreamIngestTests {
         let lines = try Self.notifications(600)
         try Self.enqueue(lines, to: "\(redis.url)/notes", in: test.directory)
         func consumer(_ name: String, db: String, group: String) throws -> RunningCLI {
-            try CLI.start(["ingest", "--db", db, "--from", "\(redis.url)/notes", "--consumer-group", group, "--consumer", name,
+            try CLI.start(["ingest", "--api-responses", "--db", db, "--from", "\(redis.url)/notes", "--consumer-group", group, "--consumer", name,
                            "--until-empty", "--batch-size", "20", "--block-ms", "300", "--json"])
         }
         let a = try consumer("a", db: test.path, group: "sl")

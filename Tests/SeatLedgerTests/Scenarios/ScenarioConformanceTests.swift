@@ -16,7 +16,7 @@ struct ScenarioConformanceTests {
     }
 
     static func ingest(_ lines: [String], into ledger: Ledger, origin: EventOrigin = .live) throws -> IngestSummary {
-        try ledger.ingest(lines.enumerated().map { InboundMessage(raw: Data($0.element.utf8), source: "scenario:\($0.offset + 1)", origin: origin) }).summary
+        try ledger.ingest(lines.enumerated().map { InboundMessage(raw: Data($0.element.utf8), source: "scenario:\($0.offset + 1)", origin: origin, acceptsAPIResponses: true) }).summary
     }
 
     /// Our state in the expected file's form (knownAt is not part of the truth model).

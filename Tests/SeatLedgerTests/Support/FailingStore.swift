@@ -181,6 +181,7 @@ final class FailingStore: LedgerStore {
     }
 
     func isConnectionLoss(_ error: any Error) -> Bool { base.isConnectionLoss(error) }
+    func refusesInput(_ error: any Error) -> Bool { base.refusesInput(error) }
     func reconnect() throws { try base.reconnect() }
     func withPageCache<T>(mebibytes: Int, _ body: () throws -> T) throws -> T { try base.withPageCache(mebibytes: mebibytes, body) }
     func withBackgroundCheckpoints<T>(_ body: () throws -> T) throws -> T { try base.withBackgroundCheckpoints(body) }
@@ -195,8 +196,12 @@ final class FailingStore: LedgerStore {
 
     // MARK: Appending
 
+    /// Runs before each `commit` reaches the real store (a test's "meanwhile": a producer renaming a file).
+    var beforeCommit: (() throws -> Void)?
+
     func commit(events: [NewEvent], rejections: [QuarantineItem], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
-        try base.commit(events: events, rejections: rejections, afterAppend: afterAppend)
+        try beforeCommit?()
+        return try base.commit(events: events, rejections: rejections, afterAppend: afterAppend)
     }
 
     func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {

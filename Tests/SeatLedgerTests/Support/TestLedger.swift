@@ -57,10 +57,11 @@ final class TestLedger {
     /// The last position and its chain hash.
     func head() throws -> (position: Int64, hash: Data) { try store.head() }
 
-    /// Appends one NDJSON line (a notification body, a bare JWS or an `apiResponse` envelope).
+    /// Appends one NDJSON line (a notification body, a bare JWS or an `apiResponse` envelope),
+    /// as the operator's own input: envelopes are applied (`acceptsAPIResponses`).
     @discardableResult
     func append(line: String, source: String = "test") throws -> MessageOutcome {
-        try ledger.ingestBatch([InboundMessage(raw: Data(line.utf8), source: source)]).1[0]
+        try ledger.ingestBatch([InboundMessage(raw: Data(line.utf8), source: source, acceptsAPIResponses: true)]).1[0]
     }
 
     /// Adds root certificates to the stored configuration and re-opens the ledger so they are trusted.
