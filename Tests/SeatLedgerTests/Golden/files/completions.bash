@@ -3,7 +3,7 @@
 #      or: source <(seatledger completions bash)
 _seatledger() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-    local commands="init config ingest record verify quarantine events check groups group member rebuild replay diff audit enqueue demo backfill reconcile seats api-config copy completions"
+    local commands="init config ingest record verify quarantine events check groups group member rebuild replay diff audit enqueue demo backfill reconcile seats api-config copy serve token completions"
     if [[ $COMP_CWORD -eq 1 ]]; then
         COMPREPLY=( $(compgen -W "$commands help --help --version" -- "$cur") ); return
     fi
@@ -14,10 +14,10 @@ _seatledger() {
     case "$cmd" in
         init) opts="--app-apple-id --bundle-id --db --environment --root-cert --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --root-cert"; actions="" ;;
         config) opts="--db --help --json --quiet"; vals="--db"; actions="show add-root" ;;
-        ingest) opts="--batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --min-idle-ms --poll-interval --status-interval --follow --help --json --progress --quiet --spool --until-empty"; vals="--batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --min-idle-ms --poll-interval --status-interval"; actions="" ;;
+        ingest) opts="--batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --api-responses --follow --help --json --progress --quiet --spool --until-empty"; vals="--batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval"; actions="" ;;
         record) opts="--db --help --json --quiet"; vals="--db"; actions="" ;;
-        verify) opts="--db --expect-head --chain-only --help --json --progress --quiet"; vals="--db --expect-head"; actions="" ;;
-        quarantine) opts="--db --out --state --help --json --quiet --raw"; vals="--db --out --state"; actions="list show retry" ;;
+        verify) opts="--anchor --db --expect-head --chain-only --help --json --progress --quiet"; vals="--anchor --db --expect-head"; actions="" ;;
+        quarantine) opts="--by --db --out --reason --state --api-responses --help --json --quiet --raw"; vals="--by --db --out --reason --state"; actions="list show retry dismiss" ;;
         events) opts="--db --limit --mentioning --help --json --quiet"; vals="--db --limit --mentioning"; actions="show" ;;
         check) opts="--app-apple-id --bundle-id --db --environment --kind --root-cert --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --kind --root-cert"; actions="" ;;
         groups) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;
@@ -27,13 +27,15 @@ _seatledger() {
         replay) opts="--db --from --known-at --to --help --json --quiet"; vals="--db --from --known-at --to"; actions="" ;;
         diff) opts="--as-of --db --known-at --against-apple --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;
         audit) opts="--as-of --db --format --out --help --json --quiet"; vals="--as-of --db --format --out"; actions="group member" ;;
-        enqueue) opts="--field --to --help --json --quiet"; vals="--field --to"; actions="" ;;
+        enqueue) opts="--field --redis-password-file --to --help --json --quiet"; vals="--field --redis-password-file --to"; actions="" ;;
         demo) opts="--as-of --group --keep --pki --scenarios --help --json --quiet"; vals="--as-of --group --keep --pki --scenarios"; actions="" ;;
         backfill) opts="--api-base-url --credentials --db --issuer-id --key-id --max-attempts --private-key --since --timeout --until --help --json --only-failures --progress --quiet --restart"; vals="--api-base-url --credentials --db --issuer-id --key-id --max-attempts --private-key --since --timeout --until"; actions="" ;;
         reconcile) opts="--api-base-url --as-of --credentials --db --issuer-id --key-id --max-attempts --private-key --timeout --help --json --quiet --with-history"; vals="--api-base-url --as-of --credentials --db --issuer-id --key-id --max-attempts --private-key --timeout"; actions="" ;;
         seats) opts="--api-base-url --app-transaction-id --as-of --credentials --db --issuer-id --key-id --max-attempts --member-ref --private-key --request-id --state --timeout --help --json --quiet"; vals="--api-base-url --app-transaction-id --as-of --credentials --db --issuer-id --key-id --max-attempts --member-ref --private-key --request-id --state --timeout"; actions="claim unclaim associate info requests" ;;
         api-config) opts="--api-base-url --credentials --db --help --json --quiet --unset-base-url --unset-credentials"; vals="--api-base-url --credentials --db"; actions="show" ;;
         copy) opts="--batch --from --to --help --json --progress --quiet"; vals="--batch --from --to"; actions="" ;;
+        serve) opts="--db --listen --max-body --max-connections --readers --threads --timeout --help --quiet"; vals="--db --listen --max-body --max-connections --readers --threads --timeout"; actions="" ;;
+        token) opts="--db --scope --help --json --quiet"; vals="--db --scope"; actions="" ;;
         completions) opts="--help --quiet"; vals=""; actions="bash zsh fish" ;;
         *) return ;;
     esac

@@ -25,9 +25,12 @@ complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l consumer-group
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l from -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l max-line-length -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l max-message-bytes -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l min-idle-ms -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l poll-interval -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l redis-password-file -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l status-interval -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l api-responses
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l follow
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l json
@@ -41,6 +44,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from record' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from record' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from record' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a verify -d 'recompute the hash chain and report the first position where it breaks'
+complete -c seatledger -n '__fish_seen_subcommand_from verify' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l expect-head -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l chain-only
@@ -48,15 +52,18 @@ complete -c seatledger -n '__fish_seen_subcommand_from verify' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l progress
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l quiet
-complete -c seatledger -n __fish_use_subcommand -a quarantine -d 'list, show or retry inputs that were refused'
+complete -c seatledger -n __fish_use_subcommand -a quarantine -d 'list, show, retry or dismiss inputs that were refused'
+complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l by -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l out -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l reason -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l state -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l api-responses
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l raw
-complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -a 'list show retry'
+complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -a 'list show retry dismiss'
 complete -c seatledger -n __fish_use_subcommand -a events -d 'list stored events (all, or those mentioning an identifier), or show one'
 complete -c seatledger -n '__fish_seen_subcommand_from events' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from events' -l limit -r -F
@@ -131,6 +138,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from audit' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from audit' -a 'group member'
 complete -c seatledger -n __fish_use_subcommand -a enqueue -d 'push notification bodies / API envelopes onto a Redis stream'
 complete -c seatledger -n '__fish_seen_subcommand_from enqueue' -l field -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from enqueue' -l redis-password-file -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from enqueue' -l to -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from enqueue' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from enqueue' -l json
@@ -211,6 +219,22 @@ complete -c seatledger -n '__fish_seen_subcommand_from copy' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from copy' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from copy' -l progress
 complete -c seatledger -n '__fish_seen_subcommand_from copy' -l quiet
+complete -c seatledger -n __fish_use_subcommand -a serve -d 'run the HTTP service: Apple\'s webhook in (acknowledged once durable), the read API out'
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l listen -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l max-body -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l max-connections -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l readers -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l threads -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l timeout -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l help
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l quiet
+complete -c seatledger -n __fish_use_subcommand -a token -d 'bearer tokens for the serve API: add (printed once), list, revoke'
+complete -c seatledger -n '__fish_seen_subcommand_from token' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from token' -l scope -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from token' -l help
+complete -c seatledger -n '__fish_seen_subcommand_from token' -l json
+complete -c seatledger -n '__fish_seen_subcommand_from token' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a completions -d 'print a shell completion script (bash, zsh or fish) for every command and option'
 complete -c seatledger -n '__fish_seen_subcommand_from completions' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from completions' -l quiet

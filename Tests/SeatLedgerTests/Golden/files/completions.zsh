@@ -9,7 +9,7 @@ _seatledger() {
         'ingest:verify and append notifications / API responses from files, stdin or a spool directory'
         'record:append one App Store Server API response envelope from a file or stdin'
         'verify:recompute the hash chain and report the first position where it breaks'
-        'quarantine:list, show or retry inputs that were refused'
+        'quarantine:list, show, retry or dismiss inputs that were refused'
         'events:list stored events (all, or those mentioning an identifier), or show one'
         'check:verify standalone JWS files (notification, transaction or renewal info) without appending'
         'groups:list every group\: key, product, status, seats, members with access'
@@ -26,6 +26,8 @@ _seatledger() {
         'seats:claim, unclaim and associate developer-hosted seats through Apple (recorded)'
         'api-config:show or set the App Store Server API credentials file and base URL'
         'copy:copy a ledger to another store (e.g. SQLite to PostgreSQL), chain preserved; resumable'
+        'serve:run the HTTP service\: Apple'\''s webhook in (acknowledged once durable), the read API out'
+        'token:bearer tokens for the serve API\: add (printed once), list, revoke'
         'completions:print a shell completion script (bash, zsh or fish) for every command and option'
     )
     if (( CURRENT == 2 )); then
@@ -62,9 +64,12 @@ _seatledger() {
             '--db=[db]:value:_files' \
             '--from=[from]:value:_files' \
             '--max-line-length=[max-line-length]:value:_files' \
+            '--max-message-bytes=[max-message-bytes]:value:_files' \
             '--min-idle-ms=[min-idle-ms]:value:_files' \
             '--poll-interval=[poll-interval]:value:_files' \
+            '--redis-password-file=[redis-password-file]:value:_files' \
             '--status-interval=[status-interval]:value:_files' \
+            '--api-responses[api-responses]' \
             '--follow[follow]' \
             '--help[help]' \
             '--json[json]' \
@@ -80,6 +85,7 @@ _seatledger() {
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         verify) _arguments -s \
+            '--anchor=[anchor]:value:_files' \
             '--db=[db]:value:_files' \
             '--expect-head=[expect-head]:value:_files' \
             '--chain-only[chain-only]' \
@@ -89,14 +95,17 @@ _seatledger() {
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         quarantine) _arguments -s \
+            '--by=[by]:value:_files' \
             '--db=[db]:value:_files' \
             '--out=[out]:value:_files' \
+            '--reason=[reason]:value:_files' \
             '--state=[state]:value:_files' \
+            '--api-responses[api-responses]' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
             '--raw[raw]' \
-            '1:action:(list show retry)' \
+            '1:action:(list show retry dismiss)' \
             '*:argument:_files' ;;
         events) _arguments -s \
             '--db=[db]:value:_files' \
@@ -181,6 +190,7 @@ _seatledger() {
             '*:argument:_files' ;;
         enqueue) _arguments -s \
             '--field=[field]:value:_files' \
+            '--redis-password-file=[redis-password-file]:value:_files' \
             '--to=[to]:value:_files' \
             '--help[help]' \
             '--json[json]' \
@@ -266,6 +276,24 @@ _seatledger() {
             '--help[help]' \
             '--json[json]' \
             '--progress[progress]' \
+            '--quiet[quiet]' \
+            '*:argument:_files' ;;
+        serve) _arguments -s \
+            '--db=[db]:value:_files' \
+            '--listen=[listen]:value:_files' \
+            '--max-body=[max-body]:value:_files' \
+            '--max-connections=[max-connections]:value:_files' \
+            '--readers=[readers]:value:_files' \
+            '--threads=[threads]:value:_files' \
+            '--timeout=[timeout]:value:_files' \
+            '--help[help]' \
+            '--quiet[quiet]' \
+            '*:argument:_files' ;;
+        token) _arguments -s \
+            '--db=[db]:value:_files' \
+            '--scope=[scope]:value:_files' \
+            '--help[help]' \
+            '--json[json]' \
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         completions) _arguments -s \
