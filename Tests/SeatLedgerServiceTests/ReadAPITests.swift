@@ -15,7 +15,7 @@ struct ReadAPITests {
         let fixture = try LedgerFixture()
         let files = try FileManager.default.contentsOfDirectory(at: Repository.scenarios, includingPropertiesForKeys: nil)
             .filter { $0.pathExtension == "ndjson" }.sorted { $0.path < $1.path }
-        let ingest = try CLIRun.run(["ingest", "--db", fixture.path] + files.prefix(8).map(\.path))
+        let ingest = try CLIRun.run(["ingest", "--api-responses", "--db", fixture.path] + files.prefix(8).map(\.path))
         #expect(ingest.status == 0, "\(ingest.stderr)")
         let token = try addToken("reader", scope: "read", db: fixture.path)
         let environment = ["SEATLEDGER_NOW": Self.now]

@@ -53,10 +53,10 @@ struct CLIConventionTests {
     @Test("progress: nothing on a non-terminal, done/total and ETA with --progress, nothing with --quiet")
     func progressRules() throws {
         let (first, db, input) = try Self.ledgerAndInput()
-        let plain = try CLI.run(["ingest", "--db", db, input, "--batch-size", "4"])
+        let plain = try CLI.run(["ingest", "--api-responses", "--db", db, input, "--batch-size", "4"])
         #expect(plain.exitCode == 0 && plain.stderr.isEmpty, "\(plain)")
         let (second, db2, _) = try Self.ledgerAndInput()
-        let shown = try CLI.run(["ingest", "--db", db2, input, "--batch-size", "4", "--progress"])
+        let shown = try CLI.run(["ingest", "--api-responses", "--db", db2, input, "--batch-size", "4", "--progress"])
         #expect(shown.exitCode == 0, "\(shown)")
         let lines = shown.stderr.split(separator: "\n")
         #expect(lines.last?.hasPrefix("ingest: 100% (") == true, "\(shown.stderr)")
@@ -64,7 +64,7 @@ struct CLIConventionTests {
         let verify = try CLI.run(["verify", "--db", db2, "--progress"])
         #expect(verify.stderr.contains("verify: 23 of 23 events checked (100%)"), "\(verify)")
         let (third, db3, _) = try Self.ledgerAndInput()
-        let quiet = try CLI.run(["ingest", "--db", db3, input, "--progress", "--quiet"])
+        let quiet = try CLI.run(["ingest", "--api-responses", "--db", db3, input, "--progress", "--quiet"])
         #expect(quiet.exitCode == 0 && quiet.stderr.isEmpty && quiet.stdout.contains("appended"), "\(quiet)")
         withExtendedLifetime((first, second, third)) {}
     }
@@ -93,7 +93,7 @@ struct CLIConventionTests {
         for (index, line) in lines.prefix(3).enumerated() {
             try Data(line.utf8).write(to: spool.appendingPathComponent("m\(index).json"))
         }
-        let running = try CLI.start(["ingest", "--db", db, "--follow", spool.path, "--status-interval", "0.2"])
+        let running = try CLI.start(["ingest", "--api-responses", "--db", db, "--follow", spool.path, "--status-interval", "0.2"])
         // Poll until a status line reports the three spooled messages appended.
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, running.isRunning, !running.stderrSoFar.contains("\"appended\":3,") {
