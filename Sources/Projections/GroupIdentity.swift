@@ -18,6 +18,9 @@ public struct GroupMembership: Sendable, Hashable {
     /// Other identifiers that name this group or its members (transaction ids, `appTransactionId`s),
     /// for resolving a user's REF.
     public var aliases: Set<String> = []
+    /// The app's member refs of the group's claims (`context.memberRef`): they resolve a user's
+    /// REF but never find events, since apps reuse member ids across groups (index role `memberRef`).
+    public var references: Set<String> = []
 
     /// Creates an empty membership for `groupKey`.
     public init(groupKey: String) { self.groupKey = groupKey }
@@ -84,5 +87,6 @@ extension GroupMembership {
         memberOriginalTransactionIds = Set(group.members.map(string))
         productId = group.productId
         aliases = Set(group.aliases.map(string))
+        references = Set(group.references.map(string))
     }
 }

@@ -33,11 +33,15 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         public var productId: String?
         /// Other identifiers that name the group or its members.
         public var aliases: Set<ID> = []
+        /// The app's own member refs of the group's claims: they resolve a user's REF, and never
+        /// route events (an app reuses its member ids across groups, so routing by them would tie
+        /// every group holding an `m1` to every other).
+        public var references: Set<ID> = []
 
         init(key: ID) { self.key = key }
 
-        /// Every identifier of the group, aliases included (what routes an event to it; an
-        /// identifier can come more than once).
+        /// Every identifier of the group, aliases included, references not (what routes an event
+        /// to it; an identifier can come more than once).
         public func forEachIdentifier(_ body: (ID) throws -> Void) rethrows {
             if let purchaser { try body(purchaser) }
             for id in groupIds { try body(id) }
@@ -73,7 +77,7 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
     private var memberGroupIds = Set<ID>()
     private var claimAliases = Set<ClaimAlias>()
 
-    private struct ClaimAlias: Hashable, Sendable { let alias: ID; let claim: ID }
+    private struct ClaimAlias: Hashable, Sendable { let alias: ID; let claim: ID; let isMemberRef: Bool }
 
     /// No evidence yet.
     public init() {}
@@ -138,8 +142,8 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         }
         if let claim = (fact.claimedSeatId ?? fact.seatPathClaimId).map(id) {
             // A claim's appTransactionId and memberRef also name the group (for `member show` / REF lookups).
-            if let app = fact.requestAppTransactionId { claimAliases.insert(ClaimAlias(alias: id(app), claim: claim)) }
-            if let ref = fact.memberRef { claimAliases.insert(ClaimAlias(alias: id(ref), claim: claim)) }
+            if let app = fact.requestAppTransactionId { claimAliases.insert(ClaimAlias(alias: id(app), claim: claim, isMemberRef: false)) }
+            if let ref = fact.memberRef { claimAliases.insert(ClaimAlias(alias: id(ref), claim: claim, isMemberRef: true)) }
         }
     }
 
@@ -186,7 +190,9 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         later.customerLinks = []
         for groupId in later.memberGroupIds { memberGroupIds.insert(map(groupId)) }
         later.memberGroupIds = []
-        for link in later.claimAliases { claimAliases.insert(ClaimAlias(alias: map(link.alias), claim: map(link.claim))) }
+        for link in later.claimAliases {
+            claimAliases.insert(ClaimAlias(alias: map(link.alias), claim: map(link.claim), isMemberRef: link.isMemberRef))
+        }
     }
 
     private func purchaser(for id: ID) -> ID? {
@@ -312,7 +318,8 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
             for index in groupsOfMember[m] ?? [] { list[index].aliases.insert(id) }
         }
         for link in claimAliases {
-            if let p = claims[link.claim], let index = slot[p] { list[index].aliases.insert(link.alias) }
+            guard let p = claims[link.claim], let index = slot[p] else { continue }
+            if link.isMemberRef { list[index].references.insert(link.alias) } else { list[index].aliases.insert(link.alias) }
         }
         var groups = [ID: Group](minimumCapacity: list.count)
         while let group = list.popLast() { groups[group.key] = group }

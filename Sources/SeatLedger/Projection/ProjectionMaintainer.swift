@@ -23,6 +23,7 @@ struct ProjectionMaintainer {
         rows += membership.seatClaimIds.map { GroupIndexRow(identifier: $0, groupKey: key, role: "claim") }
         rows += membership.memberOriginalTransactionIds.map { GroupIndexRow(identifier: $0, groupKey: key, role: "member") }
         rows += membership.aliases.map { GroupIndexRow(identifier: $0, groupKey: key, role: "alias") }
+        rows += membership.references.map { GroupIndexRow(identifier: $0, groupKey: key, role: "memberRef") }
         if let product = membership.productId {
             rows.append(GroupIndexRow(identifier: "product:" + product, groupKey: key, role: "product"))
         }
@@ -39,6 +40,7 @@ struct ProjectionMaintainer {
             case "claim": membership.seatClaimIds.insert(row.identifier)
             case "member": membership.memberOriginalTransactionIds.insert(row.identifier)
             case "alias": membership.aliases.insert(row.identifier)
+            case "memberRef": membership.references.insert(row.identifier)
             case "product": membership.productId = String(row.identifier.dropFirst("product:".count))
             default: break
             }
@@ -113,8 +115,10 @@ struct ProjectionMaintainer {
             keys.formUnion(moreKeys)
             let moreRows = moreKeys.isEmpty ? [] : try store.groupIndexRows(groupKeys: moreKeys)
             storedRows += moreRows
-            // A `product:` row names every unlinked holder of that product: never expand through it.
-            let rowIdentifiers = Set(moreRows.lazy.filter { $0.role != "product" }.map(\.identifier))
+            // A `product:` row names every unlinked holder of that product, and a `memberRef` row an
+            // app's member id that other groups reuse: never expand through them (that tied every
+            // group holding an `m1` to every other, and each append re-folded them all).
+            let rowIdentifiers = Set(moreRows.lazy.filter { $0.role != "product" && $0.role != "memberRef" }.map(\.identifier))
             let extra = try self.positions(mentioningAny: frontier.union(rowIdentifiers)).subtracting(positions)
             positions.formUnion(extra)
             let loaded = try loadIdentifiedFacts(extra, known: &known)
