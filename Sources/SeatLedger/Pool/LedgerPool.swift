@@ -126,8 +126,24 @@ public final class LedgerPool: Sendable {
     ///
     /// The ledger belongs to the pool: do not keep it after `body` returns.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
+        try await Self.run(body) { readers.submit($0) }
+    }
+
+    /// Runs `body` on the single writer, exclusively, between group commits.
+    ///
+    /// For what appends cannot do: recording API responses with their origin, `quarantine retry`,
+    /// configuration changes. The ledger belongs to the pool: do not keep it after `body` returns.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
+        try await Self.run(body) { writer.submit(.exclusive($0)) }
+    }
+
+    /// Hands `body` to a pool thread through `submit` and suspends until it ran: its result or
+    /// error resumes the caller exactly once (``LedgerPoolError/closed`` when the pool took nothing).
+    /// The job returns the error, if any, so the thread can tell a failed body from a good one.
+    private static func run<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T,
+                                          submit: (@escaping @Sendable (Ledger) -> (any Error)?) -> Bool) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let submitted = readers.submit { ledger in
+            let submitted = submit { ledger in
                 do {
                     continuation.resume(returning: try body(ledger))
                     return nil
@@ -136,25 +152,6 @@ public final class LedgerPool: Sendable {
                     return error
                 }
             }
-            if !submitted { continuation.resume(throwing: LedgerPoolError.closed) }
-        }
-    }
-
-    /// Runs `body` on the single writer, exclusively, between group commits.
-    ///
-    /// For what appends cannot do: recording API responses with their origin, `quarantine retry`,
-    /// configuration changes. The ledger belongs to the pool: do not keep it after `body` returns.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let submitted = writer.submit(.exclusive { ledger in
-                do {
-                    continuation.resume(returning: try body(ledger))
-                    return nil
-                } catch {
-                    continuation.resume(throwing: error)
-                    return error
-                }
-            })
             if !submitted { continuation.resume(throwing: LedgerPoolError.closed) }
         }
     }

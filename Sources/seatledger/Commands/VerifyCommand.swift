@@ -69,8 +69,8 @@ enum VerifyCommand: Command {
             progress.report(count: count, totalCount: total, unit: "events checked")
         }
         progress.report(count: result.eventsChecked, totalCount: total, unit: "events checked", force: true)
-        if let expected = arguments.value("expect-head"), result.isIntact, result.headHash != expected.lowercased() {
-            let problem = "head hash is \(result.headHash ?? "none"), expected \(expected): events were removed from (or added to) the end of the log"
+        /// A chain that links but ends where it should not: a finding, printed once.
+        func brokenTail(_ problem: String) -> Terminal.ExitCode {
             if arguments.flag("json") {
                 Terminal.json(["intact": false, "eventsChecked": .int(result.eventsChecked), "problem": .string(problem),
                                "headHash": .optional(result.headHash)])
@@ -79,16 +79,11 @@ enum VerifyCommand: Command {
             }
             return .findings
         }
-        if let anchor = arguments.value("anchor"), result.isIntact {
-            if let problem = try HeadAnchor.check(anchor, against: store) {
-                if arguments.flag("json") {
-                    Terminal.json(["intact": false, "eventsChecked": .int(result.eventsChecked), "problem": .string(problem),
-                                   "headHash": .optional(result.headHash)])
-                } else {
-                    Terminal.out("Hash chain BROKEN: \(problem)")
-                }
-                return .findings
-            }
+        if let expected = arguments.value("expect-head"), result.isIntact, result.headHash != expected.lowercased() {
+            return brokenTail("head hash is \(result.headHash ?? "none"), expected \(expected): events were removed from (or added to) the end of the log")
+        }
+        if let anchor = arguments.value("anchor"), result.isIntact, let problem = try HeadAnchor.check(anchor, against: store) {
+            return brokenTail(problem)
         }
         var stale: [String] = []
         // Events whose facts cache is missing (an older build's ledger, a damaged cache): the
