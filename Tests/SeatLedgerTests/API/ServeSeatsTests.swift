@@ -10,8 +10,8 @@ final class SeatServe {
     let running: RunningCLI
     let port: UInt16
 
-    init(_ fixture: APIFixture, extra: [String] = []) throws {
-        var env = fixture.credentials
+    init(_ fixture: APIFixture, extra: [String] = [], credentials: Bool = true) throws {
+        var env = credentials ? fixture.credentials : [:]
         env["SEATLEDGER_NOW"] = Timestamp.iso8601(fixture.now)
         running = try CLI.start(["serve", "--db", fixture.test.path, "--listen", "127.0.0.1:0",
                                  "--api-base-url", fixture.standIn.baseURL] + extra, environment: env)
@@ -173,6 +173,8 @@ struct ServeSeatsTests {
         let requestId = try #require(lost.json["requestId"]?.stringValue)
         let taken = try Self.appleClaims(fixture)
         #expect(taken.count == 1, "Apple took the seat though the answer was lost")
+        let stored = try fixture.test.freshStore().claimRequest(requestId)
+        #expect(stored?.state == ClaimRequestRecord.pending && stored?.attempts == 1 && stored?.memberRef == "m8", "\(String(describing: stored))")
         // The app server retries without the requestId (it lost our answer too): the pending request is found by member.
         let retried = try serve.request("POST", Self.seatsPath, token: token, body: ["memberRef": "m8"])
         #expect(retried.status == 200, "\(retried)")
@@ -233,6 +235,18 @@ struct ServeSeatsTests {
         #expect(try serve.request("GET", Self.seatsPath, token: seats).status == 405)
         #expect(try serve.request("GET", "/v1/groups/\(Self.developer)", token: seats).status == 403, "a seats token does not read")
         #expect(try fixture.standIn.requests().isEmpty)
+        _ = try serve.stop()
+    }
+
+    @Test("without App Store Server API credentials the seat endpoints answer 503 api_not_configured and nothing is stored")
+    func notConfigured() throws {
+        let fixture = try APISeatsTests.fixture()
+        let token = try Self.token(fixture)
+        let serve = try SeatServe(fixture, credentials: false)
+        let answer = try serve.request("POST", Self.seatsPath, token: token, body: ["memberRef": "m1"])
+        #expect(answer.status == 503 && answer.json["error"] == "api_not_configured", "\(answer)")
+        #expect(try fixture.standIn.requests().isEmpty)
+        #expect(try fixture.test.freshStore().claimRequests().isEmpty)
         _ = try serve.stop()
     }
 }
