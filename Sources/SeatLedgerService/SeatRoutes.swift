@@ -56,7 +56,15 @@ struct SeatRoutes: Sendable {
                 let pending = try state.purchaserOriginalTransactionId.map {
                     try ledger.store.claimRequests(originalTransactionId: $0, state: ClaimRequestRecord.pending)
                 } ?? []
-                let resuming = requestId == nil && pending.contains { $0.memberRef == memberRef }
+                let unfinished = pending.first { $0.memberRef == memberRef }
+                // A new requestId while this member's earlier claim is unresolved could take a second
+                // seat if that one went through: resume it instead.
+                if requestId != nil, let unfinished {
+                    throw APIError(status: 409, code: "claim_pending",
+                                   message: "member \(DisplayText.visible(memberRef ?? "")) has an unfinished claim with requestId \(unfinished.requestIdentifier); retry with that requestId (or without one)",
+                                   details: ["requestId": .string(unfinished.requestIdentifier)])
+                }
+                let resuming = unfinished != nil
                 if let refusal = SeatOperations.claimRefusals(state: state, memberRef: memberRef, appTransactionId: appTransactionId,
                                                               checkSeats: !resuming).first {
                     throw Self.refused(refusal, state: state)

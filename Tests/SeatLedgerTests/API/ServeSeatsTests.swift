@@ -175,6 +175,11 @@ struct ServeSeatsTests {
         #expect(taken.count == 1, "Apple took the seat though the answer was lost")
         let stored = try fixture.test.freshStore().claimRequest(requestId)
         #expect(stored?.state == ClaimRequestRecord.pending && stored?.attempts == 1 && stored?.memberRef == "m8", "\(String(describing: stored))")
+        // A different requestId for the same member while that claim is unresolved is refused before any call.
+        let other = try serve.request("POST", Self.seatsPath, token: token,
+                                      body: ["memberRef": "m8", "requestId": "0f2d9a40-1111-4aaa-8bbb-0000000000ff"])
+        #expect(other.status == 409 && other.json["error"] == "claim_pending" && other.json["requestId"] == .string(requestId), "\(other)")
+        #expect(try fixture.standIn.requests("ClaimSeat").count == 1)
         // The app server retries without the requestId (it lost our answer too): the pending request is found by member.
         let retried = try serve.request("POST", Self.seatsPath, token: token, body: ["memberRef": "m8"])
         #expect(retried.status == 200, "\(retried)")
