@@ -26,7 +26,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "JWSVerification"]),
-        .target(name: "SeatLedgerService", dependencies: ["HTTPServer", "SeatLedger", "Reports", "Projections", "EventStore", "AppStoreModels", "LedgerEvents", "JWSVerification"]),
+        .target(name: "SeatLedgerService", dependencies: ["HTTPServer", "SeatLedger", "SeatLedgerAppStoreAPI", "AppStoreAPI", "Reports", "Projections", "EventStore", "AppStoreModels", "LedgerEvents", "JWSVerification"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"], exclude: ["README.md"]),
         .target(name: "PostgresStore", dependencies: ["PostgresClient", "EventStore", "AppStoreModels", "LedgerEvents", "JWSVerification"], exclude: ["README.md"]),
         .target(name: "AppStoreModels"),
@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
         .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams",
-                                                           "SeatLedgerPostgres", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples"], exclude: ["Golden/files"]),
+                                                           "SeatLedgerPostgres", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport"], exclude: ["Golden/files"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,18 +13,25 @@ public struct APIError: Error, Sendable {
     public let message: String
     /// Extra headers (`WWW-Authenticate`, `Allow`, `Retry-After`).
     public let headers: [(name: String, value: String)]
+    /// Extra body fields next to `error` and `message` (the seat counts of a 409, Apple's error code).
+    public let details: [String: JSONValue]
 
     /// Creates an error.
-    public init(status: Int, code: String, message: String, headers: [(name: String, value: String)] = []) {
+    public init(status: Int, code: String, message: String, headers: [(name: String, value: String)] = [],
+                details: [String: JSONValue] = [:]) {
         self.status = status
         self.code = code
         self.message = message
         self.headers = headers
+        self.details = details
     }
 
     /// The response carrying it.
     public var response: HTTPResponse {
-        let body: JSONValue = ["error": .string(code), "message": .string(message)]
+        var fields = details
+        fields["error"] = .string(code)
+        fields["message"] = .string(message)
+        let body = JSONValue.object(fields)
         return HTTPResponse(status: status, contentType: "application/json", text: body.prettyString() + "\n", headers: headers)
     }
 

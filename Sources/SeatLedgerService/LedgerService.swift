@@ -14,7 +14,8 @@ import SeatLedger
 /// ```
 ///
 /// Routes: `POST /notifications` (no token: the signature is the authentication), the `/v1`
-/// read API (a bearer token of scope `read`), `GET /healthz`, `/readyz`, `/metrics`.
+/// read API (a bearer token of scope `read`), the seat operations under `/v1/groups/{ref}/seats`
+/// (scope `seats`, through the App Store Server API: ``SeatRoutes``), `GET /healthz`, `/readyz`, `/metrics`.
 public final class LedgerService: Sendable {
     /// The pool every route reads and appends through.
     public let pool: LedgerPool
@@ -127,6 +128,9 @@ public final class LedgerService: Sendable {
             throw APIError(status: 404, code: "not_found", message: "no route \(request.path); see `seatledger serve --help`")
         }
         let v1 = Array(segments.dropFirst())
+        if v1.count >= 3, v1[0] == "groups", !v1[1].isEmpty, v1[2] == "seats" {
+            return try await seatRoute(v1, request, route: &route, fields: &fields)
+        }
         switch v1.count {
         case 1 where v1[0] == "groups": route = "/v1/groups"
         case 1 where v1[0] == "changes": route = "/v1/changes"
@@ -147,6 +151,40 @@ public final class LedgerService: Sendable {
         case "/v1/groups/{ref}/replay": return try await reads.replay(v1[1], request)
         case "/v1/groups/{ref}/diff": return try await reads.diff(v1[1], request)
         default: return try await reads.audit(v1[1], request)
+        }
+    }
+
+    // MARK: Seats
+
+    /// `/v1/groups/{ref}/seats…` (scope `seats`): claim, unclaim, associate through Apple.
+    private func seatRoute(_ v1: [String], _ request: HTTPRequest, route: inout String,
+                           fields: inout [String: JSONValue]) async throws -> HTTPResponse {
+        func only(_ method: String, _ route: String) throws {
+            guard request.method == method else {
+                throw APIError(status: 405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(route); use \(method)",
+                               headers: [("Allow", method)])
+            }
+        }
+        let reference = v1[1]
+        let seats = SeatRoutes(pool: pool, now: configuration.now, settings: configuration.seatAPI, log: log)
+        switch v1.count {
+        case 3:
+            route = "/v1/groups/{ref}/seats"
+            try only("POST", route)
+            fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "seats"))
+            return try await seats.claim(reference, request, fields: &fields)
+        case 4 where !v1[3].isEmpty:
+            route = "/v1/groups/{ref}/seats/{seatClaimId}"
+            try only("DELETE", route)
+            fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "seats"))
+            return try await seats.unclaim(reference, seatClaimId: v1[3], fields: &fields)
+        case 5 where !v1[3].isEmpty && v1[4] == "associate":
+            route = "/v1/groups/{ref}/seats/{seatClaimId}/associate"
+            try only("POST", route)
+            fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "seats"))
+            return try await seats.associate(reference, seatClaimId: v1[3], request, fields: &fields)
+        default:
+            throw APIError(status: 404, code: "not_found", message: "no route \(request.path); see `seatledger serve --help`")
         }
     }
 

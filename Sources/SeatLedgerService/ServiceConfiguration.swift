@@ -14,6 +14,8 @@ public struct ServiceConfiguration: Sendable {
     public var maxChangeWait: Duration
     /// The largest page of `GET /v1/groups` and `GET /v1/changes`.
     public var maxPageSize: Int
+    /// The App Store Server API of the `seats` endpoints (credentials, base URL, timeout, attempts).
+    public var seatAPI: SeatAPISettings = SeatAPISettings()
 
     /// Creates a configuration.
     public init(http: HTTPServerConfiguration, ledgerDescription: String,

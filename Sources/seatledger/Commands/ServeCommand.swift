@@ -8,11 +8,14 @@ import SeatLedgerService
 enum ServeCommand: Command {
     static let name = "serve"
     static let summary = "run the HTTP service: Apple's webhook in (acknowledged once durable), the read API out"
-    static let options: Set<String> = ["db", "listen", "threads", "readers", "max-connections", "timeout", "max-body"]
+    static let options: Set<String> = ["db", "listen", "threads", "readers", "max-connections", "timeout", "max-body",
+                                       "issuer-id", "key-id", "private-key", "credentials", "api-base-url", "api-timeout", "api-max-attempts"]
     static let flags: Set<String> = []
     static let help = """
     Usage: seatledger serve [--listen HOST:PORT] [--db PATH|URL] [--threads N] [--readers N]
                             [--max-connections N] [--timeout S] [--max-body BYTES]
+                            [--issuer-id ID --key-id ID --private-key FILE | --credentials FILE]
+                            [--api-base-url URL] [--api-timeout S] [--api-max-attempts N]
 
     Serves the ledger over HTTP/1.1 (libmicrohttpd; put a TLS-terminating proxy in front, see
     Tools/deploy/). Several `serve` processes may share one PostgreSQL ledger.
@@ -30,12 +33,23 @@ enum ServeCommand: Command {
       GET /v1/groups/{ref}/audit    audit group                       (format=json|markdown|html|text, asOf)
       GET /v1/changes            committed events after a position, each with the group keys it
                                  touched: {"changes", "next", "head"} (after, limit, wait ≤ 60 s)
+      POST /v1/groups/{ref}/seats   {"memberRef", "appTransactionId"?, "requestId"?}: Claim Seat
+                                 through Apple, as `seats claim` (requestIdentifier stored before
+                                 the call; a lost answer is retried with it). 201 {"seatClaimId",
+                                 "requestId", "group": <group show --json>}; the same requestId again
+                                 answers the same claim (200, no new seat). 409 + seat counts when
+                                 the ledger shows no available seat (Apple not called); Apple's
+                                 refusal as its status with appleErrorCode; 429/502/504 when Apple
+                                 rate-limits, fails or does not answer (retry with the requestId).
+      DELETE /v1/groups/{ref}/seats/{seatClaimId}   Unclaim Seat (revoke access in your app too)
+      POST /v1/groups/{ref}/seats/{seatClaimId}/associate   {"appTransactionId"}: Associate Seat
       GET /healthz               liveness        GET /readyz   the ledger answers reads and writes
       GET /metrics               Prometheus text: notifications received/appended/duplicate/
                                  quarantined by reason, latency histograms, head, newest event age
 
     /v1 needs `Authorization: Bearer <token>` of scope read (`seatledger token add NAME --scope
-    read`); 401 without a valid token, 403 with another scope. Errors are JSON:
+    read`), the seat endpoints one of scope seats (`--scope seats`); 401 without a valid token, 403
+    with another scope. Every App Store Server API response is recorded as an event. Errors are JSON:
     {"error": code, "message": reason}. Clock parameters are ISO 8601 or epoch ms, as the CLI's;
     $SEATLEDGER_NOW pins "now" as for the CLI.
 
@@ -51,6 +65,16 @@ enum ServeCommand: Command {
       --max-connections N  open connections at most (default 1024)
       --timeout S          close a connection idle or trickling for S seconds (default 30)
       --max-body BYTES     largest request body (default 1048576)
+    The seat endpoints' App Store Server API, as `seatledger seats claim` finds it:
+      --issuer-id ID        else $SEATLEDGER_ISSUER_ID, else the credentials file
+      --key-id ID           else $SEATLEDGER_KEY_ID, else the credentials file
+      --private-key FILE    the .p8 key (else $SEATLEDGER_PRIVATE_KEY_FILE, else the credentials file)
+      --credentials FILE    JSON {"issuerId","keyId","privateKeyFile"} (default: `api-config --credentials`)
+      --api-base-url URL    else $SEATLEDGER_API_BASE_URL, else `api-config --api-base-url`, else the
+                            environment's host; without credentials the seat endpoints answer 503
+      --api-timeout S       seconds per request to Apple (default 30)
+      --api-max-attempts N  requests per call including retries of 429, 5xx and timeouts (default 5);
+                            a call holds the ledger's writer while it runs
 
     \(HelpText.exitCodes)
     """
@@ -75,6 +99,24 @@ enum ServeCommand: Command {
             connectionTimeoutSeconds: try integer(arguments, "timeout", default: 30, range: 1...3_600),
             maxBodyBytes: try integer(arguments, "max-body", default: 1 << 20, range: 1_024...(64 << 20)))
         let readers = try integer(arguments, "readers", default: 4, range: 1...64)
+        var seatAPI = SeatAPISettings()
+        for name in ["issuer-id", "key-id", "private-key", "credentials", "api-base-url"] {
+            if let value = arguments.value(name), value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                throw UsageError(message: "--\(name) is empty")
+            }
+        }
+        seatAPI.issuerId = arguments.value("issuer-id")
+        seatAPI.keyId = arguments.value("key-id")
+        seatAPI.privateKeyFile = arguments.value("private-key")
+        seatAPI.credentialsFile = arguments.value("credentials")
+        seatAPI.baseURL = arguments.value("api-base-url")
+        if let text = arguments.value("api-timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
+                throw UsageError(message: "--api-timeout must be a number of seconds above 0 and at most 600, got \(text)")
+            }
+            seatAPI.timeout = seconds
+        }
+        seatAPI.maximumAttempts = try integer(arguments, "api-max-attempts", default: 5, range: 1...20)
         let path = arguments.databasePath
 
         // Signals first, so a SIGTERM during start-up is not lost.
@@ -91,7 +133,9 @@ enum ServeCommand: Command {
         let pool = try LedgerPool.open(path: path, readers: readers)
         let service: LedgerService
         do {
-            service = try LedgerService(pool: pool, configuration: ServiceConfiguration(http: http, ledgerDescription: StoreLocation(path).description))
+            var configuration = ServiceConfiguration(http: http, ledgerDescription: StoreLocation(path).description)
+            configuration.seatAPI = seatAPI
+            service = try LedgerService(pool: pool, configuration: configuration)
         } catch {
             let closed = DispatchSemaphore(value: 0)
             Task.detached { await pool.close(); closed.signal() }

@@ -34,7 +34,7 @@ _seatledger() {
         seats) opts="--api-base-url --app-transaction-id --as-of --credentials --db --issuer-id --key-id --max-attempts --member-ref --private-key --request-id --state --timeout --help --json --quiet"; vals="--api-base-url --app-transaction-id --as-of --credentials --db --issuer-id --key-id --max-attempts --member-ref --private-key --request-id --state --timeout"; actions="claim unclaim associate info requests" ;;
         api-config) opts="--api-base-url --credentials --db --help --json --quiet --unset-base-url --unset-credentials"; vals="--api-base-url --credentials --db"; actions="show" ;;
         copy) opts="--batch --from --to --help --json --progress --quiet"; vals="--batch --from --to"; actions="" ;;
-        serve) opts="--db --listen --max-body --max-connections --readers --threads --timeout --help --quiet"; vals="--db --listen --max-body --max-connections --readers --threads --timeout"; actions="" ;;
+        serve) opts="--api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --threads --timeout --help --quiet"; vals="--api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --threads --timeout"; actions="" ;;
         token) opts="--db --scope --help --json --quiet"; vals="--db --scope"; actions="" ;;
         completions) opts="--help --quiet"; vals=""; actions="bash zsh fish" ;;
         *) return ;;

@@ -220,10 +220,17 @@ complete -c seatledger -n '__fish_seen_subcommand_from copy' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from copy' -l progress
 complete -c seatledger -n '__fish_seen_subcommand_from copy' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a serve -d 'run the HTTP service: Apple\'s webhook in (acknowledged once durable), the read API out'
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l api-base-url -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l api-max-attempts -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l api-timeout -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l credentials -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l issuer-id -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l key-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l listen -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l max-body -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l max-connections -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l private-key -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l readers -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l threads -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l timeout -r -F

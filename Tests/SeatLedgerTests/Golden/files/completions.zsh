@@ -279,10 +279,17 @@ _seatledger() {
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         serve) _arguments -s \
+            '--api-base-url=[api-base-url]:value:_files' \
+            '--api-max-attempts=[api-max-attempts]:value:_files' \
+            '--api-timeout=[api-timeout]:value:_files' \
+            '--credentials=[credentials]:value:_files' \
             '--db=[db]:value:_files' \
+            '--issuer-id=[issuer-id]:value:_files' \
+            '--key-id=[key-id]:value:_files' \
             '--listen=[listen]:value:_files' \
             '--max-body=[max-body]:value:_files' \
             '--max-connections=[max-connections]:value:_files' \
+            '--private-key=[private-key]:value:_files' \
             '--readers=[readers]:value:_files' \
             '--threads=[threads]:value:_files' \
             '--timeout=[timeout]:value:_files' \
