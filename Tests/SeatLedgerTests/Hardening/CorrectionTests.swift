@@ -4,11 +4,15 @@ import Foundation
 import LedgerEvents
 import PostgresTestSupport
 import SeatLedger
+import SeatLedgerPostgres
 import Testing
 
 /// Issue #23 item 8 (in part): a quarantine item can be dismissed, the decision recorded in the log.
 @Suite("Corrections: quarantine dismiss")
 struct CorrectionTests {
+    /// `postgresql://` locations open in this process, as in the CLI.
+    init() { PostgresLedgerEngine.register() }
+
     @Test("quarantine dismiss appends a decision event (who, why), marks the item dismissed, deletes nothing; verify stays clean")
     func dismissRecordsDecision() throws {
         let test = try TestLedger()
