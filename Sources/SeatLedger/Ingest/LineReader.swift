@@ -256,7 +256,7 @@ private final class LineSource: @unchecked Sendable {
                     }
                     if filled - start > wholeUpTo {
                         // Too long to hold: keep the first bytes, hash everything so far, drop it.
-                        var current = Oversize(prefix: Data(bytes: base + start, count: LineReader.keptPrefixBytes), length: filled - start)
+                        let current = Oversize(prefix: Data(bytes: base + start, count: LineReader.keptPrefixBytes), length: filled - start)
                         current.hasher.update(UnsafeRawBufferPointer(start: base + start, count: filled - start))
                         oversize = current
                         start = filled

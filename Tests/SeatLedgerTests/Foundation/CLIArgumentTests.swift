@@ -524,7 +524,11 @@ struct CLIArgumentTests {
             try #require(child.isRunning && Date() < deadline, "the consumer never installed its signal handlers")
             Thread.sleep(forTimeInterval: 0.02)
         }
-        Thread.sleep(forTimeInterval: 1)  // a few connection attempts
+        // Wait for the consumer to report a retry (the condition, not a guessed delay).
+        while !child.stderrSoFar.contains("retrying") {
+            try #require(child.isRunning && Date() < deadline, "the consumer never reported a retry: \(child.stderrSoFar)")
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         child.kill(SIGTERM)
         let result = try child.wait(timeout: 20)
         #expect(!result.terminatedBySignal && result.exitCode == 0, "\(result)")

@@ -214,14 +214,21 @@ struct ProjectionPropertyTests {
         let facts = StreamGenerator.stream(seed: seed).facts
         let times = facts.map(\.occurredAt).sorted()
         var rng = SeededRandom(seed: seed)
+        #expect(!times.isEmpty, "seed \(seed) generated no events")
+        var compared = 0
         for _ in 0..<6 {
             guard let t = times.randomElement(using: &rng).map({ $0 + EpochMillis.random(in: 0...3_600_000, using: &rng) }) else { continue }
             let prefix = facts.filter { $0.occurredAt <= t }
             let fromPrefix = StreamGenerator.states(prefix, asOf: t)
             let full = StreamGenerator.states(facts, asOf: t)
             // Groups that exist only through later events are absent from the prefix view.
-            for (key, state) in fromPrefix { #expect(full[key] == state, "group \(key) as of \(Timestamp.iso8601(t))") }
+            for (key, state) in fromPrefix {
+                #expect(full[key] == state, "group \(key) as of \(Timestamp.iso8601(t))")
+                compared += 1
+            }
         }
+        // An empty prefix at every drawn moment would compare nothing.
+        #expect(compared > 0, "seed \(seed): no group existed at any moment drawn")
     }
 
     @Test("materialized projections after random batch orders equal a rebuild and the pure fold", arguments: [UInt64(41), 42, 43])
@@ -269,8 +276,9 @@ struct ProjectionPropertyTests {
         let facts = stream.facts
         for (key, membership) in GroupIdentityResolver.resolve(facts) {
             let snapshot = ProjectionMaintainer.snapshot(membership, facts: facts.filter { membership.concerns($0) })
-            #expect(incremental[key].map { try? JSONValue.parse($0) }?.flatMap { $0 }?["seats"]
-                    == (try? JSONValue.parse(snapshot.state))?["seats"], "group \(key)")
+            // The whole snapshot, not only its seats (and a missing side is a failure, not nil == nil).
+            let stored = try #require(incremental[key], "group \(key) has no materialized snapshot")
+            #expect(try JSONValue.parse(stored) == JSONValue.parse(snapshot.state), "group \(key)")
         }
     }
 }

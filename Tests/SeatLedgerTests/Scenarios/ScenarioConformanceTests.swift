@@ -36,7 +36,9 @@ struct ScenarioConformanceTests {
         let test = try TestLedger()
         let summary = try Self.ingest(Self.lines(stream), into: test.ledger)
         #expect(summary.quarantined == 0)
-        for group in expected.arrayValue ?? [] {
+        let groups = try #require(expected.arrayValue, "\(name).expected.json is not an array")
+        #expect(!groups.isEmpty, "\(name).expected.json expects no group: an empty expectation checks nothing")
+        for group in groups {
             let ours = try Self.projected(test.ledger, like: group)
             #expect(ours == group, "\(name) group \(group["groupKey"]?.stringValue ?? "?"):\nours \(ours.canonicalString())\nexpected \(group.canonicalString())")
         }
@@ -56,6 +58,7 @@ struct ScenarioConformanceTests {
         let test = try TestLedger()
         _ = try Self.ingest(run.lines, into: test.ledger)
         _ = try Self.ingest(run.historyLines, into: test.ledger, origin: .backfill)
+        #expect(!run.expected.isEmpty, "\(name): the simulator expects no group, so the drill would check nothing")
         for group in run.expected {
             #expect(try Self.projected(test.ledger, like: group) == group, "\(name) after backfill")
         }
