@@ -56,6 +56,7 @@ let package = Package(
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "EventStore", "PostgresClient", "PostgresTestSupport", "GroupSimulator", "Projections", "LedgerEvents", "AppStoreModels", "JWSVerification"]),
         .testTarget(name: "PackagingTests"),
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "AppStoreModels"]),
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport", "JWSVerification"]),
         .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "HTTPTestSupport", "HTTPServer", "SeatLedger", "EventStore", "AppStoreModels", "JWSSigning", "JWSVerification", "GroupSimulator", "PostgresClient", "PostgresTestSupport", "LedgerEvents", "SeatLedgerPostgres"]),
