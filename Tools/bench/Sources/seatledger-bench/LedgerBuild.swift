@@ -87,7 +87,7 @@ enum LedgerBuild {
         _ = try simulator.stream(scenario, options: simulation, groups: groups, line: { line in
             lines += 1
             let text = uniqueMemberRefs ? Self.suffixMemberRef(line, group: (lines - 1) / eventsPerGroup) : line
-            pending.append(InboundMessage(raw: Data(text.utf8), source: "bench-load:\(lines)", origin: .live))
+            pending.append(InboundMessage(raw: Data(text.utf8), source: "bench-load:\(lines)", origin: .file, acceptsAPIResponses: true))
             if pending.count >= batchSize { try flush() }
         })
         try flush()
