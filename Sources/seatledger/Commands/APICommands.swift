@@ -31,27 +31,41 @@ enum APIOptionsHelp {
     printed. Credentials are never printed, logged or stored in events.
     """
 
-    /// Builds the connection from the command's options; prints warnings on stderr.
-    static func connect(_ arguments: Arguments, ledger: Ledger) throws -> LedgerAPI {
-        // An option given empty is a mistake (an unset shell variable, say), not "use the
-        // environment's": say so rather than fall back silently.
+    /// What the credential options say: `--issuer-id`, `--key-id`, `--private-key`, `--credentials`
+    /// and `--api-base-url`, each `nil` when not given (the environment and stored settings decide).
+    ///
+    /// An option given empty is a mistake (an unset shell variable, say), not "use the
+    /// environment's": it is refused rather than falling back silently.
+    static func credentialOptions(_ arguments: Arguments) throws
+        -> (issuerId: String?, keyId: String?, privateKeyFile: String?, credentialsFile: String?, baseURL: String?) {
         for name in ["issuer-id", "key-id", "private-key", "credentials", "api-base-url"] {
             if let value = arguments.value(name), value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                 throw UsageError(message: "--\(name) is empty")
             }
         }
-        var options = LedgerAPIOptions()
-        options.issuerId = arguments.value("issuer-id")
-        options.keyId = arguments.value("key-id")
-        options.privateKeyFile = arguments.value("private-key")
-        options.credentialsFile = arguments.value("credentials")
-        options.baseURL = arguments.value("api-base-url")
-        if let text = arguments.value("timeout") {
-            guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
-                throw UsageError(message: "--timeout must be a number of seconds above 0 and at most 600, got \(text)")
-            }
-            options.timeout = seconds
+        return (arguments.value("issuer-id"), arguments.value("key-id"), arguments.value("private-key"),
+                arguments.value("credentials"), arguments.value("api-base-url"))
+    }
+
+    /// The seconds per request that `--OPTION` gives (above 0, at most 600), or `nil` when not given.
+    static func requestTimeout(_ arguments: Arguments, option: String) throws -> Double? {
+        guard let text = arguments.value(option) else { return nil }
+        guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
+            throw UsageError(message: "--\(option) must be a number of seconds above 0 and at most 600, got \(text)")
         }
+        return seconds
+    }
+
+    /// Builds the connection from the command's options; prints warnings on stderr.
+    static func connect(_ arguments: Arguments, ledger: Ledger) throws -> LedgerAPI {
+        let given = try credentialOptions(arguments)
+        var options = LedgerAPIOptions()
+        options.issuerId = given.issuerId
+        options.keyId = given.keyId
+        options.privateKeyFile = given.privateKeyFile
+        options.credentialsFile = given.credentialsFile
+        options.baseURL = given.baseURL
+        if let seconds = try requestTimeout(arguments, option: "timeout") { options.timeout = seconds }
         if let text = arguments.value("max-attempts") {
             guard let attempts = Int(text), (1...20).contains(attempts) else {
                 throw UsageError(message: "--max-attempts must be 1…20, got \(text)")

@@ -100,22 +100,13 @@ enum ServeCommand: Command {
             maxBodyBytes: try integer(arguments, "max-body", default: 1 << 20, range: 1_024...(64 << 20)))
         let readers = try integer(arguments, "readers", default: 4, range: 1...64)
         var seatAPI = SeatAPISettings()
-        for name in ["issuer-id", "key-id", "private-key", "credentials", "api-base-url"] {
-            if let value = arguments.value(name), value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                throw UsageError(message: "--\(name) is empty")
-            }
-        }
-        seatAPI.issuerId = arguments.value("issuer-id")
-        seatAPI.keyId = arguments.value("key-id")
-        seatAPI.privateKeyFile = arguments.value("private-key")
-        seatAPI.credentialsFile = arguments.value("credentials")
-        seatAPI.baseURL = arguments.value("api-base-url")
-        if let text = arguments.value("api-timeout") {
-            guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
-                throw UsageError(message: "--api-timeout must be a number of seconds above 0 and at most 600, got \(text)")
-            }
-            seatAPI.timeout = seconds
-        }
+        let given = try APIOptionsHelp.credentialOptions(arguments)
+        seatAPI.issuerId = given.issuerId
+        seatAPI.keyId = given.keyId
+        seatAPI.privateKeyFile = given.privateKeyFile
+        seatAPI.credentialsFile = given.credentialsFile
+        seatAPI.baseURL = given.baseURL
+        if let seconds = try APIOptionsHelp.requestTimeout(arguments, option: "api-timeout") { seatAPI.timeout = seconds }
         seatAPI.maximumAttempts = try integer(arguments, "api-max-attempts", default: 5, range: 1...20)
         let path = arguments.databasePath
 
