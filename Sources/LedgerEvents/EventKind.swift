@@ -9,8 +9,10 @@ public struct EventKind: OpenStringEnum {
     public static let notification = Self(rawValue: "notification")
     /// An `apiResponse` envelope.
     public static let apiResponse = Self(rawValue: "apiResponse")
-    /// An operator's decision recorded in the log (`quarantine dismiss`): who, why, about what.
-    /// Not from Apple and never signed; it carries no identifiers, so no projection reads it.
+    /// An operator's decision recorded in the log (`quarantine dismiss`, `retract`): who, why,
+    /// about what. Not from Apple and never signed. A dismissal carries no identifiers, so no
+    /// projection reads it; a retraction carries the retracted event's, and projections skip
+    /// that event from then on.
     public static let decision = Self(rawValue: "decision")
     public static let knownValues: Set<String> = ["notification", "apiResponse", "decision"]
 }
@@ -32,9 +34,11 @@ public struct IdentifierKind: OpenStringEnum {
     public static let requestIdentifier = Self(rawValue: "requestIdentifier")
     /// The customer identifier in a Get Customer Groups path (which id kind Apple expects is undocumented).
     public static let customerId = Self(rawValue: "customerId")
+    /// The event id a retraction withdraws (indexed on the retraction, to find it by that event).
+    public static let retractedEventId = Self(rawValue: "retractedEventId")
     public static let knownValues: Set<String> = [
         "notificationUUID", "originalTransactionId", "transactionId", "appTransactionId", "seatClaimId", "groupId",
-        "memberRef", "requestIdentifier", "customerId",
+        "memberRef", "requestIdentifier", "customerId", "retractedEventId",
     ]
 }
 

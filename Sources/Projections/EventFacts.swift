@@ -226,6 +226,19 @@ public struct EventFacts: Sendable, Hashable {
         set { uniqueStorage().fields.memberAppTransactionIds = newValue }
         _modify { yield &uniqueStorage().fields.memberAppTransactionIds }
     }
+    /// The event id a retraction (`seatledger retract`) withdraws from every projection.
+    public var retractedEventId: String? {
+        get { storage.fields.retractedEventId }
+        set { uniqueStorage().fields.retractedEventId = newValue }
+        _modify { yield &uniqueStorage().fields.retractedEventId }
+    }
+    /// The identifiers of the retracted event, so that the retraction is found with the events of
+    /// every group the retracted event concerned. They are routing only: never link evidence.
+    public var retractedIdentifiers: [String] {
+        get { storage.fields.retractedIdentifiers }
+        set { uniqueStorage().fields.retractedIdentifiers = newValue }
+        _modify { yield &uniqueStorage().fields.retractedIdentifiers }
+    }
     /// `errorCode` of an API error body.
     public var errorCode: Int64? {
         get { storage.fields.errorCode }
@@ -262,6 +275,8 @@ public struct EventFacts: Sendable, Hashable {
         var membersGroupId: String? = nil
         var memberAppTransactionIds: [String] = []
         var errorCode: Int64? = nil
+        var retractedEventId: String? = nil
+        var retractedIdentifiers: [String] = []
     }
 
     /// The box of ``Fields``.
@@ -329,6 +344,7 @@ public struct EventFacts: Sendable, Hashable {
             "transactions": .items(.members(["payload": transaction])),
             "renewalInfos": .items(.members(["payload": renewal])),
             "apiResponse": .all,
+            "decision": .all,
         ])
     }()
 
@@ -340,6 +356,14 @@ public struct EventFacts: Sendable, Hashable {
         subtype = event.subtype
         status = event.status
         let decoded = event.decoded
+        if event.kind == .decision {
+            // Only a retraction matters to projections; other decisions (dismissals) carry nothing.
+            guard let decision = decoded["decision"], decision["action"]?.stringValue == Retraction.action,
+                  let retracted = decision["eventId"]?.stringValue else { return }
+            retractedEventId = retracted
+            retractedIdentifiers = decision["identifiers"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            return
+        }
         if event.kind == .notification {
             if let tx = decoded["transactionInfo"], let fact = TransactionFact(TransactionPayload(json: tx)) {
                 transactions.append(fact)
@@ -449,6 +473,7 @@ extension EventFacts {
         ids.formUnion(seatInfo?.assignedSeatClaimIds ?? [])
         ids.formUnion(customerGroups.map(\.groupId))
         ids.formUnion(memberAppTransactionIds)
+        ids.formUnion(retractedIdentifiers)
         return ids
     }
 }
@@ -474,6 +499,7 @@ extension EventFacts {
         for id in seatInfo?.assignedSeatClaimIds ?? [] { try body(id) }
         for group in customerGroups { try body(group.groupId) }
         for id in memberAppTransactionIds { try body(id) }
+        for id in retractedIdentifiers { try body(id) }
     }
 }
 

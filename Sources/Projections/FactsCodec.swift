@@ -49,6 +49,8 @@ public enum FactsCodec {
         w.optional(17, facts.membersGroupId)
         for id in facts.memberAppTransactionIds { w.byte(18); w.string(id) }
         w.optional(19, facts.errorCode)
+        w.optional(20, facts.retractedEventId)
+        for id in facts.retractedIdentifiers { w.byte(21); w.string(id) }
         w.byte(0)
         return Data(w.bytes)
     }
@@ -136,6 +138,8 @@ public enum FactsCodec {
             case 17: facts.membersGroupId = r.string()
             case 18: guard let id = r.string() else { return nil }; facts.memberAppTransactionIds.append(id)
             case 19: facts.errorCode = r.int()
+            case 20: facts.retractedEventId = r.string()
+            case 21: guard let id = r.string() else { return nil }; facts.retractedIdentifiers.append(id)
             default: return nil
             }
         }
@@ -187,7 +191,7 @@ extension FactsCodec {
                     }
                 }
                 return true
-            case 1, 2, 11, 13: _ = r.skipString()
+            case 1, 2, 11, 13, 20: _ = r.skipString()
             case 3, 19: _ = r.int()
             case 4:
                 guard let id = r.stringBytes(), let otid = r.stringBytes(), r.bool() != nil else { return false }
@@ -210,7 +214,7 @@ extension FactsCodec {
                     guard (1...5).contains(field) else { return false }
                     _ = r.int()
                 }
-            case 6, 18: guard let id = r.stringBytes() else { return false }; emit(id)
+            case 6, 18, 21: guard let id = r.stringBytes() else { return false }; emit(id)
             case 7: single.0 = r.stringBytes()
             case 8: single.1 = r.stringBytes()
             case 9: single.2 = r.stringBytes()

@@ -24,7 +24,8 @@ public enum GroupProjection {
     /// about it arrives, only the knowledge does (`knownAt`).
     public static func project(_ membership: GroupMembership, facts: [EventFacts], asOf: EpochMillis,
                                knownAt: EpochMillis?) -> GroupState {
-        let known = facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true }
+        // A retraction recorded by `knownAt` withdraws its event; before that moment the event counted.
+        let known = Retraction.withdraw(facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true })
         let times = EffectiveTimes(known)
         let visible = known.filter { times.effectiveAt($0) <= asOf }
             .sorted { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }

@@ -26,6 +26,9 @@ public struct ReplayEntry: Sendable {
     public var changes: [StateChange]
     /// The group right after it (for timelines and charts).
     public var after: StateSummary
+    /// The retraction (`seatledger retract`) that withdrew this event from every projection, if
+    /// any: the event is listed where it took effect, with no changes.
+    public var retractedBy: RetractionMark? = nil
 
     /// The JSON form of `replay --json`.
     public var json: JSONValue {
@@ -34,7 +37,23 @@ public struct ReplayEntry: Sendable {
             "what": .string(what), "recordedAt": .timestamp(recordedAt), "signedAt": .timestamp(signedAt), "late": .bool(isLate), "origin": .optional(origin),
             "backfill": .bool(origin == EventOrigin.backfill.rawValue), "duplicateArrivals": .count(duplicateArrivals),
             "synthetic": .bool(eventId == nil), "changes": .array(changes.map(\.json)), "after": after.json,
+            "retractedBy": retractedBy.map(\.json) ?? .null,
         ]
+    }
+}
+
+/// The retraction of a replayed event: which decision event withdrew it, and where it is in the log.
+public struct RetractionMark: Sendable, Hashable {
+    /// The retraction's event id.
+    public var eventId: String
+    /// The retraction's position.
+    public var position: Int64
+    /// When the retraction was recorded.
+    public var recordedAt: EpochMillis
+
+    /// JSON form.
+    public var json: JSONValue {
+        ["eventId": .string(eventId), "position": .int(position), "recordedAt": .timestamp(recordedAt)]
     }
 }
 
@@ -58,7 +77,13 @@ public enum GroupReplay {
                                knownAt: EpochMillis? = nil, now: EpochMillis, duplicateArrivals: [String: Int] = [:]) -> [ReplayEntry] {
         // Events in valid-time order, each at its effective time (a REVOKE signed at 09:00 whose
         // revocationDate is 00:00 is an entry at 00:00; a late-signed DID_RENEW at the period end).
-        let known = facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true }
+        let recorded = facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true }
+        // Retracted events change nothing (the projection skips them); they are listed afterwards.
+        var retractedBy: [String: EventFacts] = [:]
+        for fact in recorded.sorted(by: { $0.position < $1.position }) {
+            if let id = fact.retractedEventId, retractedBy[id] == nil { retractedBy[id] = fact }
+        }
+        let known = Retraction.withdraw(recorded)
         let times = EffectiveTimes(known)
         let visible = known.map { (fact: $0, at: times.effectiveAt($0)) }.sorted { ($0.at, $0.fact.eventId) < ($1.at, $1.fact.eventId) }
         let end = to ?? max(now, visible.map(\.fact.occurredAt).max() ?? now)
@@ -145,7 +170,25 @@ public enum GroupReplay {
             }
         }
         advance(to: end, holdLast: false)
-        return entries
+        guard !retractedBy.isEmpty else { return entries }
+        let recordedTimes = EffectiveTimes(recorded)
+        var listed = entries.enumerated().map { (order: $0.offset, entry: $0.element) }
+        for fact in recorded {
+            guard let retraction = retractedBy[fact.eventId] else { continue }
+            let at = recordedTimes.effectiveAt(fact)
+            guard inRange(at) else { continue }
+            let mark = RetractionMark(eventId: retraction.eventId, position: retraction.position, recordedAt: retraction.recordedAt)
+            var entry = ReplayEntry(
+                effectiveAt: at, eventId: fact.eventId, position: fact.position,
+                what: describe(fact) + " [retracted at position \(retraction.position)]",
+                recordedAt: fact.recordedAt, signedAt: fact.occurredAt,
+                isLate: fact.recordedAt.saturatingSubtract(at) > lateThreshold, origin: fact.origin.rawValue,
+                duplicateArrivals: duplicateArrivals[fact.eventId] ?? 0, changes: [],
+                after: StateSummary(GroupProjection.project(membership, facts: known, asOf: at, knownAt: nil)))
+            entry.retractedBy = mark
+            listed.append((order: listed.count, entry: entry))
+        }
+        return listed.sorted { ($0.entry.effectiveAt, $0.order) < ($1.entry.effectiveAt, $1.order) }.map(\.entry)
     }
 
     /// What a change is about, to match changes of two comparisons: the field (a member's access

@@ -74,13 +74,13 @@ extension Ledger {
     public func dismissQuarantine(id: Int64, reason: String, by actor: String) throws -> Int64 {
         try requireWritable()
         guard let record = try store.quarantineRecord(id: id) else {
-            throw EventStoreError.badConfiguration("no quarantine item #\(id)")
+            throw CorrectionError("no quarantine item #\(id)")
         }
         guard record.state == "open" else {
-            throw EventStoreError.badConfiguration("quarantine item #\(id) is \(record.state), not open: nothing to dismiss")
+            throw CorrectionError("quarantine item #\(id) is \(record.state), not open: nothing to dismiss")
         }
         let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw EventStoreError.badConfiguration("a dismissal needs a reason") }
+        guard !trimmed.isEmpty else { throw CorrectionError("a dismissal needs a reason") }
         let now = store.clock()
         let decision: JSONValue = ["decision": [
             "action": "dismissQuarantine", "quarantineId": .int(id), "errorCode": .string(record.errorCode),
@@ -98,7 +98,7 @@ extension Ledger {
             try maintainer.update(after: appended)
         }
         guard case .appended(let position)? = result.outcomes.first else {
-            throw EventStoreError.badConfiguration("the dismissal of #\(id) was already recorded")
+            throw CorrectionError("the dismissal of #\(id) was already recorded")
         }
         return position
     }

@@ -57,7 +57,7 @@ struct CorrectionTests {
         #expect(try ledger.store.event(at: position)?.kind == .decision)
         #expect(try ledger.store.verifyChain().isIntact)
         #expect(try ledger.staleProjections().isEmpty)
-        #expect(throws: EventStoreError.self) { try ledger.dismissQuarantine(id: id, reason: "again", by: "test") }
+        #expect(throws: CorrectionError.self) { try ledger.dismissQuarantine(id: id, reason: "again", by: "test") }
     }
 
     @Test("the library records a dismissal on SQLite")

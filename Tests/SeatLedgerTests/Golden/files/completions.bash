@@ -3,7 +3,7 @@
 #      or: source <(seatledger completions bash)
 _seatledger() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-    local commands="init config ingest record verify quarantine events check groups group member rebuild replay diff audit enqueue demo backfill reconcile seats api-config copy serve token completions"
+    local commands="init config ingest record verify quarantine events check groups group member rebuild replay diff audit enqueue demo backfill reconcile seats api-config copy serve token retract completions"
     if [[ $COMP_CWORD -eq 1 ]]; then
         COMPREPLY=( $(compgen -W "$commands help --help --version" -- "$cur") ); return
     fi
@@ -36,6 +36,7 @@ _seatledger() {
         copy) opts="--batch --from --to --help --json --progress --quiet"; vals="--batch --from --to"; actions="" ;;
         serve) opts="--api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --threads --timeout --help --quiet"; vals="--api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --threads --timeout"; actions="" ;;
         token) opts="--db --scope --help --json --quiet"; vals="--db --scope"; actions="" ;;
+        retract) opts="--by --db --reason --help --json --quiet"; vals="--by --db --reason"; actions="" ;;
         completions) opts="--help --quiet"; vals=""; actions="bash zsh fish" ;;
         *) return ;;
     esac

@@ -242,6 +242,13 @@ complete -c seatledger -n '__fish_seen_subcommand_from token' -l scope -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l quiet
+complete -c seatledger -n __fish_use_subcommand -a retract -d 'withdraw a wrongly recorded event from every projection (nothing is deleted)'
+complete -c seatledger -n '__fish_seen_subcommand_from retract' -l by -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from retract' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from retract' -l reason -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from retract' -l help
+complete -c seatledger -n '__fish_seen_subcommand_from retract' -l json
+complete -c seatledger -n '__fish_seen_subcommand_from retract' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a completions -d 'print a shell completion script (bash, zsh or fish) for every command and option'
 complete -c seatledger -n '__fish_seen_subcommand_from completions' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from completions' -l quiet

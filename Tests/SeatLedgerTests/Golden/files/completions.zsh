@@ -28,6 +28,7 @@ _seatledger() {
         'copy:copy a ledger to another store (e.g. SQLite to PostgreSQL), chain preserved; resumable'
         'serve:run the HTTP service\: Apple'\''s webhook in (acknowledged once durable), the read API out'
         'token:bearer tokens for the serve API\: add (printed once), list, revoke'
+        'retract:withdraw a wrongly recorded event from every projection (nothing is deleted)'
         'completions:print a shell completion script (bash, zsh or fish) for every command and option'
     )
     if (( CURRENT == 2 )); then
@@ -299,6 +300,14 @@ _seatledger() {
         token) _arguments -s \
             '--db=[db]:value:_files' \
             '--scope=[scope]:value:_files' \
+            '--help[help]' \
+            '--json[json]' \
+            '--quiet[quiet]' \
+            '*:argument:_files' ;;
+        retract) _arguments -s \
+            '--by=[by]:value:_files' \
+            '--db=[db]:value:_files' \
+            '--reason=[reason]:value:_files' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \

@@ -1,0 +1,58 @@
+import AppStoreModels
+import Foundation
+import Reports
+import SeatLedger
+
+/// `seatledger retract EVENT --reason TEXT`: withdraws a wrongly recorded event from every projection.
+enum RetractCommand: Command {
+    static let name = "retract"
+    static let summary = "withdraw a wrongly recorded event from every projection (nothing is deleted)"
+    static let options: Set<String> = ["db", "reason", "by"]
+    static let flags: Set<String> = ["json"]
+    static let examples = ["seatledger retract 42 --reason \"envelope recorded for the wrong group\" --db ledger.sqlite"]
+    static let help = """
+    Usage: seatledger retract EVENT --reason TEXT [--by NAME] [--db PATH] [--json]
+
+    EVENT is a position or an event id (see `seatledger events`). Appends a retraction: a
+    `decision` event in the log (who, why, which event and the SHA-256 of its bytes;
+    hash-chained like every event). From then on the projections skip the retracted event:
+    `group show`, `member show`, `groups` and `serve` answer as if it had never arrived, and
+    `replay` lists it marked as retracted. Nothing is deleted: the event stays in the log, and
+    `--known-at` before the retraction still shows what was believed then. An operator's decision
+    cannot be retracted, nor an event twice.
+
+    Options:
+    \(HelpText.db)
+      --reason TEXT    why (required); recorded in the log
+      --by NAME        who decided (default: $USER)
+    \(HelpText.json)
+    """
+
+    static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
+
+    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+        guard let ref = arguments.positionals.first else {
+            throw UsageError(message: "retract needs the EVENT to retract: a position or an event id")
+        }
+        guard let reason = arguments.value("reason"), !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw UsageError(message: "retract needs --reason TEXT (recorded in the log)")
+        }
+        let actor = arguments.value("by") ?? ProcessInfo.processInfo.environment["USER"] ?? "uid \(getuid())"
+        let ledger = try Ledger.open(path: arguments.databasePath)
+        guard try (Int64(ref).flatMap { try ledger.store.event(at: $0) } ?? ledger.store.event(id: ref)) != nil else {
+            throw InputError(message: "no event `\(DisplayText.visible(ref))` in \(ledger.store.location) (give a position or an event id; see `seatledger events`)")
+        }
+        let receipt = try ledger.retract(ref, reason: reason, by: actor)
+        if arguments.flag("json") {
+            Terminal.json([
+                "retracted": ["position": .int(receipt.retractedPosition), "eventId": .string(receipt.retractedEventId)],
+                "retraction": ["position": .int(receipt.position), "eventId": .string(receipt.eventId)],
+                "groups": .array(receipt.groupKeys.map(JSONValue.string)), "by": .string(actor),
+            ])
+        } else {
+            let groups = receipt.groupKeys.isEmpty ? "no group" : receipt.groupKeys.map { DisplayText.visible($0) }.joined(separator: ", ")
+            Terminal.out("#\(receipt.retractedPosition) retracted; the retraction is event #\(receipt.position) (by \(DisplayText.visible(actor))); groups: \(groups)")
+        }
+        return .success
+    }
+}
