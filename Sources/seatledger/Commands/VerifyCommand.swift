@@ -8,13 +8,14 @@ enum VerifyCommand: Command {
     static let name = "verify"
     static let summary = "recompute the hash chain and report the first position where it breaks"
     static let options: Set<String> = ["db", "expect-head", "anchor"]
-    static let flags: Set<String> = ["json", "progress", "chain-only"]
+    static let flags: Set<String> = ["json", "progress", "chain-only", "deep"]
     static let exitStatuses: [ExitStatus] = [
-        .success, ExitStatus(.findings, "the chain is broken, the head is not --expect-head, a projection is stale, or events lack cached facts"), .error,
+        .success, ExitStatus(.findings, "the file is damaged, the chain is broken, the head is not --expect-head or the anchor, a projection is stale, events lack cached facts, or (--deep) an event no longer verifies or a cache differs from its raw bytes"), .error,
     ]
-    static let examples = ["seatledger verify --db ledger.sqlite", "seatledger verify --db ledger.sqlite --chain-only --expect-head \"$SAVED_HEAD\""]
+    static let examples = ["seatledger verify --db ledger.sqlite", "seatledger verify --deep --anchor /secure/ledger.anchor --db ledger.sqlite",
+                           "seatledger verify --db ledger.sqlite --chain-only --expect-head \"$SAVED_HEAD\""]
     static let help = """
-    Usage: seatledger verify [--chain-only] [--expect-head H] [--anchor FILE] [--db PATH] [--json] [--progress]
+    Usage: seatledger verify [--deep] [--chain-only] [--expect-head H] [--anchor FILE] [--db PATH] [--json] [--progress]
 
     Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its
     metadata) and checks positions are gap-free. Reports the first position where the chain
@@ -29,6 +30,12 @@ enum VerifyCommand: Command {
     \(HelpText.db)
       --progress       progress on stderr even when it is not a terminal
       --chain-only     check only the hash chain
+      --deep           also re-verify every event from its raw bytes: signatures and certificate
+                       chains against the stored trust roots, bundle id and environment, then the
+                       caches derived from them (decoded JSON, identifier index, projection facts)
+                       and the metadata (id, kind, type, dates). Finds an edited decoded cache,
+                       facts swapped between events, and a changed bundle id or environment (as
+                       events that no longer verify). Costs about as much as ingesting the log
       --expect-head H  also require the head hash to be H (save the head printed by an earlier
                        verify somewhere else: this detects events removed from the end of the log)
       --anchor FILE    a head anchor kept outside the ledger (one line: position and hash): if
@@ -85,6 +92,12 @@ enum VerifyCommand: Command {
         if let anchor = arguments.value("anchor"), result.isIntact, let problem = try HeadAnchor.check(anchor, against: store) {
             return brokenTail(problem)
         }
+        var deep: DeepVerification?
+        if result.isIntact, arguments.flag("deep") {
+            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+            progress.phase("re-verifying every event from its raw bytes")
+            deep = try ledger.verifyDeeply { count in progress.report(count: count, totalCount: total, unit: "events re-verified") }
+        }
         var stale: [String] = []
         // Events whose facts cache is missing (an older build's ledger, a damaged cache): the
         // recomputation would leave them out and name sound groups as stale, so it does not run.
@@ -108,6 +121,11 @@ enum VerifyCommand: Command {
                 "projectionsChecked": .bool(projectionsChecked),
                 "staleGroups": .array(stale.map(JSONValue.string)),
                 "eventsWithoutFacts": .int(Int64(withoutFacts)),
+                "deep": deep.map { deep in [
+                    "eventsChecked": .int(deep.eventsChecked), "findingCount": .count(deep.findingCount),
+                    "olderDecoderEvents": .count(deep.olderDecoderEvents),
+                    "findings": .array(deep.findings.map { ["position": .int($0.position), "problem": .string($0.problem)] }),
+                ] } ?? .null,
             ])
         } else if result.isIntact {
             Terminal.out("Hash chain intact: \(result.eventsChecked) events\(result.headHash.map { ", head \($0)" } ?? "").")
@@ -118,12 +136,23 @@ enum VerifyCommand: Command {
                 Terminal.out(stale.isEmpty ? "Projections match a fresh recomputation."
                              : "STALE projections (run `seatledger rebuild`): \(stale.joined(separator: ", "))")
             }
+            if let deep {
+                if deep.isClean {
+                    Terminal.out("Deep check: \(deep.eventsChecked) events re-verified from their raw bytes; every cache matches."
+                                 + (deep.olderDecoderEvents > 0 ? " (\(deep.olderDecoderEvents) decoded by an older decoder: compared by identifiers and facts.)" : ""))
+                } else {
+                    Terminal.out("Deep check FOUND \(deep.findingCount) problem(s) in \(deep.eventsChecked) events:")
+                    for finding in deep.findings { Terminal.out("  #\(finding.position): \(finding.problem)") }
+                    if deep.findingCount > deep.findings.count { Terminal.out("  … and \(deep.findingCount - deep.findings.count) more (--json lists the first \(DeepVerification.findingLimit))") }
+                    Terminal.out("An edited cache is repaired by `seatledger rebuild`; an event that no longer verifies means the configuration or the trust roots changed.")
+                }
+            }
         } else {
             Terminal.out("Hash chain BROKEN at position \(result.firstBadPosition ?? 0): \(result.problem ?? "")")
             Terminal.out("\(result.eventsChecked) events before it verified.")
         }
         if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor.write(anchor, store: store) }
-        return result.isIntact && stale.isEmpty && withoutFacts == 0 ? .success : .findings
+        return result.isIntact && stale.isEmpty && withoutFacts == 0 && (deep?.isClean ?? true) ? .success : .findings
     }
 }
 

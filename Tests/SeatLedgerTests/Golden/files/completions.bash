@@ -16,7 +16,7 @@ _seatledger() {
         config) opts="--db --help --json --quiet"; vals="--db"; actions="show add-root" ;;
         ingest) opts="--batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --api-responses --follow --help --json --progress --quiet --spool --until-empty"; vals="--batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval"; actions="" ;;
         record) opts="--db --help --json --quiet"; vals="--db"; actions="" ;;
-        verify) opts="--anchor --db --expect-head --chain-only --help --json --progress --quiet"; vals="--anchor --db --expect-head"; actions="" ;;
+        verify) opts="--anchor --db --expect-head --chain-only --deep --help --json --progress --quiet"; vals="--anchor --db --expect-head"; actions="" ;;
         quarantine) opts="--by --db --out --reason --state --api-responses --help --json --quiet --raw"; vals="--by --db --out --reason --state"; actions="list show retry dismiss" ;;
         events) opts="--db --limit --mentioning --help --json --quiet"; vals="--db --limit --mentioning"; actions="show" ;;
         check) opts="--app-apple-id --bundle-id --db --environment --kind --root-cert --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --kind --root-cert"; actions="" ;;

@@ -48,6 +48,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from verify' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l expect-head -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l chain-only
+complete -c seatledger -n '__fish_seen_subcommand_from verify' -l deep
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l progress

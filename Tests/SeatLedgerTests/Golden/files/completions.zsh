@@ -90,6 +90,7 @@ _seatledger() {
             '--db=[db]:value:_files' \
             '--expect-head=[expect-head]:value:_files' \
             '--chain-only[chain-only]' \
+            '--deep[deep]' \
             '--help[help]' \
             '--json[json]' \
             '--progress[progress]' \
