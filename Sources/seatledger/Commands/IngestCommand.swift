@@ -9,7 +9,7 @@ enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "verify and append notifications / API responses from files, stdin or a spool directory"
     static let options: Set<String> = ["db", "batch-size", "max-line-length", "max-message-bytes", "poll-interval", "from", "consumer-group", "consumer",
-                                       "block-ms", "min-idle-ms", "status-interval", "redis-password-file"]
+                                       "block-ms", "min-idle-ms", "status-interval", "redis-password-file", "anchor"]
     static let flags: Set<String> = ["json", "progress", "follow", "until-empty", "spool", "api-responses"]
     static let exitStatuses: [ExitStatus] = [
         .success, .error, .quarantined,
@@ -91,6 +91,10 @@ enum IngestCommand: Command {
       --spool               take directory INPUTs as spool directories (creates done/ and rejected/)
       --follow              keep watching spool directories
       --poll-interval S     seconds between spool scans with --follow (default 1)
+      --anchor FILE         a head anchor (see `seatledger verify --anchor`): checked before the
+                            first append (a ledger that no longer holds the anchored head is
+                            refused, exit 2) and rewritten after every committed batch, so a
+                            truncated or re-hashed tail is caught without anyone keeping a head
       --progress            progress on stderr even when it is not a terminal
       --status-interval S   with --follow or --from, when stderr is not a terminal (a service's
                             journal): one JSON status line every S seconds (default 60; 0: none):
@@ -167,6 +171,7 @@ enum IngestCommand: Command {
         }
         let ledger = try Ledger.open(path: arguments.databasePath)
         ledger.warnIfProjectionsOutdated(command: name)
+        let anchor = try AnchorOption.checked(arguments, ledger: ledger)
         let progress = ProgressReporter(label: "ingest", arguments: arguments)
         let follow = arguments.flag("follow")
         // Percent and ETA when every input is a regular file (stdin included, when redirected from one).
@@ -191,6 +196,7 @@ enum IngestCommand: Command {
                         Terminal.err("seatledger ingest: spool \(SpoolDirectory.printable(input)): \(problem)")
                     }) { batch in
                         summary.add(batch)
+                        anchor?.advance(ledger)
                         progress.report(summary)
                         if let status, status.isEnabled { status.record(batch, head: try? ledger.store.head().position) }
                     }
@@ -221,6 +227,7 @@ enum IngestCommand: Command {
                                               into: ledger, batchSize: batchSize, stop: stop,
                                               bytesRead: { bytesRead = bytesBefore + $0 }) { batch in
                     summary.add(batch)
+                    anchor?.advance(ledger)
                     progress.report(summary, bytesRead: bytesRead, totalBytes: totalBytes)
                 }
                 if !readAll { interrupted = true }

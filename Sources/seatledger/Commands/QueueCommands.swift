@@ -12,6 +12,7 @@ enum QueueIngestCommand {
         do { url = try RedisStreamURL(from) } catch { throw UsageError(message: error.message) }
         url = try RedisPasswordSource.apply(to: url, arguments)
         let ledger = try Ledger.open(path: arguments.databasePath)
+        let anchor = try AnchorOption.checked(arguments, ledger: ledger)
         var options = QueueIngestOptions(group: arguments.value("consumer-group") ?? "seatledger",
                                          consumer: arguments.value("consumer") ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
         options.batchSize = try IngestCommand.positiveInt(arguments, "batch-size", default: options.batchSize)
@@ -39,6 +40,7 @@ enum QueueIngestCommand {
         let stats: QueueIngestStats
         do {
             stats = try ingestor.run(shouldStop: { status.tick(); return stop.isStopped }) { stats in
+                anchor?.advance(ledger)
                 if status.isEnabled { status.record(stats, head: try? ledger.store.head().position) }
                 guard showProgress, !Terminal.stopping.load(ordering: .relaxed), Date().timeIntervalSince(lastPrint) >= 0.5 else { return }
                 lastPrint = Date()

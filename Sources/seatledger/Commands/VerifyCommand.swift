@@ -89,7 +89,7 @@ enum VerifyCommand: Command {
         if let expected = arguments.value("expect-head"), result.isIntact, result.headHash != expected.lowercased() {
             return brokenTail("head hash is \(result.headHash ?? "none"), expected \(expected): events were removed from (or added to) the end of the log")
         }
-        if let anchor = arguments.value("anchor"), result.isIntact, let problem = try HeadAnchor.check(anchor, against: store) {
+        if let anchor = arguments.value("anchor"), result.isIntact, let problem = try HeadAnchor.problem(anchor, against: store) {
             return brokenTail(problem)
         }
         var deep: DeepVerification?
@@ -151,46 +151,7 @@ enum VerifyCommand: Command {
             Terminal.out("Hash chain BROKEN at position \(result.firstBadPosition ?? 0): \(result.problem ?? "")")
             Terminal.out("\(result.eventsChecked) events before it verified.")
         }
-        if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor.write(anchor, store: store) }
+        if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor(headOf: store).write(to: anchor) }
         return result.isIntact && stale.isEmpty && withoutFacts == 0 && (deep?.isClean ?? true) ? .success : .findings
-    }
-}
-
-/// A head anchor file: `<position> <hash hex>`, the ledger's head at the last intact verify.
-enum HeadAnchor {
-    /// What is wrong with the ledger against the anchor in `file`, or `nil` (also when there is no file yet).
-    static func check(_ file: String, against store: any LedgerStore) throws -> String? {
-        guard FileManager.default.fileExists(atPath: file) else { return nil }
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-            throw InputError(message: "cannot read --anchor \(file)")
-        }
-        let parts = text.split(whereSeparator: \.isWhitespace)
-        guard parts.count == 2, let position = Int64(parts[0]), position >= 0 else {
-            throw InputError(message: "--anchor \(file) is not a head anchor (expected \"POSITION HASH\")")
-        }
-        let hash = parts[1].lowercased()
-        let head = try store.head()
-        if head.position < position {
-            return "the log ends at position \(head.position) but the anchor \(file) records position \(position): "
-                + "events were removed from the end of the log"
-        }
-        guard position > 0 else { return nil }
-        guard let event = try store.event(at: position) else { return "position \(position) of the anchor \(file) is missing" }
-        let stored = event.hash.map { String(format: "%02x", $0) }.joined()
-        if stored != hash {
-            return "position \(position) hashes to \(stored), the anchor \(file) records \(hash): the chain was rewritten"
-        }
-        return nil
-    }
-
-    /// Writes the current head to `file` (replacing it atomically).
-    static func write(_ file: String, store: any LedgerStore) throws {
-        let head = try store.head()
-        let line = "\(head.position) \(head.hash.map { String(format: "%02x", $0) }.joined())\n"
-        do {
-            try Data(line.utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
-        } catch {
-            throw InputError(message: "cannot write --anchor \(file): \(error.localizedDescription)")
-        }
     }
 }

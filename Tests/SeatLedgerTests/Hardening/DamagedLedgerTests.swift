@@ -96,4 +96,30 @@ struct HeadAnchorTests {
         #expect(anchored.exitCode == 1, "\(anchored)")
         #expect(anchored.stdout.contains("removed from the end of the log"), "\(anchored.stdout)")
     }
+
+    @Test("ingest --anchor keeps the anchor at the head after every batch, and refuses to write to a ledger whose tail was cut (exit 2, nothing appended)")
+    func ingestKeepsAnchorCurrent() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let anchor = test.directory.path("ingest.anchor")
+        let first = try test.directory.writeLines(try (0..<5).map { try factory.notification(uuid: "i-\($0)") }, to: "one.ndjson")
+        let ingest = try CLI.run(["ingest", "--db", test.path, "--anchor", anchor, "--batch-size", "2", first.path])
+        #expect(ingest.exitCode == 0, "\(ingest)")
+        let head = try test.freshStore().head()
+        let hex = head.hash.map { String(format: "%02x", $0) }.joined()
+        #expect(try String(contentsOfFile: anchor, encoding: .utf8) == "5 \(hex)\n", "no verify ran: ingest wrote it")
+
+        // The tail is cut; the next ingest with the anchor must not append on top of it.
+        let raw = try RawSQLite(path: test.path)
+        try raw.execute("DROP TRIGGER events_append_only_delete")
+        for table in ["event_keys", "event_decoded", "event_facts"] { try raw.execute("DELETE FROM \(table) WHERE position >= 4") }
+        try raw.execute("DELETE FROM events WHERE position >= 4")
+        raw.close()
+        let second = try test.directory.writeLines([try factory.notification(uuid: "i-late")], to: "two.ndjson")
+        let refused = try CLI.run(["ingest", "--db", test.path, "--anchor", anchor, second.path, "--json"])
+        #expect(refused.exitCode == 2, "\(refused)")
+        #expect(try refused.json()["error"]?["message"]?.stringValue?.contains("removed from the end of the log") == true, "\(refused)")
+        #expect(try test.freshStore().eventCount() == 3, "nothing appended")
+        #expect(try String(contentsOfFile: anchor, encoding: .utf8).hasPrefix("5 "), "the anchor is not moved back")
+    }
 }

@@ -14,7 +14,7 @@ _seatledger() {
     case "$cmd" in
         init) opts="--app-apple-id --bundle-id --db --environment --root-cert --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --root-cert"; actions="" ;;
         config) opts="--db --help --json --quiet"; vals="--db"; actions="show add-root" ;;
-        ingest) opts="--batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --api-responses --follow --help --json --progress --quiet --spool --until-empty"; vals="--batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval"; actions="" ;;
+        ingest) opts="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --api-responses --follow --help --json --progress --quiet --spool --until-empty"; vals="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval"; actions="" ;;
         record) opts="--db --help --json --quiet"; vals="--db"; actions="" ;;
         verify) opts="--anchor --db --expect-head --chain-only --deep --help --json --progress --quiet"; vals="--anchor --db --expect-head"; actions="" ;;
         quarantine) opts="--by --db --out --reason --state --api-responses --help --json --quiet --raw"; vals="--by --db --out --reason --state"; actions="list show retry dismiss" ;;

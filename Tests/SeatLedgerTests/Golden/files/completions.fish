@@ -18,6 +18,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from config' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from config' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from config' -a 'show add-root'
 complete -c seatledger -n __fish_use_subcommand -a ingest -d 'verify and append notifications / API responses from files, stdin or a spool directory'
+complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l batch-size -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l block-ms -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l consumer -r -F

@@ -58,6 +58,7 @@ _seatledger() {
             '1:action:(show add-root)' \
             '*:argument:_files' ;;
         ingest) _arguments -s \
+            '--anchor=[anchor]:value:_files' \
             '--batch-size=[batch-size]:value:_files' \
             '--block-ms=[block-ms]:value:_files' \
             '--consumer=[consumer]:value:_files' \
