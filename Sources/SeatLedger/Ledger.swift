@@ -74,7 +74,10 @@ public final class Ledger {
     public static func open(path: String, readOnly: Bool = false) throws -> Ledger {
         let ledger = try Ledger(store: StoreLocation(path).open(readOnly: readOnly))
         // Refused at open, before anything is read or written, not only at the first commit.
-        if !readOnly { try ledger.requireWritable() }
+        if !readOnly {
+            try ledger.requireWritable()
+            try ledger.requireSound()
+        }
         return ledger
     }
 
@@ -230,7 +233,8 @@ public final class Ledger {
             }
         } catch {
             projectionCache.abandon()
-            throw error
+            // SQLITE_CORRUPT: recorded beside the file, so no writer appends to it again.
+            throw LedgerSoundness.noting(error, in: store)
         }
         projectionCache.commit()
         // Items open before this batch but created by an earlier batch of this ledger are this run's own.

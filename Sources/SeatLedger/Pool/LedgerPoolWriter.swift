@@ -71,6 +71,7 @@ final class LedgerPoolWriter: Sendable {
         let ledger: Ledger
         do {
             ledger = try Ledger.open(store: makeStore(false))
+            try ledger.requireSound()
             watch.advance(to: try ledger.store.head().position)
         } catch {
             opened.set(.failure(error))

@@ -60,11 +60,14 @@ enum VerifyCommand: Command {
 
     /// Reports a damaged database file: exit 1.
     static func corrupt(_ problem: String, _ arguments: Arguments) -> Terminal.ExitCode {
+        // Writers refuse the file while the marker exists (`LedgerSoundness`).
+        let marker = Ledger.recordDamage(problem, at: arguments.databasePath)
         if arguments.flag("json") {
-            Terminal.json(["intact": false, "corrupt": true, "problem": .string(problem)])
+            Terminal.json(["intact": false, "corrupt": true, "problem": .string(problem), "damageMarker": .optional(marker)])
         } else {
             Terminal.out("Ledger file CORRUPT: \(problem)")
-            Terminal.out("Restore it from a backup (or `seatledger copy` what can still be read) before writing to it again.")
+            Terminal.out("Restore it from a backup (or `seatledger copy` what can still be read) before writing to it again."
+                         + (marker.map { " Writers refuse it while \($0) exists; delete that file once the ledger is restored." } ?? ""))
         }
         return .findings
     }

@@ -28,6 +28,50 @@ struct DamagedLedgerTests {
         let verify = try CLI.run(["verify", "--db", test.path, "--json"])
         #expect(verify.exitCode == 1, "\(verify)")
         #expect(try verify.json()["corrupt"] == true, "\(verify)")
+        #expect(try verify.json()["damageMarker"]?.stringValue == test.path + ".damaged", "\(verify)")
+
+        // A writer refuses the damaged file: exit 2, the reason named, nothing appended.
+        let more = try test.directory.writeLines([try factory.notification(uuid: "c-late")], to: "more.ndjson")
+        let ingest = try CLI.run(["ingest", "--db", test.path, more.path, "--json"])
+        #expect(ingest.exitCode == 2, "\(ingest)")
+        #expect(try ingest.json()["error"]?["message"]?.stringValue?.contains("the file is damaged") == true, "\(ingest)")
+        let retract = try CLI.run(["retract", "1", "--reason", "x", "--db", test.path])
+        #expect(retract.exitCode == 2 && retract.stderr.contains("damaged"), "\(retract)")
+    }
+
+    @Test("a writer runs quick_check on a small file itself (no verify needed), records the damage and refuses it")
+    func writerChecksSmallFiles() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let file = try test.directory.writeLines(try (0..<40).map { try factory.notification(uuid: "w-\($0)") }, to: "in.ndjson")
+        #expect(try CLI.run(["ingest", "--db", test.path, file.path]).exitCode == 0)
+        let raw = try RawSQLite(path: test.path)
+        try raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        raw.close()
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: test.path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 2)
+        try handle.write(contentsOf: Data(repeating: 0x5A, count: 16_384))
+        try handle.close()
+        let more = try test.directory.writeLines([try factory.notification(uuid: "w-late")], to: "more.ndjson")
+        let ingest = try CLI.run(["ingest", "--db", test.path, more.path])
+        #expect(ingest.exitCode == 2 && ingest.stderr.contains("the file is damaged"), "\(ingest)")
+        #expect(FileManager.default.fileExists(atPath: test.path + ".damaged"), "the damage is recorded for larger-file writers too")
+    }
+
+    @Test("a damage marker refuses writers whatever the file's size, until it is removed; reads still work")
+    func damageMarkerRefusesWriters() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let line = try test.directory.writeLines([try factory.notification(uuid: "m-1")], to: "in.ndjson")
+        try Data("2026-12-02T00:00:00Z database disk image is malformed\n".utf8).write(to: URL(fileURLWithPath: test.path + ".damaged"))
+        let refused = try CLI.run(["ingest", "--db", test.path, line.path])
+        #expect(refused.exitCode == 2, "\(refused)")
+        #expect(refused.stderr.contains("database disk image is malformed") && refused.stderr.contains(".damaged"), "\(refused)")
+        #expect(throws: DamagedLedgerError.self) { _ = try LedgerPool.open(path: test.path, readers: 1) }
+        #expect(try CLI.run(["groups", "--db", test.path]).exitCode == 0, "reads are not refused")
+        try FileManager.default.removeItem(atPath: test.path + ".damaged")
+        #expect(try CLI.run(["ingest", "--db", test.path, line.path]).exitCode == 0)
     }
 
     @Test("a ledger stamped with newer projection rules is refused for writing (ingest, rebuild), still readable")
