@@ -27,6 +27,7 @@ public struct AccessExplanation: Sendable, Hashable {
     /// granted access, `replay` what arrived for each cited event.
     public init(member: MemberState, group: GroupState, row: AccessTimeline.Row?, replay: [ReplayEntry]) {
         let what = Dictionary(replay.compactMap { entry in entry.eventId.map { ($0, entry.what) } }, uniquingKeysWith: { first, _ in first })
+        let effective = Dictionary(replay.compactMap { entry in entry.eventId.map { ($0, entry.effectiveAt) } }, uniquingKeysWith: { first, _ in first })
         let who = StateComparison.label(member)
         let e = Timestamp.iso8601
         var evidence: [Cited] = []
@@ -47,14 +48,26 @@ public struct AccessExplanation: Sendable, Hashable {
             if let until = member.accessUntil { sentence += " until \(e(until))" }
             if group.status == .gracePeriod { sentence += " (billing grace period: access continues while Apple retries the renewal)" }
         } else if let revocation = member.revocation {
+            let id = DisplayText.visible(revocation.eventId)
+            let direct = what[revocation.eventId].map(DisplayText.visible)
+            // Time alone ended it (a period running out) when the cited event took effect earlier:
+            // that event set the end; it did not arrive at it.
+            let timeDriven = effective[revocation.eventId] != revocation.at
+            let ended = ": the period that event \(id)\(direct.map { " (\($0))" } ?? "") set ended"
             sentence = "\(who) has had no access in group \(DisplayText.visible(group.groupKey)) since \(e(revocation.at)) because "
-                + Self.because(revocation.reason) + " (\(DisplayText.visible(revocation.reason.rawValue)), event \(DisplayText.visible(revocation.eventId))"
-                + (what[revocation.eventId].map { ": \(DisplayText.visible($0))" } ?? "") + ")"
-            evidence.append(Cited(role: "revoked by", eventId: revocation.eventId, what: what[revocation.eventId]))
+                + Self.because(revocation.reason) + " (\(DisplayText.visible(revocation.reason.rawValue))"
+                + (timeDriven ? ")" : ", event \(id)\(direct.map { ": \($0)" } ?? ""))")
+            evidence.append(Cited(role: timeDriven ? "set the period that ended" : "revoked by", eventId: revocation.eventId, what: what[revocation.eventId]))
             if let cause = revocation.cause {
-                sentence += ", caused one level up by the purchaser's \(Self.causeNoun(cause.reason)) (\(DisplayText.visible(cause.reason.rawValue))) on \(e(cause.at)), event \(DisplayText.visible(cause.eventId))"
-                    + (what[cause.eventId].map { " (\(DisplayText.visible($0)))" } ?? "")
+                sentence += ", caused one level up by the purchaser's \(Self.causeNoun(cause.reason)) (\(DisplayText.visible(cause.reason.rawValue))) on \(e(cause.at))"
+                if cause.eventId == revocation.eventId, timeDriven {
+                    sentence += ended
+                } else {
+                    sentence += ", event \(DisplayText.visible(cause.eventId))" + (what[cause.eventId].map { " (\(DisplayText.visible($0)))" } ?? "")
+                }
                 if cause.eventId != revocation.eventId { evidence.append(Cited(role: "caused by (one level up)", eventId: cause.eventId, what: what[cause.eventId])) }
+            } else if timeDriven {
+                sentence += ended
             }
         } else {
             sentence = "\(who) has no access in group \(DisplayText.visible(group.groupKey)): no active seat claim or transaction is recorded"

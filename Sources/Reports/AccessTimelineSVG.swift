@@ -95,9 +95,11 @@ public enum AccessTimelineSVG {
         case .lost: text += "lost access — \(change.reasonCode): \(change.reasonText)"
         case .reexplained: text += "reason now \(change.reasonCode): \(change.reasonText)"
         }
-        text += " (\(change.what)"
-        if let id = change.eventId { text += ", event \(id)" }
-        text += ")"
+        if change.entryEventId == nil, let id = change.eventId {
+            text += " (time passed: the period that event \(id) set ended)"
+        } else {
+            text += " (\(change.what)" + (change.eventId.map { ", event \($0)" } ?? "") + ")"
+        }
         if let cause = change.causeText { text += "; caused by \(cause)" }
         return DisplayText.visible(text)
     }
@@ -114,7 +116,8 @@ public enum AccessTimelineSVG {
             case .reexplained: access = "no access (re-explained)"
             }
             let reason = change.kind == .gained ? change.reasonText : "\(change.reasonCode): \(change.reasonText)"
-            return [Timestamp.iso8601(change.at), row.label, access, DisplayText.visible(reason), DisplayText.visible(change.what),
+            let what = change.entryEventId == nil && change.eventId != nil ? "time passed: the period this event set ended" : change.what
+            return [Timestamp.iso8601(change.at), row.label, access, DisplayText.visible(reason), DisplayText.visible(what),
                     change.eventId.map(DisplayText.visible) ?? (change.entryEventId == nil ? "(time passed)" : "-"),
                     change.causeText.map(DisplayText.visible) ?? "-"]
         }
