@@ -18,6 +18,13 @@ public struct AccessExplanation: Sendable, Hashable {
         public var eventId: String
         /// What arrived ("ClaimSeat → 200"), when the replay shows it.
         public var what: String?
+
+        /// Creates a citation.
+        public init(role: String, eventId: String, what: String?) {
+            self.role = role
+            self.eventId = eventId
+            self.what = what
+        }
     }
 
     /// The events the sentence cites, most direct first, then the member's other evidence.

@@ -71,6 +71,13 @@ public struct AccessTimeline: Sendable, Hashable {
         public var start: EpochMillis
         public var end: EpochMillis
         public var isOpen: Bool
+
+        /// Creates an interval.
+        public init(start: EpochMillis, end: EpochMillis, isOpen: Bool) {
+            self.start = start
+            self.end = end
+            self.isOpen = isOpen
+        }
     }
 
     /// One member.

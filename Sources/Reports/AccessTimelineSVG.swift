@@ -6,7 +6,7 @@ import Projections
 /// ticks, a mark per change with its reason and event in a tooltip) and as the table that says
 /// the same in text. Self-contained: no script, no external reference; every value escaped.
 public enum AccessTimelineSVG {
-    static let width = 960.0, labelWidth = 200.0, right = 28.0, top = 26.0, rowHeight = 30.0, barHeight = 14.0, bottom = 40.0
+    static let width = 960.0, labelWidth = 200.0, right = 40.0, top = 26.0, rowHeight = 30.0, barHeight = 14.0, bottom = 40.0
     static let accessColor = "#2e9e57", gainedColor = "#0b6b2f", lostColor = "#b42318", reexplainedColor = "#6e6e73"
 
     /// The chart, its legend and the table of changes (`<figure class="timeline">…</figure>` then a table).
@@ -32,9 +32,8 @@ public enum AccessTimelineSVG {
         svg += "<g class=\"axis\">"
         for tick in ticks {
             let px = x(tick.at)
-            let anchor = px > plotRight - 40 ? "end" : (px < plotLeft + 40 ? "start" : "middle")
             svg += "<line x1=\"\(f(px))\" y1=\"\(f(top - 6))\" x2=\"\(f(px))\" y2=\"\(f(axisY + 4))\" stroke=\"#e3e3e8\"/>"
-            svg += "<text class=\"tick\" x=\"\(f(px))\" y=\"\(f(axisY + 18))\" font-size=\"12\" text-anchor=\"\(anchor)\" fill=\"#55555a\">\(e(tick.label))</text>"
+            svg += "<text class=\"tick\" x=\"\(f(px))\" y=\"\(f(axisY + 18))\" font-size=\"12\" text-anchor=\"middle\" fill=\"#55555a\">\(e(tick.label))</text>"
         }
         svg += "<line x1=\"\(f(plotLeft))\" y1=\"\(f(axisY + 4))\" x2=\"\(f(plotRight))\" y2=\"\(f(axisY + 4))\" stroke=\"#aaa\"/>"
         svg += "<text x=\"\(f(plotRight))\" y=\"\(f(axisY + 34))\" font-size=\"11\" text-anchor=\"end\" fill=\"#6e6e73\">UTC</text>"

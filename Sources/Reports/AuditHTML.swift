@@ -36,10 +36,10 @@ public enum AuditHTML {
     .anomaly{color:#b42318}.muted{color:#6e6e73}.legend span{display:inline-block;margin-right:1.2rem}
     .swatch{display:inline-block;width:.9rem;height:.9rem;margin-right:.3rem;vertical-align:middle}
     .swatch.round{border-radius:50%}.swatch.diamond{transform:rotate(45deg) scale(.8)}
-    figure{margin:1rem 0}figcaption{font-size:.8rem;color:#6e6e73}.timeline svg,.chart svg{min-width:860px;display:block}
+    figure{margin:1rem 0}figcaption{font-size:.8rem;color:#6e6e73}.timeline svg,.chart svg{min-width:760px;display:block}
     .verdict{font-size:1.05rem;font-weight:500;padding:.75rem 1rem;border-left:4px solid currentColor;background:#fafafa;overflow-wrap:anywhere}
     code{font-size:.8rem}td code,li code{word-break:break-all}td:first-child{white-space:nowrap}
-    @media (max-width:640px){body{padding:.75rem}h1{font-size:1.3rem}table{font-size:.8rem}.scroll table{min-width:760px}.verdict{font-size:1rem}}
+    @media (max-width:640px){body{padding:.75rem}h1{font-size:1.3rem}table{font-size:.8rem}.scroll table{width:max-content;min-width:100%}.scroll td{max-width:17rem}.verdict{font-size:1rem}}
     """
 
     /// A complete page: `header` (the desk's search bar) above `body`; `extraStyle` after ``style``.
@@ -130,7 +130,7 @@ public enum AuditHTML {
     static func chart(_ timeline: [ReplayEntry]) -> String {
         let points = timeline.map { ($0.effectiveAt, $0.after) }
         guard let first = points.first?.0, let last = points.last?.0 else { return "<p>No events.</p>" }
-        let width = 960.0, height = 290.0, left = 50.0, right = 28.0, top = 20.0, bottom = 70.0
+        let width = 960.0, height = 290.0, left = 50.0, right = 40.0, top = 20.0, bottom = 70.0
         // In Double: seat counts and times are Apple's numbers (any Int64), whose differences overflow.
         let span = max(Double(last) - Double(first), 1)
         let maxValue = Double(max(1, points.map { max($0.1.seats ?? 0, $0.1.held, Int64($0.1.withAccess)) }.max() ?? 1))
@@ -163,10 +163,9 @@ public enum AuditHTML {
         let axisY = height - bottom
         for mark in TimeAxis.ticks(from: first, to: last) {
             let px = x(mark.at)
-            let anchor = px > width - right - 40 ? "end" : (px < left + 40 ? "start" : "middle")
             svg += String(format: "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#eee\"/>", px, top, px, axisY + 4)
             svg += String(format: "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" font-size=\"11\" ", px, axisY + 38)
-                + "text-anchor=\"\(anchor)\" fill=\"#6e6e73\">\(escape(mark.label))</text>"
+                + "text-anchor=\"middle\" fill=\"#6e6e73\">\(escape(mark.label))</text>"
         }
         for (_, color, value) in series {
             svg += "<path d=\"\(path(value))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"/>"

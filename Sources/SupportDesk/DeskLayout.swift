@@ -20,7 +20,7 @@ enum DeskLayout {
     .downloads{font-size:.9rem}.downloads a{margin-right:1rem}
     a{color:#0a66c2}dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;font-size:.9rem}dl.facts dt{color:#6e6e73}dl.facts dd{margin:0;overflow-wrap:anywhere}
     ul.matches li{margin:.4rem 0}
-    @media (max-width:640px){dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}form.clocks input{width:100%}}
+    @media (max-width:640px){dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}form.clocks label{flex:1 1 100%}form.clocks input{width:100%;box-sizing:border-box}}
     """
 
     /// A complete desk page.

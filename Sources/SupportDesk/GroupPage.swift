@@ -29,7 +29,7 @@ public enum GroupPage {
         body += DeskLayout.clockForm(action: "/group", name: "ref", value: state.groupKey, clocks: clocks)
         body += downloads(state.groupKey, clocks)
 
-        body += "<h2>Status</h2><dl class=\"facts\">"
+        body += "<h2 id=\"status\">Status</h2><dl class=\"facts\">"
         func fact(_ name: String, _ html: String) { body += "<dt>\(e(name))</dt><dd>\(html)</dd>" }
         fact("Status", v(state.status.rawValue) + (state.periodEnd.map { " — period ends \(e(Timestamp.iso8601($0)))" } ?? ""))
         fact("Purchaser", state.purchaserOriginalTransactionId.map { "<code>\(v($0))</code>" } ?? "(unknown)")
@@ -40,7 +40,7 @@ public enum GroupPage {
         body += "</dl>"
 
         let s = state.seats
-        body += "<h2>Seats</h2>"
+        body += "<h2 id=\"seats\">Seats</h2>"
         body += AuditHTML.table(["Paid", "At renewal", "Refunded", "Claimed", "Assigned", "Available", "Over capacity", "Over capacity at renewal"],
                                 [[n(s.total), n(s.renewalTotal), String(s.refunded), String(s.claimed), String(s.assigned), n(s.available),
                                   String(s.overCapacity), String(s.renewalOverCapacity)]])
@@ -52,7 +52,7 @@ public enum GroupPage {
                 + (state.periodEnd.map { " (\(e(Timestamp.iso8601($0))))" } ?? "") + ".</p>"
         }
 
-        body += "<h2>Apple's view and the drift</h2>"
+        body += "<h2 id=\"apple\">Apple's view and the drift</h2>"
         if let apple = state.apple {
             body += AuditHTML.table(["Total seats", "Available", "Claims listed", "Observed (Get Seat Info)", "Event id"],
                                     [[n(apple.totalSeatCount), n(apple.availableSeatCount), String(apple.assignedSeatClaimIds.count),
@@ -74,17 +74,17 @@ public enum GroupPage {
         }
 
         let timeline = AccessTimeline(state: state, replay: model.audit.timeline)
-        body += "<h2>Access timeline</h2>" + AccessTimelineSVG.render(timeline)
+        body += "<h2 id=\"timeline\">Access timeline</h2>" + AccessTimelineSVG.render(timeline)
 
-        body += "<h2>Members</h2>" + members(state, clocks)
+        body += "<h2 id=\"members\">Members</h2>" + members(state, clocks)
 
-        body += "<h2>Replay</h2><p class=\"muted\">Every event that concerns the group in effective order, with what it changed (<code>seatledger replay</code>).</p>"
+        body += "<h2 id=\"replay\">Replay</h2><p class=\"muted\">Every event that concerns the group in effective order, with what it changed (<code>seatledger replay</code>).</p>"
         let rows = zip(model.audit.timeline, GroupAudit.timelineRows(model.audit.timeline)).map { entry, row in
             [row[0], row[1], entry.eventId.map(DisplayText.visible) ?? "-", row[2], row[3], DisplayText.visible(row[4])]
         }
         body += rows.isEmpty ? "<p>No events.</p>" : AuditHTML.table(["Effective", "Event", "Event id", "Recorded", "Flags", "Change"], rows, codeColumns: [2])
 
-        body += "<h2>Anomalies</h2>"
+        body += "<h2 id=\"anomalies\">Anomalies</h2>"
         body += model.audit.anomalies.isEmpty ? "<p>None.</p>" : "<ul>" + model.audit.anomalies.map {
             "<li class=\"anomaly\"><strong>\(v($0.code))</strong>: \(v($0.text))</li>"
         }.joined() + "</ul>"

@@ -117,7 +117,7 @@ struct SupportDeskTests {
                 #expect(response.status == 303, "\(identifier): \(response.status)")
                 #expect(response.headers["location"] == location, "\(identifier)")
                 let landed = try desk.page(location)
-                if location.hasPrefix("/group") { #expect(landed.contains("<h2>Access timeline</h2>"), "\(identifier)") }
+                if location.hasPrefix("/group") { #expect(landed.contains("<h2 id=\"timeline\">Access timeline</h2>"), "\(identifier)") }
                 else { #expect(landed.contains("(not) have access?</h1>"), "\(identifier)") }
             } else {
                 #expect(response.status == 200, "\(identifier): \(response.status)")
@@ -144,8 +144,8 @@ struct SupportDeskTests {
     func groupPage() throws {
         let desk = try Desk()
         let html = try desk.page("/group?ref=\(Self.refundGroup)")
-        #expect(html.contains("<h2>Seats</h2>") && html.contains("<th scope=\"col\">Over capacity</th>"))
-        #expect(html.contains("<h2>Apple's view and the drift</h2>"))
+        #expect(html.contains("<h2 id=\"seats\">Seats</h2>") && html.contains("<th scope=\"col\">Over capacity</th>"))
+        #expect(html.contains("<h2 id=\"apple\">Apple's view and the drift</h2>"))
         // Rows: the purchaser and the five claims, m5 among them.
         let rows = html.components(separatedBy: "<g class=\"row\"").count - 1
         #expect(rows == 6, "timeline rows: \(rows)")
@@ -156,7 +156,7 @@ struct SupportDeskTests {
         #expect(html.contains("<td>SEAT_REFUND: seat refunded</td><td>UNCLAIM_SEATS</td><td><code>\(Self.unclaimEvent)</code></td>"))
         // A time axis with real ticks (more than the two ends).
         #expect(html.components(separatedBy: "<text class=\"tick\"").count - 1 > 2)
-        #expect(html.contains("<h2>Replay</h2>") && html.contains("<td>SUBSCRIBED / INITIAL_BUY</td>"))
+        #expect(html.contains("<h2 id=\"replay\">Replay</h2>") && html.contains("<td>SUBSCRIBED / INITIAL_BUY</td>"))
         // Members link to their pages.
         #expect(html.contains("href=\"/member?id=\(Self.m5Claim)\""))
         // Before the refund, m5 had access.
