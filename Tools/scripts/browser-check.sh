@@ -54,16 +54,24 @@ fail() { echo "FAIL $1: $2" >&2; failures=$((failures + 1)); }
 export SEATLEDGER_NOW="2026-11-16T00:00:00Z"
 echo "== demo ledger"
 "$bin" demo --keep "$work/demo.sqlite" > "$work/demo.txt"
-"$bin" audit group 2000012000000001 --db "$work/demo.sqlite" --format html --out "$work/audit-group.html" > /dev/null
-"$bin" audit member 67d24449-9711-4d5e-8026-b897db5f8506 --db "$work/demo.sqlite" --format html --out "$work/audit-member.html" > /dev/null
+"$bin" audit group 2000012000000001 --db "$work/demo.sqlite" --format html --out "$work/audit-group.html" 2> "$work/audit.log"
+"$bin" audit member 67d24449-9711-4d5e-8026-b897db5f8506 --db "$work/demo.sqlite" --format html --out "$work/audit-member.html" 2>> "$work/audit.log"
 
 echo "== serve --support-listen"
 "$bin" serve --db "$work/demo.sqlite" --listen 127.0.0.1:0 --support-listen 127.0.0.1:0 2> "$work/serve.log" &
 serve_pid=$!
+healthy() {  # healthy PORT: the desk answers GET /healthz with 200 (bash's /dev/tcp: no curl needed)
+  local status
+  { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
+  printf 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3
+  status="$(head -n 1 <&3 || true)"
+  exec 3<&- 3>&-
+  case "$status" in "HTTP/1.1 200"*) return 0 ;; *) return 1 ;; esac
+}
 port=""
 for _ in $(seq 1 300); do
   port="$(grep -o '"supportAddress":"127.0.0.1:[0-9]*"' "$work/serve.log" 2>/dev/null | head -n 1 | sed 's/.*://; s/"//')" || true
-  if [ -n "$port" ] && curl -fsS "http://127.0.0.1:$port/healthz" > /dev/null 2>&1; then break; fi
+  if [ -n "$port" ] && healthy "$port"; then break; fi
   kill -0 "$serve_pid" 2>/dev/null || { echo "browser-check: serve exited: $(cat "$work/serve.log")" >&2; exit 2; }
   port=""
   sleep 0.1
@@ -89,8 +97,8 @@ has() {  # has NAME TEXT WHAT: the DOM of NAME contains TEXT
 }
 timeline() {  # timeline NAME: an access timeline with at least one event mark and more than two axis labels
   local marks ticks
-  marks="$(grep -o 'class="mark mark-' "$work/$1.dom.html" | wc -l)"
-  ticks="$(grep -o 'class="tick"' "$work/$1.dom.html" | wc -l)"
+  marks="$({ grep -o 'class="mark mark-' "$work/$1.dom.html" || true; } | wc -l)"
+  ticks="$({ grep -o 'class="tick"' "$work/$1.dom.html" || true; } | wc -l)"
   grep -q '<svg class="access-timeline"' "$work/$1.dom.html" || fail "$1" "no access timeline SVG"
   [ "$marks" -ge 1 ] || fail "$1" "the access timeline has no event marks"
   [ "$ticks" -gt 2 ] || fail "$1" "the time axis has $ticks labels (needs more than 2)"
