@@ -2,8 +2,13 @@ import AppStoreModels
 import Projections
 
 /// Self-contained HTML reports: inline CSS and SVG, no scripts, no network, no external assets.
-enum AuditHTML {
-    static func escape(_ text: String) -> String {
+///
+/// The one HTML escaper of the project lives here (``escape(_:)``); the support desk's pages use
+/// it and ``page(title:body:header:)`` too, so a report downloaded from the desk and one written by
+/// `audit --format html` look the same.
+public enum AuditHTML {
+    /// `text` safe in HTML text and in a quoted attribute: `& < > " '` as entities.
+    public static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.count)
         for character in text {
@@ -19,44 +24,64 @@ enum AuditHTML {
         return out
     }
 
-    static let style = """
-    body{font-family:-apple-system,system-ui,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem;color:#1d1d1f;max-width:1200px}
-    h1{font-size:1.6rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.3rem}
+    /// The style sheet of every report and desk page: readable at 1280 px and on a phone (tables
+    /// and charts scroll sideways inside their box instead of widening the page).
+    public static let style = """
+    body{font-family:-apple-system,system-ui,Segoe UI,Helvetica,Arial,sans-serif;margin:0 auto;padding:1.5rem 2rem;color:#1d1d1f;max-width:1200px;line-height:1.45}
+    h1{font-size:1.6rem;overflow-wrap:anywhere}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.3rem;overflow-wrap:anywhere}h3{font-size:1rem}
+    .scroll{overflow-x:auto;max-width:100%}
     table{border-collapse:collapse;width:100%;font-size:.85rem}th,td{border:1px solid #ddd;padding:.35rem .5rem;text-align:left;vertical-align:top}
+    caption{text-align:left;font-weight:600;padding:.3rem 0}
     th{background:#f5f5f7}.yes{color:#1a7f37;font-weight:600}.no{color:#b42318;font-weight:600}
     .anomaly{color:#b42318}.muted{color:#6e6e73}.legend span{display:inline-block;margin-right:1.2rem}
     .swatch{display:inline-block;width:.9rem;height:.9rem;margin-right:.3rem;vertical-align:middle}
-    code{font-size:.8rem}
+    .swatch.round{border-radius:50%}.swatch.diamond{transform:rotate(45deg) scale(.8)}
+    figure{margin:1rem 0}figcaption{font-size:.8rem;color:#6e6e73}.timeline svg,.chart svg{min-width:760px;display:block}
+    .verdict{font-size:1.05rem;font-weight:500;padding:.75rem 1rem;border-left:4px solid currentColor;background:#fafafa;overflow-wrap:anywhere}
+    code{font-size:.8rem}td code,li code{word-break:break-all}td:first-child{white-space:nowrap}
+    @media (max-width:640px){body{padding:.75rem}h1{font-size:1.3rem}table{font-size:.8rem}.scroll table{width:max-content;min-width:100%}.scroll td{max-width:17rem}.verdict{font-size:1rem}}
     """
 
-    static func page(title: String, body: String) -> String {
+    /// A complete page: `header` (the desk's search bar) above `body`; `extraStyle` after ``style``.
+    public static func page(title: String, body: String, header: String = "", extraStyle: String = "") -> String {
         """
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(escape(title))</title><style>\(style)</style></head>
+        <title>\(escape(title))</title><style>\(style)\(extraStyle)</style></head>
         <body>
-        \(body)
+        \(header)\(body)
         </body></html>
         """
     }
 
-    static func table(_ header: [String]?, _ rows: [[String]], accessColumn: Int? = nil) -> String {
-        var html = "<table>"
-        if let header { html += "<thead><tr>" + header.map { "<th>\(escape($0))</th>" }.joined() + "</tr></thead>" }
+    /// A table in a sideways-scrolling box; every cell escaped.
+    ///
+    /// - Parameters:
+    ///   - accessColumn: a column of `yes`/`no`, coloured.
+    ///   - classes: a class for a column's cells, from the cell's text.
+    ///   - codeColumns: columns shown as `<code>` (event ids).
+    public static func table(_ header: [String]?, _ rows: [[String]], accessColumn: Int? = nil,
+                             classes: [Int: (String) -> String] = [:], codeColumns: Set<Int> = [], caption: String? = nil) -> String {
+        var html = "<div class=\"scroll\"><table>"
+        if let caption { html += "<caption>\(escape(caption))</caption>" }
+        if let header { html += "<thead><tr>" + header.map { "<th scope=\"col\">\(escape($0))</th>" }.joined() + "</tr></thead>" }
         html += "<tbody>"
         for row in rows {
             html += "<tr>" + row.enumerated().map { index, cell in
-                if index == accessColumn { return "<td class=\"\(cell == "yes" ? "yes" : "no")\">\(escape(cell))</td>" }
-                return "<td>\(escape(cell))</td>"
+                let text = codeColumns.contains(index) && cell != "-" ? "<code>\(escape(cell))</code>" : escape(cell)
+                if index == accessColumn { return "<td class=\"\(cell == "yes" ? "yes" : "no")\">\(text)</td>" }
+                if let make = classes[index] { return "<td class=\"\(escape(make(cell)))\">\(text)</td>" }
+                return "<td>\(text)</td>"
             }.joined() + "</tr>"
         }
-        return html + "</tbody></table>"
+        return html + "</tbody></table></div>"
     }
 
     static func group(_ audit: GroupAudit) -> String {
         var body = "<h1>Audit of group \(escape(audit.state.groupKey))</h1>"
         body += "<p class=\"muted\">Generated \(escape(Timestamp.iso8601(audit.generatedAt))) by SeatLedger.</p>"
         body += table(nil, audit.summaryRows.map { [$0.0, $0.1] })
+        body += "<h2>Access timeline</h2>" + AccessTimelineSVG.render(AccessTimeline(state: audit.state, replay: audit.timeline))
         body += "<h2>Seats over time</h2>" + chart(audit.timeline)
         body += "<h2>Members</h2>" + table(GroupAudit.memberHeader, GroupAudit.memberRows(audit.state.members), accessColumn: 3)
         body += "<h2>Timeline</h2>" + table(GroupAudit.timelineHeader, GroupAudit.timelineRows(audit.timeline))
@@ -70,23 +95,42 @@ enum AuditHTML {
     }
 
     static func member(_ audit: MemberAudit) -> String {
-        var body = "<h1>Access audit for \(escape(audit.identifier))</h1>"
+        var body = "<h1>Access audit for \(escape(DisplayText.visible(audit.identifier)))</h1>"
         body += "<p class=\"muted\">Generated \(escape(Timestamp.iso8601(audit.generatedAt))) by SeatLedger.</p>"
         if audit.groups.isEmpty { body += "<p>Not a member of any known group.</p>" }
-        for entry in audit.groups {
-            body += "<h2>Group \(escape(entry.group.groupKey)) (\(escape(entry.group.status.rawValue)))</h2>"
-            body += "<p class=\"\(entry.member.hasAccess ? "yes" : "no")\">\(escape(MemberAudit.verdict(entry.member)))</p>"
-            body += table(GroupAudit.memberHeader, GroupAudit.memberRows([entry.member]), accessColumn: 3)
-            body += "<h3>How it got here</h3>" + table(GroupAudit.timelineHeader, GroupAudit.timelineRows(entry.chain))
-        }
+        for entry in audit.groups { body += memberSection(entry, heading: "h2") }
         return page(title: "SeatLedger access audit — \(audit.identifier)", body: body)
     }
 
-    /// A step chart of seats paid, seats claimed or assigned, and members with access.
+    /// One group of a member audit: the one-sentence answer with its evidence, the member's row,
+    /// their access timeline and the chain of events (the desk's member page shows the same).
+    public static func memberSection(_ entry: MemberAudit.GroupEntry, heading: String) -> String {
+        let timeline = AccessTimeline(members: [entry.member], replay: entry.chain, asOf: entry.group.asOf)
+        let explanation = AccessExplanation(member: entry.member, group: entry.group, row: timeline.row(for: entry.member), replay: entry.chain)
+        var body = "<\(heading)>Group \(escape(DisplayText.visible(entry.group.groupKey))) (\(escape(DisplayText.visible(entry.group.status.rawValue))))</\(heading)>"
+        body += "<p class=\"verdict \(entry.member.hasAccess ? "yes" : "no")\">\(escape(explanation.sentence))</p>"
+        body += evidenceList(explanation)
+        body += table(GroupAudit.memberHeader, GroupAudit.memberRows([entry.member]), accessColumn: 3)
+        body += AccessTimelineSVG.render(timeline, caption: "Access timeline of \(timeline.rows.first?.label ?? "the member")")
+        body += "<h3>How it got here</h3>" + table(GroupAudit.timelineHeader, GroupAudit.timelineRows(entry.chain))
+        return body
+    }
+
+    /// The events an explanation cites, as a list.
+    public static func evidenceList(_ explanation: AccessExplanation) -> String {
+        guard !explanation.evidence.isEmpty else { return "" }
+        return "<ul class=\"evidence\">" + explanation.evidence.map { cited in
+            "<li>\(escape(cited.role)): <code>\(escape(DisplayText.visible(cited.eventId)))</code>"
+                + (cited.what.map { " (\(escape(DisplayText.visible($0))))" } ?? "") + "</li>"
+        }.joined() + "</ul>"
+    }
+
+    /// A step chart of seats paid, seats claimed or assigned, and members with access, with a
+    /// time axis of round ticks and a mark under it for every event (its tooltip names it).
     static func chart(_ timeline: [ReplayEntry]) -> String {
         let points = timeline.map { ($0.effectiveAt, $0.after) }
         guard let first = points.first?.0, let last = points.last?.0 else { return "<p>No events.</p>" }
-        let width = 900.0, height = 260.0, left = 50.0, right = 20.0, top = 20.0, bottom = 40.0
+        let width = 960.0, height = 290.0, left = 50.0, right = 40.0, top = 20.0, bottom = 70.0
         // In Double: seat counts and times are Apple's numbers (any Int64), whose differences overflow.
         let span = max(Double(last) - Double(first), 1)
         let maxValue = Double(max(1, points.map { max($0.1.seats ?? 0, $0.1.held, Int64($0.1.withAccess)) }.max() ?? 1))
@@ -108,7 +152,7 @@ enum AuditHTML {
             ("Claimed or assigned", "#d97706", { Double($0.held) }),
             ("Members with access", "#1a7f37", { Double($0.withAccess) }),
         ]
-        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" aria-label=\"Seats over time\">"
+        var svg = "<svg class=\"seats-chart\" viewBox=\"0 0 \(Int(width)) \(Int(height))\" width=\"100%\" role=\"img\" aria-label=\"Seats over time\">"
         svg += "<rect x=\"0\" y=\"0\" width=\"\(Int(width))\" height=\"\(Int(height))\" fill=\"#fff\"/>"
         let tick = max(1, (maxValue / 5).rounded(.down))
         for value in stride(from: 0.0, through: maxValue, by: tick) {
@@ -116,13 +160,28 @@ enum AuditHTML {
             svg += String(format: "<line x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#eee\"/>", left, py, width - right, py)
             svg += String(format: "<text x=\"%.0f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\" fill=\"#6e6e73\">%.0f</text>", left - 6, py + 4, value)
         }
-        svg += "<text x=\"\(Int(left))\" y=\"\(Int(height - 12))\" font-size=\"11\" fill=\"#6e6e73\">\(escape(Timestamp.iso8601(first)))</text>"
-        svg += "<text x=\"\(Int(width - right))\" y=\"\(Int(height - 12))\" font-size=\"11\" text-anchor=\"end\" fill=\"#6e6e73\">\(escape(Timestamp.iso8601(last)))</text>"
+        let axisY = height - bottom
+        for mark in TimeAxis.ticks(from: first, to: last) {
+            let px = x(mark.at)
+            svg += String(format: "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#eee\"/>", px, top, px, axisY + 4)
+            svg += String(format: "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" font-size=\"11\" ", px, axisY + 38)
+                + "text-anchor=\"middle\" fill=\"#6e6e73\">\(escape(mark.label))</text>"
+        }
         for (_, color, value) in series {
             svg += "<path d=\"\(path(value))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"/>"
         }
+        // One mark per entry on a strip under the plot: events dark, time-driven changes hollow.
+        for entry in timeline {
+            let px = x(entry.effectiveAt)
+            let title = "\(Timestamp.iso8601(entry.effectiveAt)) \(entry.what)" + (entry.eventId.map { ", event \($0)" } ?? "")
+                + (entry.changes.isEmpty ? "" : ": " + entry.changes.map(\.text).joined(separator: "; "))
+            svg += "<g class=\"mark event-mark\" data-event-id=\"\(escape(entry.eventId ?? ""))\"><title>\(escape(DisplayText.visible(title)))</title>"
+            svg += String(format: "<circle cx=\"%.1f\" cy=\"%.0f\" r=\"4\" ", px, axisY + 16)
+                + (entry.eventId == nil ? "fill=\"#fff\" stroke=\"#6e6e73\"/>" : "fill=\"#1d1d1f\" fill-opacity=\"0.6\"/>") + "</g>"
+        }
         svg += "</svg>"
-        let legend = "<p class=\"legend\">" + series.map { "<span><span class=\"swatch\" style=\"background:\($0.1)\"></span>\(escape($0.0))</span>" }.joined() + "</p>"
-        return svg + legend
+        let legend = "<p class=\"legend\">" + series.map { "<span><span class=\"swatch\" style=\"background:\($0.1)\"></span>\(escape($0.0))</span>" }.joined()
+            + "<span><span class=\"swatch round\" style=\"background:#888\"></span>an event (hollow: time passed)</span></p>"
+        return "<figure class=\"chart\"><div class=\"scroll\">" + svg + "</div></figure>" + legend
     }
 }

@@ -41,7 +41,8 @@ public struct GroupAudit: Sendable {
          "recommendedActions": .array(actions.map(\.json))]
     }
 
-    var summaryRows: [(String, String)] {
+    /// The summary table: group, purchaser, ids, product, model, status, seats, Apple's view, as of.
+    public var summaryRows: [(String, String)] {
         let s = state.seats
         return [
             ("Group", state.groupKey),
@@ -57,7 +58,8 @@ public struct GroupAudit: Sendable {
         ]
     }
 
-    static func memberRows(_ members: [MemberState]) -> [[String]] {
+    /// The members table's rows (``memberHeader``): role, label, app transaction, access, since, until, revocation with its cause.
+    public static func memberRows(_ members: [MemberState]) -> [[String]] {
         members.map { member in
             [member.role.rawValue, StateComparison.label(member), member.appTransactionId ?? "-", member.hasAccess ? "yes" : "no",
              member.accessSince.map(Timestamp.iso8601) ?? "-", member.accessUntil.map(Timestamp.iso8601) ?? "-",
@@ -67,10 +69,13 @@ public struct GroupAudit: Sendable {
         }
     }
 
-    static let memberHeader = ["Role", "Member", "App transaction", "Access", "Since", "Until", "Revocation"]
-    static let timelineHeader = ["Effective", "Event", "Recorded", "Flags", "Change"]
+    /// The members table's header.
+    public static let memberHeader = ["Role", "Member", "App transaction", "Access", "Since", "Until", "Revocation"]
+    /// The replay table's header.
+    public static let timelineHeader = ["Effective", "Event", "Recorded", "Flags", "Change"]
 
-    static func timelineRows(_ entries: [ReplayEntry]) -> [[String]] {
+    /// The replay table's rows (``timelineHeader``): effective time, what arrived, recorded, flags, changes.
+    public static func timelineRows(_ entries: [ReplayEntry]) -> [[String]] {
         entries.map { entry in
             var flags: [String] = []
             if entry.isLate { flags.append("late") }

@@ -16,6 +16,9 @@ public struct StateChange: Sendable, Hashable {
     public var after: JSONValue
     /// Plain words, e.g. "seats 10 → 6 at next renewal".
     public var text: String
+    /// For a member's change: the member's revocation after it (reason, evidence event, cause one
+    /// level up), so timelines can name why without parsing ``text``. Not part of the JSON contract.
+    public var revocation: Revocation? = nil
 
     /// The JSON form used by `replay --json` and `diff --json`.
     public var json: JSONValue {
@@ -58,7 +61,8 @@ public enum StateComparison {
             let key = identity(member)
             guard let previous = oldMembers[key] else {
                 changes.append(StateChange(field: "member.added", member: member.displayName, memberIdentity: key, before: .null, after: member.json,
-                                           text: "member \(label(member)) \(member.hasAccess ? "joined with access" : "recorded without access")"))
+                                           text: "member \(label(member)) \(member.hasAccess ? "joined with access" : "recorded without access")",
+                                           revocation: member.revocation))
                 continue
             }
             if previous.hasAccess != member.hasAccess {
@@ -70,13 +74,14 @@ public enum StateComparison {
                     text = "member \(label(member)) lost access\(why)"
                 }
                 changes.append(StateChange(field: "member.access", member: member.displayName, memberIdentity: key, before: .bool(previous.hasAccess),
-                                           after: .bool(member.hasAccess), text: text))
+                                           after: .bool(member.hasAccess), text: text, revocation: member.revocation))
             } else if previous.revocation != member.revocation, let revocation = member.revocation {
                 changes.append(StateChange(field: "member.revocation", member: member.displayName, memberIdentity: key, before: previous.json["revocation"] ?? .null,
                                            after: member.json["revocation"] ?? .null,
                                            text: previous.revocation?.reason == revocation.reason
                                                ? "member \(label(member)) revocation (\(revocation.reason.rawValue)) now evidenced by event \(revocation.eventId)"
-                                               : "member \(label(member)) revocation reason now \(revocation.reason.rawValue)"))
+                                               : "member \(label(member)) revocation reason now \(revocation.reason.rawValue)",
+                                           revocation: revocation))
             }
             if previous.appTransactionId != member.appTransactionId, let app = member.appTransactionId {
                 changes.append(StateChange(field: "member.appTransactionId", member: member.displayName, memberIdentity: key,

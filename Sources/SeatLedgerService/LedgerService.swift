@@ -16,6 +16,8 @@ import SeatLedger
 /// Routes: `POST /notifications` (no token: the signature is the authentication), the `/v1`
 /// read API (a bearer token of scope `read`), the seat operations under `/v1/groups/{ref}/seats`
 /// (scope `seats`, through the App Store Server API: ``SeatRoutes``), `GET /healthz`, `/readyz`, `/metrics`.
+/// With ``ServiceConfiguration/supportDesk`` a second listener on the same pool serves the support
+/// desk's read-only pages (``SupportDeskRoutes``).
 public final class LedgerService: Sendable {
     /// The pool every route reads and appends through.
     public let pool: LedgerPool
@@ -26,9 +28,12 @@ public final class LedgerService: Sendable {
     let log: RequestLog
     let tokens: TokenAuthenticator
     private let server: HTTPServerBox
+    private let supportServer: HTTPServerBox
 
     /// The port the service listens on.
     public var port: UInt16 { server.server?.port ?? 0 }
+    /// The port of the support desk's listener, if it has one.
+    public var supportPort: UInt16? { supportServer.server?.port }
 
     /// Starts listening; logs the start line.
     public init(pool: LedgerPool, configuration: ServiceConfiguration, log: RequestLog = RequestLog()) throws {
@@ -37,6 +42,7 @@ public final class LedgerService: Sendable {
         self.log = log
         self.tokens = TokenAuthenticator(pool: pool)
         self.server = HTTPServerBox()
+        self.supportServer = HTTPServerBox()
         let http = try HTTPServer(configuration: configuration.http) { [weak self] request in
             guard let self else { return APIError(status: 503, code: "stopping", message: "the service is stopping").response }
             return await self.handle(request)
@@ -44,14 +50,37 @@ public final class LedgerService: Sendable {
             self?.refuseOversize(report) ?? HTTPResponse(status: 413)
         }
         server.server = http
-        log.log(["event": "start", "version": .string(SeatLedgerVersion.release), "ledger": .string(configuration.ledgerDescription),
-                 "address": .string("\(configuration.http.host):\(http.port)")])
+        var start: [String: JSONValue] = ["event": "start", "version": .string(SeatLedgerVersion.release),
+                                          "ledger": .string(configuration.ledgerDescription),
+                                          "address": .string("\(configuration.http.host):\(http.port)")]
+        if let desk = configuration.supportDesk {
+            let support: HTTPServer
+            do {
+                support = try HTTPServer(configuration: desk) { [weak self] request in
+                    guard let self else { return HTTPResponse(status: 503, contentType: "text/plain; charset=utf-8", text: "the service is stopping\n") }
+                    return await self.handleSupport(request)
+                } oversize: { _ in
+                    HTTPResponse(status: 413, contentType: "text/plain; charset=utf-8", text: "the support desk takes no request bodies\n")
+                }
+            } catch {
+                http.stop(drainTimeout: .zero)
+                throw error
+            }
+            supportServer.server = support
+            start["supportAddress"] = .string("\(desk.host):\(support.port)")
+        }
+        log.log(start)
     }
 
     /// Stops accepting, answers requests in flight (each after its commit), stops the server and closes the pool.
     public func shutdown(drainTimeout: Duration = .seconds(30)) async {
-        let http = server.server
-        let drained = await Task.detached { http?.stop(drainTimeout: drainTimeout) ?? true }.value
+        let http = server.server, support = supportServer.server
+        support?.stopAccepting()
+        let drained = await Task.detached {
+            let api = http?.stop(drainTimeout: drainTimeout) ?? true
+            let desk = support?.stop(drainTimeout: drainTimeout) ?? true
+            return api && desk
+        }.value
         await pool.close()
         log.log(["event": "stop", "drained": .bool(drained)])
     }

@@ -16,6 +16,9 @@ public struct ServiceConfiguration: Sendable {
     public var maxPageSize: Int
     /// The App Store Server API of the `seats` endpoints (credentials, base URL, timeout, attempts).
     public var seatAPI: SeatAPISettings = SeatAPISettings()
+    /// The support desk's listener (`--support-listen`): read-only HTML pages with no token, for
+    /// an SSH tunnel or a proxy with the company's sign-in; `nil` serves no desk (``SupportDeskRoutes``).
+    public var supportDesk: HTTPServerConfiguration? = nil
 
     /// Creates a configuration.
     public init(http: HTTPServerConfiguration, ledgerDescription: String,

@@ -9,13 +9,15 @@ enum ServeCommand: Command {
     static let name = "serve"
     static let summary = "run the HTTP service: Apple's webhook in (acknowledged once durable), the read API out"
     static let options: Set<String> = ["db", "listen", "threads", "readers", "max-connections", "timeout", "max-body",
-                                       "issuer-id", "key-id", "private-key", "credentials", "api-base-url", "api-timeout", "api-max-attempts"]
-    static let flags: Set<String> = []
+                                       "issuer-id", "key-id", "private-key", "credentials", "api-base-url", "api-timeout", "api-max-attempts",
+                                       "support-listen"]
+    static let flags: Set<String> = ["support-listen-public"]
     static let help = """
     Usage: seatledger serve [--listen HOST:PORT] [--db PATH|URL] [--threads N] [--readers N]
                             [--max-connections N] [--timeout S] [--max-body BYTES]
                             [--issuer-id ID --key-id ID --private-key FILE | --credentials FILE]
                             [--api-base-url URL] [--api-timeout S] [--api-max-attempts N]
+                            [--support-listen [HOST:]PORT [--support-listen-public]]
 
     Serves the ledger over HTTP/1.1 (libmicrohttpd; put a TLS-terminating proxy in front, see
     Tools/deploy/). Several `serve` processes may share one PostgreSQL ledger.
@@ -53,6 +55,17 @@ enum ServeCommand: Command {
     {"error": code, "message": reason}. Clock parameters are ISO 8601 or epoch ms, as the CLI's;
     $SEATLEDGER_NOW pins "now" as for the CLI.
 
+    The support desk (--support-listen): a second listener on the same ledger serving read-only
+    HTML pages for support staff: a search box taking any identifier (transaction, app transaction,
+    seat claim or group id, memberRef); a group page (status, seats, Apple's view and the drift,
+    an access timeline of who had access when with the reason and causing event of every change,
+    the replay); a member page answering "why does this person (not) have access?" in one sentence
+    with its evidence, causes one level up included; downloads as Markdown, HTML or JSON. Pages
+    take asOf and knownAt like /v1. It has NO token: keep it on loopback and reach it through an
+    SSH tunnel (ssh -L 8081:127.0.0.1:8081 host) or a proxy that signs staff in with the company's
+    sign-in; a non-loopback address is refused unless --support-listen-public says that proxy
+    stands in front of it.
+
     Logs: one JSON object per line on stderr (a start line with version, ledger and address; per
     request method, path, status, durationMs, outcome, position, eventId; never a body or token).
     SIGTERM or SIGINT: stop accepting, answer requests in flight after their commit, exit 0.
@@ -75,6 +88,11 @@ enum ServeCommand: Command {
       --api-timeout S       seconds per request to Apple (default 30)
       --api-max-attempts N  requests per call including retries of 429, 5xx and timeouts (default 5);
                             a call holds the ledger's writer while it runs
+    The support desk:
+      --support-listen [HOST:]PORT  also serve the desk's pages there (a bare PORT is 127.0.0.1:PORT;
+                            port 0 picks one; the start line's supportAddress names it)
+      --support-listen-public       allow a HOST other than loopback (127.0.0.0/8): only behind a
+                            proxy with sign-in, since the desk asks for no token
 
     \(HelpText.exitCodes)
     """
@@ -85,6 +103,29 @@ enum ServeCommand: Command {
             throw UsageError(message: "--\(name) must be an integer in \(range.lowerBound)…\(range.upperBound), got \(text)")
         }
         return number
+    }
+
+    /// `--support-listen`: `PORT`, `:PORT` or `HOST:PORT`; a host outside 127.0.0.0/8 only with `--support-listen-public`.
+    static func supportListener(_ arguments: Arguments, like http: HTTPServerConfiguration) throws -> HTTPServerConfiguration? {
+        guard let text = arguments.value("support-listen") else {
+            if arguments.flag("support-listen-public") { throw UsageError(message: "--support-listen-public needs --support-listen HOST:PORT") }
+            return nil
+        }
+        let spelled = text.contains(":") ? (text.hasPrefix(":") ? "127.0.0.1" + text : text) : "127.0.0.1:" + text
+        guard let (host, port) = HTTPServerConfiguration.parseListen(spelled) else {
+            throw UsageError(message: "--support-listen must be PORT or IPv4:PORT such as 127.0.0.1:8081, got \(text)")
+        }
+        if !host.hasPrefix("127."), !arguments.flag("support-listen-public") {
+            throw UsageError(message: "--support-listen \(text) is not a loopback address: the support desk has no token, so it listens on "
+                + "127.0.0.1 behind an SSH tunnel or a sign-in proxy; add --support-listen-public if such a proxy guards \(host)")
+        }
+        var desk = http
+        desk.host = host
+        desk.port = port
+        desk.threads = min(http.threads, 2)
+        desk.connectionLimit = min(http.connectionLimit, 256)
+        desk.maxBodyBytes = 1_024
+        return desk
     }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
@@ -99,6 +140,7 @@ enum ServeCommand: Command {
             connectionTimeoutSeconds: try integer(arguments, "timeout", default: 30, range: 1...3_600),
             maxBodyBytes: try integer(arguments, "max-body", default: 1 << 20, range: 1_024...(64 << 20)))
         let readers = try integer(arguments, "readers", default: 4, range: 1...64)
+        let support = try supportListener(arguments, like: http)
         var seatAPI = SeatAPISettings()
         let given = try APIOptionsHelp.credentialOptions(arguments)
         seatAPI.issuerId = given.issuerId
@@ -126,6 +168,7 @@ enum ServeCommand: Command {
         do {
             var configuration = ServiceConfiguration(http: http, ledgerDescription: StoreLocation(path).description)
             configuration.seatAPI = seatAPI
+            configuration.supportDesk = support
             service = try LedgerService(pool: pool, configuration: configuration)
         } catch {
             let closed = DispatchSemaphore(value: 0)

@@ -234,10 +234,12 @@ complete -c seatledger -n '__fish_seen_subcommand_from serve' -l max-body -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l max-connections -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l private-key -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l readers -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l support-listen -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l threads -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l timeout -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l quiet
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l support-listen-public
 complete -c seatledger -n __fish_use_subcommand -a token -d 'bearer tokens for the serve API: add (printed once), list, revoke'
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l scope -r -F

@@ -294,10 +294,12 @@ _seatledger() {
             '--max-connections=[max-connections]:value:_files' \
             '--private-key=[private-key]:value:_files' \
             '--readers=[readers]:value:_files' \
+            '--support-listen=[support-listen]:value:_files' \
             '--threads=[threads]:value:_files' \
             '--timeout=[timeout]:value:_files' \
             '--help[help]' \
             '--quiet[quiet]' \
+            '--support-listen-public[support-listen-public]' \
             '*:argument:_files' ;;
         token) _arguments -s \
             '--db=[db]:value:_files' \

@@ -1,0 +1,245 @@
+import AppStoreModels
+import Foundation
+import HTTPServer
+import Projections
+import Reports
+import SeatLedger
+import SupportDesk
+
+/// The support desk (`serve --support-listen`): read-only HTML pages on the service's pool, for
+/// support staff without a terminal. The pages are rendered by the `SupportDesk` module; this
+/// reads the ledger for them.
+///
+/// | route | page |
+/// |---|---|
+/// | `GET /` | the search box |
+/// | `GET /search?q=ID` | 303 to the group or member page, a list of matches (several groups), or 404 |
+/// | `GET /group?ref=REF` | status, seats, Apple's view and drift, the access timeline, members, replay |
+/// | `GET /member?id=ID` | "why does this person (not) have access?", per group |
+/// | `GET /group/report?ref=REF&format=markdown\|html\|json` | `audit group --format …` as a download |
+/// | `GET /member/report?id=ID&format=markdown\|html\|json\|member-json` | `audit member --format …`, or `member show --json` |
+/// | `GET /healthz` | `ok` |
+///
+/// Every page takes `asOf` and `knownAt` (ISO 8601 or epoch ms), as the JSON API. No token: the
+/// listener is meant for loopback behind an SSH tunnel or a proxy with the company's sign-in.
+/// Responses forbid scripts, framing and outside resources (`Content-Security-Policy`).
+struct SupportDeskRoutes: Sendable {
+    let pool: LedgerPool
+    let now: @Sendable () -> EpochMillis
+
+    /// A page the desk answers with an error status.
+    struct Failure: Error {
+        let status: Int
+        let message: String
+    }
+
+    static let securityHeaders: [(name: String, value: String)] = [
+        ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("X-Frame-Options", "DENY"),
+        ("Cache-Control", "no-store"),
+    ]
+
+    /// Answers one request; `route` is set to the matched route's name (for the log and metrics).
+    func answer(_ request: HTTPRequest, route: inout String) async -> HTTPResponse {
+        let query = request.queryValue("q") ?? request.queryValue("ref") ?? request.queryValue("id") ?? ""
+        var clocks = DeskClocks(now: now())
+        do {
+            guard request.method == "GET" || request.method == "HEAD" else {
+                route = "desk"
+                throw Failure(status: 405, message: "\(request.method) is not allowed: the support desk is read-only (GET)")
+            }
+            clocks = try Self.clocks(request, now: clocks.now)
+            switch request.path {
+            case "/":
+                route = "desk /"
+                if let q = Self.value(request, "q") { return try await search(q, clocks) }
+                return Self.page(MessagePages.home(clocks: clocks))
+            case "/search":
+                route = "desk /search"
+                guard let q = Self.value(request, "q") else { return Self.redirect("/") }
+                return try await search(q, clocks)
+            case "/group":
+                route = "desk /group"
+                return try await group(try Self.required(request, "ref"), clocks)
+            case "/member":
+                route = "desk /member"
+                return try await member(try Self.required(request, "id"), clocks)
+            case "/group/report":
+                route = "desk /group/report"
+                return try await groupReport(try Self.required(request, "ref"), format: Self.value(request, "format") ?? "html", clocks)
+            case "/member/report":
+                route = "desk /member/report"
+                return try await memberReport(try Self.required(request, "id"), format: Self.value(request, "format") ?? "html", clocks)
+            case "/healthz":
+                route = "desk /healthz"
+                return HTTPResponse(status: 200, contentType: "text/plain; charset=utf-8", text: "ok\n", headers: Self.securityHeaders)
+            default:
+                route = "desk unmatched"
+                throw Failure(status: 404, message: "no page \(request.path) here; start at / and search for an identifier")
+            }
+        } catch let notFound as GroupNotFound {
+            return Self.page(MessagePages.notFound(query: query, message: notFound.description, clocks: clocks), status: 404)
+        } catch let failure as Failure {
+            var headers: [(name: String, value: String)] = []
+            if failure.status == 405 { headers.append(("Allow", "GET, HEAD")) }
+            return Self.page(MessagePages.error(status: failure.status, message: failure.message, query: query, clocks: clocks),
+                             status: failure.status, headers: headers)
+        } catch let api as APIError {
+            return Self.page(MessagePages.error(status: api.status, message: api.message, query: query, clocks: clocks), status: api.status)
+        } catch {
+            return Self.page(MessagePages.error(status: 503, message: "the ledger could not answer: \(error)", query: query, clocks: clocks),
+                             status: 503, headers: [("Retry-After", "5")])
+        }
+    }
+
+    // MARK: Pages
+
+    private func search(_ q: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
+        let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt
+        let outcome = try await reading { ledger -> DeskSearch.Outcome in
+            let keys = try ledger.groupKeys(for: q)
+            // Nothing: the ledger's own GroupNotFound ("no group or member matches …"), as `group show` says it.
+            guard !keys.isEmpty else { _ = try ledger.groupState(q, asOf: asOf, knownAt: knownAt); return .nothing }
+            let groups = keys.compactMap { key in try? ledger.groupState(key, asOf: asOf, knownAt: knownAt) }
+            let members = (try? ledger.memberAccess(q, asOf: asOf, knownAt: knownAt)) ?? []
+            return DeskSearch.resolve(q, groups: groups, members: members.map { ($0.group, $0.member) })
+        }
+        switch outcome {
+        case .nothing: throw Failure(status: 404, message: "no group or member matches \(q)")
+        case .group(let key): return Self.redirect(DeskLink.group(key, clocks))
+        case .member(let id): return Self.redirect(DeskLink.member(id, clocks))
+        case .matches(let matches): return Self.page(MatchesPage.render(query: q, matches: matches, clocks: clocks))
+        }
+    }
+
+    private func group(_ reference: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
+        let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt, now = clocks.now
+        let model = try await reading { ledger -> GroupPage.Model in
+            let state = try ledger.groupState(reference, asOf: asOf, knownAt: knownAt)
+            let key = state.groupKey
+            // Anomalies and actions as `audit group` finds them; the replay at the page's clocks.
+            let base = try ledger.auditGroup(key, asOf: asOf, now: now)
+            let replay = knownAt == nil ? base.timeline : try ledger.replay(key, to: asOf, knownAt: knownAt, now: now)
+            let audit = GroupAudit(state: state, timeline: replay, anomalies: base.anomalies, actions: base.actions, generatedAt: now)
+            return GroupPage.Model(audit: audit, apple: try ledger.compareWithApple(key, asOf: asOf), clocks: clocks)
+        }
+        return Self.page(GroupPage.render(model, query: reference))
+    }
+
+    private func member(_ identifier: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
+        let audit = try await memberAudit(identifier, clocks)
+        return Self.page(MemberPage.render(MemberPage.Model(audit: audit, clocks: clocks), query: identifier))
+    }
+
+    /// `audit member` at the page's clocks (`knownAt` included, which the CLI report does not take).
+    private func memberAudit(_ identifier: String, _ clocks: DeskClocks) async throws -> MemberAudit {
+        let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt, now = clocks.now
+        return try await reading { ledger in
+            guard knownAt != nil else { return try ledger.auditMember(identifier, asOf: asOf, now: now) }
+            let entries = try ledger.memberAccess(identifier, asOf: asOf, knownAt: knownAt).map { found in
+                let replay = try ledger.replay(found.group.groupKey, to: asOf, knownAt: knownAt, now: now)
+                return MemberAudit.GroupEntry(group: found.group, member: found.member, chain: MemberAudit.chain(for: found.member, in: replay))
+            }
+            return MemberAudit(identifier: identifier, groups: entries, generatedAt: now)
+        }
+    }
+
+    private func groupReport(_ reference: String, format text: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
+        let format = try Self.format(text, allowed: ["markdown", "html", "json"])
+        let asOf = clocks.effectiveAsOf, now = clocks.now
+        let (key, report) = try await reading { ledger in
+            let audit = try ledger.auditGroup(reference, asOf: asOf, now: now)
+            return (audit.state.groupKey, audit.render(format, color: false))
+        }
+        return Self.download(report, format: format, name: "audit-group-\(key)")
+    }
+
+    private func memberReport(_ identifier: String, format text: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
+        if text == "member-json" {
+            let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt
+            let json = try await reading { ledger in MemberInGroup.json(try ledger.memberAccess(identifier, asOf: asOf, knownAt: knownAt)) }
+            return Self.download(json.prettyString(), format: .json, name: "member-\(identifier)")
+        }
+        let format = try Self.format(text, allowed: ["markdown", "html", "json", "member-json"])
+        let asOf = clocks.effectiveAsOf, now = clocks.now
+        let report = try await reading { ledger in try ledger.auditMember(identifier, asOf: asOf, now: now).render(format, color: false) }
+        return Self.download(report, format: format, name: "audit-member-\(identifier)")
+    }
+
+    // MARK: Helpers
+
+    private func reading<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
+        try await pool.read(body)
+    }
+
+    /// A query parameter's value; an empty one (a form's blank field) counts as absent.
+    static func value(_ request: HTTPRequest, _ name: String) -> String? {
+        request.queryValues(name).first { !$0.isEmpty }
+    }
+
+    static func required(_ request: HTTPRequest, _ name: String) throws -> String {
+        guard let value = value(request, name) else { throw Failure(status: 400, message: "query parameter \(name) is missing; search from /") }
+        return value
+    }
+
+    /// `asOf` and `knownAt`, as the JSON API reads them (a blank form field is absent).
+    static func clocks(_ request: HTTPRequest, now: EpochMillis) throws -> DeskClocks {
+        func clock(_ name: String) throws -> EpochMillis? {
+            guard let text = value(request, name) else { return nil }
+            guard let millis = Timestamp.parse(text) else {
+                throw Failure(status: 400, message: "\(name)=\(text) is not ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds")
+            }
+            return millis
+        }
+        return DeskClocks(asOf: try clock("asOf"), knownAt: try clock("knownAt"), now: now)
+    }
+
+    static func format(_ text: String, allowed: [String]) throws -> ReportFormat {
+        guard allowed.contains(text), let format = ReportFormat(rawValue: text) else {
+            throw Failure(status: 400, message: "format=\(text) is not one of \(allowed.joined(separator: ", "))")
+        }
+        return format
+    }
+
+    static func page(_ html: String, status: Int = 200, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: "text/html; charset=utf-8", text: html + "\n", headers: securityHeaders + headers)
+    }
+
+    static func redirect(_ location: String) -> HTTPResponse {
+        HTTPResponse(status: 303, contentType: "text/html; charset=utf-8",
+                     text: "<!DOCTYPE html><title>See other</title><a href=\"\(AuditHTML.escape(location))\">continue</a>\n",
+                     headers: securityHeaders + [("Location", location)])
+    }
+
+    /// A report as a file: its media type and `Content-Disposition: attachment` with a safe name.
+    static func download(_ text: String, format: ReportFormat, name: String) -> HTTPResponse {
+        let (type, ext): (String, String)
+        switch format {
+        case .markdown: (type, ext) = ("text/markdown; charset=utf-8", "md")
+        case .html: (type, ext) = ("text/html; charset=utf-8", "html")
+        case .json: (type, ext) = ("application/json", "json")
+        case .text: (type, ext) = ("text/plain; charset=utf-8", "txt")
+        }
+        return HTTPResponse(status: 200, contentType: type, text: text + "\n",
+                            headers: securityHeaders + [("Content-Disposition", "attachment; filename=\"\(DeskLink.fileName(name, extension: ext))\"")])
+    }
+}
+
+extension LedgerService {
+    /// Answers one request of the support desk's listener (the server calls this; tests may too).
+    public func handleSupport(_ request: HTTPRequest) async -> HTTPResponse {
+        let clock = ContinuousClock()
+        let started = clock.now
+        var route = "desk"
+        let response = await SupportDeskRoutes(pool: pool, now: configuration.now).answer(request, route: &route)
+        let elapsed = clock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        metrics.observe(route: route, status: response.status, seconds: seconds)
+        // The path only: identifiers travel in the query and stay out of the log.
+        log.log(["listener": "support", "method": .string(request.method), "path": .string(request.path),
+                 "status": .int(Int64(response.status)), "durationMs": .double((seconds * 1e6).rounded() / 1e3)])
+        return response
+    }
+}
