@@ -71,9 +71,18 @@ from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, Verif
 
 with open(os.environ["PEER_ROOT"], "rb") as root_file:
     _root = root_file.read()
-# One verifier and one connection per worker process (gunicorn imports the app after forking).
 verifier = SignedDataVerifier([_root], False, Environment.SANDBOX, os.environ.get("PEER_BUNDLE_ID", "com.example.reps"))
-db = connect(os.environ["PEER_DB"])
+# One SQLite connection per worker process, opened in the worker: with gunicorn's --preload this
+# module is imported in the master before it forks, and a SQLite connection must not cross a fork.
+_db = None
+_db_pid = None
+
+
+def database():
+    global _db, _db_pid
+    if _db is None or _db_pid != os.getpid():
+        _db, _db_pid = connect(os.environ["PEER_DB"]), os.getpid()
+    return _db
 
 
 def answer(start_response, status, obj):
@@ -113,6 +122,7 @@ def app(environ, start_response):
         time.time(), raw,
     )
     # Durable before the 200: one transaction, committed (WAL fsync, synchronous=FULL).
+    db = database()
     db.execute("BEGIN IMMEDIATE")
     try:
         stored = db.execute(INSERT, row).rowcount

@@ -8,7 +8,8 @@ import Glibc
 
 /// `get`: `GET /v1/members/{id}` against a running `seatledger serve` over C keep-alive
 /// connections (a thread each, one request in flight per connection, closed loop) for a fixed
-/// time, after an untimed warm-up; reports requests/s and latency.
+/// time, after an untimed warm-up; reports requests/s and latency, and with `--pid` the server's
+/// CPU time per request in the timed part (`/proc/PID/stat`).
 ///
 /// The member ids are sampled from the ledger before the load starts (`--db`, read-only):
 /// `--count` groups drawn with `--seed`, and of each one identifier a member can be asked by
@@ -19,12 +20,13 @@ enum MemberGetBench {
     static let memberRoles: Set<String> = ["member", "memberRef", "purchaser", "alias"]
 
     static func run(_ arguments: [String]) throws {
-        let options = try Options(arguments, valued: ["--db", "--port", "--token", "--connections", "--count", "--seed", "--duration", "--warmup"])
+        let options = try Options(arguments, valued: ["--db", "--port", "--token", "--connections", "--count", "--seed", "--duration", "--warmup", "--pid"])
         let port = UInt16(try options.int("--port", default: 8080))
         let token = try options.string("--token")
         let connections = max(1, try options.int("--connections", default: 16))
         let duration = try options.double("--duration", default: 10)
         let warmup = try options.double("--warmup", default: 2)
+        let serverPid = try options.int("--pid", default: 0)
         let ids = try sampleIds(db: try options.string("--db"), count: try options.int("--count", default: 10_000),
                                 seed: UInt64(try options.int("--seed", default: 1)))
         let requests = ids.map { sample in
@@ -69,8 +71,16 @@ enum MemberGetBench {
                 done.leave()
             }.start()
         }
+        sleep(until: warmupEnds)
+        let ticksAtStart = serverPid > 0 ? Self.cpuTicks(pid: serverPid) : nil
         done.wait()
+        let ticksAtEnd = serverPid > 0 ? Self.cpuTicks(pid: serverPid) : nil
         var result = samples.keys(prefix: "get_")
+        if let ticksAtStart, let ticksAtEnd, samples.succeeded > 0 {
+            let seconds = Double(ticksAtEnd - ticksAtStart) / Double(sysconf(Int32(_SC_CLK_TCK)))
+            result["get_server_cpu_us_per_request"] = round(seconds * 1e6 / Double(samples.succeeded), 0)
+            result["get_server_busy_cores"] = round(seconds / duration, 2)
+        }
         result["get_connections"] = connections
         result["get_seconds"] = duration
         result["get_warmup_seconds"] = warmup
@@ -79,6 +89,16 @@ enum MemberGetBench {
         result["get_per_second"] = round(Double(samples.succeeded) / duration, 1)
         result["get_avg_body_bytes"] = samples.succeeded > 0 ? bodyBytes.load(ordering: .relaxed) / samples.succeeded : 0
         try emit(result)
+    }
+
+    /// User + system CPU ticks process `pid` used so far (`/proc/PID/stat` fields 14 and 15).
+    static func cpuTicks(pid: Int) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
     }
 
     /// `count` member identifiers of the ledger at `db`: a seeded draw of groups, and of one

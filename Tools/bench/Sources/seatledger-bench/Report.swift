@@ -153,7 +153,7 @@ enum Report {
                      "file ingest \(v("webhook_file_ingest_notifications_per_s"))/s"))
         rows.append(("", "ratio to file ingest at 64 connections (1: \(v("webhook_c1_vs_file_ratio")), 16: \(v("webhook_c16_vs_file_ratio")))",
                      v("webhook_c64_vs_file_ratio"), mark("webhook_c64_vs_file_ratio")))
-        rows.append(("", "  p50 / p99 ms: 1 conn \(v("webhook_c1_p50_ms")) / \(v("webhook_c1_p99_ms")), 16: \(v("webhook_c16_p50_ms")) / \(v("webhook_c16_p99_ms")), 64: \(v("webhook_c64_p50_ms")) / \(v("webhook_c64_p99_ms")); serve peak RSS \(v("webhook_c1_peak_rss_mb")) / \(v("webhook_c16_peak_rss_mb")) / \(v("webhook_c64_peak_rss_mb")) MB", "", ""))
+        rows.append(("", "  p50 / p99 ms: 1 conn \(v("webhook_c1_p50_ms")) / \(v("webhook_c1_p99_ms")), 16: \(v("webhook_c16_p50_ms")) / \(v("webhook_c16_p99_ms")), 64: \(v("webhook_c64_p50_ms")) / \(v("webhook_c64_p99_ms")); serve peak RSS \(v("webhook_c1_peak_rss_mb")) / \(v("webhook_c16_peak_rss_mb")) / \(v("webhook_c64_peak_rss_mb")) MB, CPU µs a notification \(v("webhook_c1_serve_cpu_us_per_notification")) / \(v("webhook_c16_serve_cpu_us_per_notification")) / \(v("webhook_c64_serve_cpu_us_per_notification"))", "", ""))
         rows.append(("1d latency", "ack p50 / p99 ms, \(v("latency_offered_per_s"))/s offered for \(v("latency_seconds")) s (open loop)",
                      "\(v("latency_p50_ms")) / \(v("latency_p99_ms"))", mark("latency_p99_ms")))
         rows.append(("", "  achieved \(v("latency_achieved_per_s"))/s, p99.9 \(v("latency_p999_ms")) ms, max \(v("latency_max_ms")) ms, latest send \(v("latency_max_send_lag_ms")) ms late; serve peak RSS \(v("latency_peak_rss_mb")) MB; load \(text("latency_load_average"))", "", ""))
@@ -184,7 +184,7 @@ enum Report {
         rows.append(("5b read API", "GET /v1/members/{id}, 16 connections, requests/s", v("members_get_per_s"), mark("members_get_per_s")))
         rows.append(("", "  p50 / p99 ms (\(v("members_get_ids")) sampled ids, \(v("members_get_ledger_events")) events)",
                      "\(v("members_get_p50_ms")) / \(v("members_get_p99_ms"))", mark("members_get_p99_ms")))
-        rows.append(("", "  serve peak RSS \(v("members_get_peak_rss_mb")) MB, \(v("members_get_avg_body_bytes")) bytes an answer; load \(text("members_get_load_average"))", "", ""))
+        rows.append(("", "  serve peak RSS \(v("members_get_peak_rss_mb")) MB, CPU \(v("members_get_serve_cpu_us_per_request")) µs a request (\(v("members_get_serve_busy_cores")) cores), \(v("members_get_avg_body_bytes")) bytes an answer; load \(text("members_get_load_average"))", "", ""))
         rows.append(("6 postgres", "ingest notifications/s, 1 worker", v("pg_ingest_1_worker_notifications_per_s"), text("pg_status") == "ok" ? "" : text("pg_status")))
         rows.append(("", "ingest notifications/s, 2 workers (ratio to 1)", "\(v("pg_ingest_2_workers_notifications_per_s")) (\(v("pg_ingest_2_vs_1_ratio"))×)", mark("pg_ingest_2_vs_1_ratio")))
         rows.append(("", "cores busy, 1 / 2 workers (machine-wide); ceiling of the ratio", "\(v("pg_ingest_1_worker_busy_cores")) / \(v("pg_ingest_2_workers_busy_cores"))",

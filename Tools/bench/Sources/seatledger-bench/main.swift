@@ -22,7 +22,7 @@ seatledger-bench — benchmark steps for Tools/bench/run (see Tools/bench/README
       POST the lines to a running server over C keep-alive connections, closed loop: notifications/s, p50/p99 ms
   post --input NDJSON --port P --rate R --duration S [--connections 64]
       open loop: line i is due at start + i/R whatever the answers; latency from when it was due
-  get --db PATH --port P --token T [--connections 16] [--duration 10] [--warmup 2] [--count 10000] [--seed 1]
+  get --db PATH --port P --token T [--connections 16] [--duration 10] [--warmup 2] [--count 10000] [--seed 1] [--pid SERVER]
       GET /v1/members/{id} for member ids sampled from the ledger, closed loop: requests/s, p50/p99 ms
   measure [--prefix P] [--timeout S] [--stdout FILE] -- COMMAND ARGS…
       wall time, peak RSS and exit status of a command (killed after the timeout)
