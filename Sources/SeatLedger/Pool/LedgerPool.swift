@@ -124,7 +124,9 @@ public final class LedgerPool: Sendable {
 
     /// Runs `body` with a read-only `Ledger` from the pool on a pool thread (never a cooperative thread).
     ///
-    /// The ledger belongs to the pool: do not keep it after `body` returns.
+    /// On SQLite `body` runs in one read snapshot: every statement sees the same commit (so it
+    /// must not start a transaction of its own). The ledger belongs to the pool: do not keep it
+    /// after `body` returns.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
         try await Self.run(body) { readers.submit($0) }
     }

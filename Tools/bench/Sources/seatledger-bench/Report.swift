@@ -27,6 +27,11 @@ enum Report {
         Target(key: "group_show_median_ms", label: "group show < 10 ms median", op: "<", bound: 10),
         Target(key: "pg_ingest_2_vs_1_ratio", label: "PostgreSQL: 2 ingest workers ≥ 1.5× one", op: ">=", bound: 1.5),
         Target(key: "pg_rebuild_vs_sqlite_time_ratio", label: "PostgreSQL rebuild within 2× of SQLite", op: "<", bound: 2),
+        Target(key: "webhook_c64_vs_file_ratio", label: "webhook at 64 connections ≥ 0.8× file ingest", op: ">=", bound: 0.8),
+        Target(key: "webhook_vs_peer_server_c64_ratio", label: "webhook ≥ 20× the Python peer receiver at 64 connections", op: ">=", bound: 20),
+        Target(key: "latency_p99_ms", label: "acknowledgement p99 < 25 ms at 200/s", op: "<", bound: 25),
+        Target(key: "members_get_p99_ms", label: "GET /v1/members p99 < 5 ms (16 connections)", op: "<", bound: 5),
+        Target(key: "members_get_per_s", label: "GET /v1/members ≥ 5,000 requests/s (16 connections)", op: ">=", bound: 5000),
     ]
 
     static func run(_ arguments: [String]) throws {
@@ -80,6 +85,12 @@ enum Report {
             if let sqlite = number("sqlite_rebuild_same_seconds"), sqlite > 0 {
                 r["sqlite_rebuild_same_events_per_s"] = round(events / sqlite, 0)
                 r["pg_rebuild_vs_sqlite_time_ratio"] = round(s / sqlite, 3)
+            }
+        }
+        // The webhook against the Python peer receiver, at each connection count both measured.
+        for c in [1, 16, 64] {
+            if let ours = number("webhook_c\(c)_notifications_per_s"), let peer = number("peer_server_c\(c)_notifications_per_s"), peer > 0 {
+                r["webhook_vs_peer_server_c\(c)_ratio"] = round(ours / peer, 2)
             }
         }
         if let m = number("group_show_inprocess_median_ms") { r["group_show_median_ms"] = m }
@@ -137,6 +148,25 @@ enum Report {
             rows.append(("", "  same library on a Tools/pki-signed stream: \(tools == "ok" ? "accepted" : tools)", "", ""))
         }
         rows.append(("", "ratio ours / peer", v("ratio_vs_peer", suffix: "×"), mark("ratio_vs_peer")))
+        rows.append(("1c webhook", "serve, notifications/s over 1 / 16 / 64 connections",
+                     "\(v("webhook_c1_notifications_per_s")) / \(v("webhook_c16_notifications_per_s")) / \(v("webhook_c64_notifications_per_s"))",
+                     "file ingest \(v("webhook_file_ingest_notifications_per_s"))/s"))
+        rows.append(("", "ratio to file ingest at 64 connections (1: \(v("webhook_c1_vs_file_ratio")), 16: \(v("webhook_c16_vs_file_ratio")))",
+                     v("webhook_c64_vs_file_ratio"), mark("webhook_c64_vs_file_ratio")))
+        rows.append(("", "  p50 / p99 ms: 1 conn \(v("webhook_c1_p50_ms")) / \(v("webhook_c1_p99_ms")), 16: \(v("webhook_c16_p50_ms")) / \(v("webhook_c16_p99_ms")), 64: \(v("webhook_c64_p50_ms")) / \(v("webhook_c64_p99_ms")); serve peak RSS \(v("webhook_c1_peak_rss_mb")) / \(v("webhook_c16_peak_rss_mb")) / \(v("webhook_c64_peak_rss_mb")) MB, CPU µs a notification \(v("webhook_c1_serve_cpu_us_per_notification")) / \(v("webhook_c16_serve_cpu_us_per_notification")) / \(v("webhook_c64_serve_cpu_us_per_notification"))", "", ""))
+        rows.append(("1d latency", "ack p50 / p99 ms, \(v("latency_offered_per_s"))/s offered for \(v("latency_seconds")) s (open loop)",
+                     "\(v("latency_p50_ms")) / \(v("latency_p99_ms"))", mark("latency_p99_ms")))
+        rows.append(("", "  achieved \(v("latency_achieved_per_s"))/s, p99.9 \(v("latency_p999_ms")) ms, max \(v("latency_max_ms")) ms, latest send \(v("latency_max_send_lag_ms")) ms late; serve peak RSS \(v("latency_peak_rss_mb")) MB; load \(text("latency_load_average"))", "", ""))
+        let peerServer = text("peer_server_status")
+        rows.append(("2b peer srv", "Python receiver, notifications/s over \(number("peer_server_c1_notifications_per_s") == nil ? "64" : "1 / 16 / 64") connections",
+                     number("peer_server_c1_notifications_per_s") == nil ? v("peer_server_c64_notifications_per_s")
+                        : "\(v("peer_server_c1_notifications_per_s")) / \(v("peer_server_c16_notifications_per_s")) / \(v("peer_server_c64_notifications_per_s"))",
+                     peerServer == "ok" ? "" : peerServer))
+        if number("peer_server_workers") != nil {
+            rows.append(("", "  \(text("peer_server_stack")), \(v("peer_server_workers")) workers, \(v("peer_server_notifications")) notifications; peak RSS of all workers \(v("peer_server_c64_peak_rss_mb")) MB at 64", "", ""))
+        }
+        rows.append(("", "ratio webhook / peer receiver at 64 connections (1: \(v("webhook_vs_peer_server_c1_ratio"))×, 16: \(v("webhook_vs_peer_server_c16_ratio"))×)",
+                     v("webhook_vs_peer_server_c64_ratio", suffix: "×"), mark("webhook_vs_peer_server_c64_ratio")))
         rows.append(("3 limits", "ES256 verifies/s, all \(v("es256_threads")) cores (1 core: \(v("es256_verifies_per_s_one_core")))", v("es256_verifies_per_s"), ""))
         rows.append(("", "fraction of the verify bound (3 JWS/notification)", v("fraction_of_verify_bound", scale: 100, suffix: "%"), mark("fraction_of_verify_bound")))
         rows.append(("", "SeatLedger's whole JWS check/s, all cores (key table, caches)", v("jws_verifies_per_s"), ""))
@@ -151,6 +181,10 @@ enum Report {
         rows.append(("", "  no computation: facts \(v("rebuild_floor_write_facts_seconds")) s + projections \(v("rebuild_floor_write_projections_seconds")) s (\(v("rebuild_floor_index_rows")) index rows, \(v("rebuild_floor_state_mb")) MB of snapshots); reads (other core) \(v("rebuild_floor_read_decoded_seconds")) / \(v("rebuild_floor_read_facts_seconds")) s", "", ""))
         rows.append(("5 read", "group show in-process median / p99 ms (\(v("group_show_inprocess_samples")) groups)", "\(v("group_show_inprocess_median_ms")) / \(v("group_show_inprocess_p99_ms"))", mark("group_show_median_ms")))
         rows.append(("", "group show CLI median / p99 ms (\(v("group_show_cli_samples")) runs)", "\(v("group_show_cli_median_ms")) / \(v("group_show_cli_p99_ms"))", "process start \(v("cli_startup_median_ms")) ms"))
+        rows.append(("5b read API", "GET /v1/members/{id}, 16 connections, requests/s", v("members_get_per_s"), mark("members_get_per_s")))
+        rows.append(("", "  p50 / p99 ms (\(v("members_get_ids")) sampled ids, \(v("members_get_ledger_events")) events)",
+                     "\(v("members_get_p50_ms")) / \(v("members_get_p99_ms"))", mark("members_get_p99_ms")))
+        rows.append(("", "  serve peak RSS \(v("members_get_peak_rss_mb")) MB, CPU \(v("members_get_serve_cpu_us_per_request")) µs a request (\(v("members_get_serve_busy_cores")) cores), \(v("members_get_avg_body_bytes")) bytes an answer; load \(text("members_get_load_average"))", "", ""))
         rows.append(("6 postgres", "ingest notifications/s, 1 worker", v("pg_ingest_1_worker_notifications_per_s"), text("pg_status") == "ok" ? "" : text("pg_status")))
         rows.append(("", "ingest notifications/s, 2 workers (ratio to 1)", "\(v("pg_ingest_2_workers_notifications_per_s")) (\(v("pg_ingest_2_vs_1_ratio"))×)", mark("pg_ingest_2_vs_1_ratio")))
         rows.append(("", "cores busy, 1 / 2 workers (machine-wide); ceiling of the ratio", "\(v("pg_ingest_1_worker_busy_cores")) / \(v("pg_ingest_2_workers_busy_cores"))",
@@ -172,7 +206,8 @@ enum Report {
         let passed = targets.filter { $0.check(number($0.key)) == true }.count
         let checked = targets.filter { $0.check(number($0.key)) != nil }.count
         lines.append("targets met: \(passed) of \(checked) measured (of \(targets.count))")
-        for key in ["ingest_status", "rebuild_status", "rebuild_warm_status", "group_show_status", "broken"] {
+        for key in ["ingest_status", "rebuild_status", "rebuild_warm_status", "group_show_status", "webhook_status", "peer_server_status",
+                    "members_get_status", "broken"] {
             if let status = r[key] as? String, status != "ok" { lines.append("\(key): \(status)") }
         }
         return lines.joined(separator: "\n")

@@ -18,8 +18,12 @@ seatledger-bench — benchmark steps for Tools/bench/run (see Tools/bench/README
       the storage floor of a rebuild: SQLite alone reading its input and writing its output (no computation)
   group-show --db PATH [--count 1000] [--seed S] [--seatledger BIN] [--cli-runs 50]
       Ledger.groupState latency (and `seatledger group show --json` through the CLI)
-  post --input NDJSON --port P [--connections 16]
-      POST every line to a running `seatledger serve` over C keep-alive connections: notifications/s, p50/p99 ms
+  post --input NDJSON --port P [--connections 16] [--limit N] [--path /notifications]
+      POST the lines to a running server over C keep-alive connections, closed loop: notifications/s, p50/p99 ms
+  post --input NDJSON --port P --rate R --duration S [--connections 64]
+      open loop: line i is due at start + i/R whatever the answers; latency from when it was due
+  get --db PATH --port P --token T [--connections 16] [--duration 10] [--warmup 2] [--count 10000] [--seed 1] [--pid SERVER]
+      GET /v1/members/{id} for member ids sampled from the ledger, closed loop: requests/s, p50/p99 ms
   measure [--prefix P] [--timeout S] [--stdout FILE] -- COMMAND ARGS…
       wall time, peak RSS and exit status of a command (killed after the timeout)
   report --parts DIR --out FILE
@@ -41,6 +45,7 @@ do {
     case "rebuild-floor": try RebuildFloorBench.run(arguments)
     case "group-show": try GroupShowBench.run(arguments)
     case "post": try WebhookPostBench.run(arguments)
+    case "get": try MemberGetBench.run(arguments)
     case "measure": try Measure.run(arguments)
     case "report": try Report.run(arguments)
     default:
