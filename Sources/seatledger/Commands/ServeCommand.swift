@@ -10,7 +10,7 @@ enum ServeCommand: Command {
     static let summary = "run the HTTP service: Apple's webhook in (acknowledged once durable), the read API out"
     static let options: Set<String> = ["db", "listen", "threads", "readers", "max-connections", "timeout", "max-body",
                                        "issuer-id", "key-id", "private-key", "credentials", "api-base-url", "api-timeout", "api-max-attempts",
-                                       "support-listen"]
+                                       "support-listen", "anchor"]
     static let flags: Set<String> = ["support-listen-public"]
     static let help = """
     Usage: seatledger serve [--listen HOST:PORT] [--db PATH|URL] [--threads N] [--readers N]
@@ -88,6 +88,10 @@ enum ServeCommand: Command {
       --api-timeout S       seconds per request to Apple (default 30)
       --api-max-attempts N  requests per call including retries of 429, 5xx and timeouts (default 5);
                             a call holds the ledger's writer while it runs
+    Tamper evidence:
+      --anchor FILE         a head anchor (see `seatledger verify --anchor`): checked at start (a
+                            ledger that no longer holds the anchored head is refused, exit 2) and
+                            rewritten after every commit that moves the head
     The support desk:
       --support-listen [HOST:]PORT  also serve the desk's pages there (a bare PORT is 127.0.0.1:PORT;
                             port 0 picks one; the start line's supportAddress names it)
@@ -163,7 +167,27 @@ enum ServeCommand: Command {
         }
         defer { for source in sources { source.cancel() } }
 
+        if let anchor = arguments.value("anchor") {
+            // Checked before the pool opens: a refused ledger starts nothing.
+            let problem: String?
+            do { problem = try HeadAnchor.problem(anchor, against: StoreLocation(path).open(readOnly: true)) } catch let error as HeadAnchorError {
+                throw InputError(message: "--anchor \(error.description)")
+            }
+            if let problem {
+                throw InputError(message: "refusing to serve: \(problem). Run `seatledger verify --anchor \(anchor)` and restore the ledger from a backup")
+            }
+        }
         let pool = try LedgerPool.open(path: path, readers: readers)
+        let anchorKeeper = arguments.value("anchor").map { anchor in
+            Task.detached {
+                do {
+                    try await pool.keepAnchor(anchor, onError: { error in Terminal.err("seatledger serve: warning: could not update the head anchor: \(error)") })
+                } catch {
+                    Terminal.err("seatledger serve: head anchor: \(error)")
+                }
+            }
+        }
+        defer { anchorKeeper?.cancel() }
         let service: LedgerService
         do {
             var configuration = ServiceConfiguration(http: http, ledgerDescription: StoreLocation(path).description)

@@ -222,6 +222,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from copy' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from copy' -l progress
 complete -c seatledger -n '__fish_seen_subcommand_from copy' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a serve -d 'run the HTTP service: Apple\'s webhook in (acknowledged once durable), the read API out'
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l api-base-url -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l api-max-attempts -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l api-timeout -r -F

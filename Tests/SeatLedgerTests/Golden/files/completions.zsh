@@ -282,6 +282,7 @@ _seatledger() {
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         serve) _arguments -s \
+            '--anchor=[anchor]:value:_files' \
             '--api-base-url=[api-base-url]:value:_files' \
             '--api-max-attempts=[api-max-attempts]:value:_files' \
             '--api-timeout=[api-timeout]:value:_files' \
