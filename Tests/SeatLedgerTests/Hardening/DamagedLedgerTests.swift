@@ -8,6 +8,18 @@ import Testing
 /// projection rules is never written by an older build; Markdown headings are escaped.
 @Suite("Damaged and newer ledgers, report escaping")
 struct DamagedLedgerTests {
+    /// Checkpoints everything into the main file, then overwrites 16 KiB in its middle with `byte`.
+    static func damageMiddlePage(of path: String, with byte: UInt8) throws {
+        let raw = try RawSQLite(path: path)
+        try raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        raw.close()
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 2)
+        try handle.write(contentsOf: Data(repeating: byte, count: 16_384))
+        try handle.close()
+    }
+
     @Test("verify reports a file SQLite finds corrupt as a finding (exit 1), not an error (exit 2)")
     func verifyReportsCorruption() throws {
         let test = try TestLedger()
@@ -16,15 +28,7 @@ struct DamagedLedgerTests {
         let file = try test.directory.writeLines(lines, to: "in.ndjson")
         #expect(try CLI.run(["ingest", "--db", test.path, file.path]).exitCode == 0)
         #expect(try CLI.run(["verify", "--db", test.path]).exitCode == 0)
-        // Checkpoint everything into the main file, then damage a page in its middle.
-        let raw = try RawSQLite(path: test.path)
-        try raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        raw.close()
-        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: test.path))
-        let size = try handle.seekToEnd()
-        try handle.seek(toOffset: size / 2)
-        try handle.write(contentsOf: Data(repeating: 0xA5, count: 16_384))
-        try handle.close()
+        try Self.damageMiddlePage(of: test.path, with: 0xA5)
         let verify = try CLI.run(["verify", "--db", test.path, "--json"])
         #expect(verify.exitCode == 1, "\(verify)")
         #expect(try verify.json()["corrupt"] == true, "\(verify)")
@@ -45,14 +49,7 @@ struct DamagedLedgerTests {
         let factory = try PayloadFactory()
         let file = try test.directory.writeLines(try (0..<40).map { try factory.notification(uuid: "w-\($0)") }, to: "in.ndjson")
         #expect(try CLI.run(["ingest", "--db", test.path, file.path]).exitCode == 0)
-        let raw = try RawSQLite(path: test.path)
-        try raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        raw.close()
-        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: test.path))
-        let size = try handle.seekToEnd()
-        try handle.seek(toOffset: size / 2)
-        try handle.write(contentsOf: Data(repeating: 0x5A, count: 16_384))
-        try handle.close()
+        try Self.damageMiddlePage(of: test.path, with: 0x5A)
         let more = try test.directory.writeLines([try factory.notification(uuid: "w-late")], to: "more.ndjson")
         let ingest = try CLI.run(["ingest", "--db", test.path, more.path])
         #expect(ingest.exitCode == 2 && ingest.stderr.contains("the file is damaged"), "\(ingest)")
