@@ -17,8 +17,10 @@ import LedgerConcurrency
 /// await pool.close()
 /// ```
 ///
+/// - **Verifiers**: one thread per core verifies and decodes each append's messages and hands
+///   them to the writer, so the writer never waits for signatures while it could be committing.
 /// - **Writer**: one dedicated thread owns the one read-write ``Ledger``. Each time it is free it
-///   takes everything queued and commits all the appends in one ``Ledger/ingestBatch(_:)``: one
+///   takes everything queued and commits all the appends together: one
 ///   transaction and one `fsync` for whatever arrived while the previous commit ran. Each message
 ///   is verified on its own, so one message's bad bytes are quarantined while its batch-mates are
 ///   appended; an error of the whole batch (say the disk is full) goes to every caller in it, and
@@ -34,13 +36,15 @@ import LedgerConcurrency
 /// outcome is durable) even if the calling task is cancelled.
 public final class LedgerPool: Sendable {
     private let writer: LedgerPoolWriter
+    private let verifiers: LedgerPoolVerifiers
     private let readers: LedgerPoolReaders
     private let watch: LedgerHeadWatch
     /// How many read connections the pool has.
     public let readerCount: Int
 
-    private init(writer: LedgerPoolWriter, readers: LedgerPoolReaders, watch: LedgerHeadWatch, readerCount: Int) {
+    private init(writer: LedgerPoolWriter, verifiers: LedgerPoolVerifiers, readers: LedgerPoolReaders, watch: LedgerHeadWatch, readerCount: Int) {
         self.writer = writer
+        self.verifiers = verifiers
         self.readers = readers
         self.watch = watch
         self.readerCount = readerCount
@@ -48,6 +52,7 @@ public final class LedgerPool: Sendable {
 
     deinit {
         // Without a `close()` the threads would wait for work forever: let them finish and exit.
+        verifiers.close()
         writer.close()
         readers.close()
         watch.close()
@@ -79,7 +84,7 @@ public final class LedgerPool: Sendable {
     public static func open(readers: Int, headRecheckInterval: Duration,
                             makeStore: @escaping @Sendable (_ readOnly: Bool) throws -> any LedgerStore) throws -> LedgerPool {
         let watch = LedgerHeadWatch(recheckInterval: headRecheckInterval)
-        let writer = try LedgerPoolWriter.start(watch: watch, makeStore: makeStore)
+        let (writer, decoder) = try LedgerPoolWriter.start(watch: watch, makeStore: makeStore)
         let readerPool: LedgerPoolReaders
         do {
             readerPool = try LedgerPoolReaders.start(count: readers, makeStore: makeStore)
@@ -99,7 +104,8 @@ public final class LedgerPool: Sendable {
                 }
             }
         })
-        return LedgerPool(writer: writer, readers: readerPool, watch: watch, readerCount: max(1, readers))
+        return LedgerPool(writer: writer, verifiers: LedgerPoolVerifiers(decoder: decoder, writer: writer), readers: readerPool, watch: watch,
+                          readerCount: max(1, readers))
     }
 
     /// The default interval of the store-head re-check behind ``waitForHead(after:timeout:)``.
@@ -114,9 +120,18 @@ public final class LedgerPool: Sendable {
 
     /// Appends several messages (one InboundMessage each) in the group commit; outcomes in order.
     public func append(_ messages: [InboundMessage]) async throws -> [MessageOutcome] {
+        try await appendReceipts(messages).map(\.outcome)
+    }
+
+    /// Appends several messages in the group commit, like ``append(_:)``, and says for each which
+    /// event it is (for a log line or a response: no read needed).
+    ///
+    /// The messages are verified and decoded on the pool's verifier threads, then committed by the
+    /// writer together with whatever else is queued.
+    public func appendReceipts(_ messages: [InboundMessage]) async throws -> [AppendReceipt] {
         if messages.isEmpty { return [] }
         return try await withCheckedThrowingContinuation { continuation in
-            if !writer.submit(.append(messages, continuation)) { continuation.resume(throwing: LedgerPoolError.closed) }
+            if !verifiers.submit(.init(messages: messages, continuation: continuation)) { continuation.resume(throwing: LedgerPoolError.closed) }
         }
     }
 
@@ -185,7 +200,7 @@ public final class LedgerPool: Sendable {
     public var queuedWrites: Int { writer.queued }
 
     /// Whether ``close()`` has been called (the pool takes no new work).
-    public var isClosed: Bool { writer.isClosed }
+    public var isClosed: Bool { verifiers.isClosed }
 
     /// Stops accepting work, finishes what was submitted, closes connections.
     ///
@@ -193,8 +208,11 @@ public final class LedgerPool: Sendable {
     /// Waiters in ``waitForHead(after:timeout:)`` return the head as it is. Calling it again waits
     /// for the same shutdown.
     public func close() async {
-        writer.close()
+        verifiers.close()
         readers.close()
+        // The verifiers hand what they took to the writer, so the writer closes after them.
+        await verifiers.waitUntilExited()
+        writer.close()
         await writer.waitUntilExited()
         await readers.waitUntilExited()
         watch.close()

@@ -165,6 +165,26 @@ struct LedgerPoolTests {
         await pool.close()
     }
 
+    @Test("appendReceipts names each message's event: the one appended, the one a duplicate matches, none for a quarantined one")
+    func appendReceipts() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let messages = try Self.notifications(factory, originalTransactionId: "2000000000000777", count: 2, label: "receipt")
+        let pool = try LedgerPool.open(path: test.path, readers: 1)
+        let receipts = try await pool.appendReceipts([
+            InboundMessage(raw: messages[0].body, source: "r"), InboundMessage(raw: Data("{not json".utf8), source: "r"),
+            InboundMessage(raw: messages[1].body, source: "r"), InboundMessage(raw: messages[0].body, source: "r"),
+        ])
+        #expect(receipts.map(\.eventId) == [messages[0].uuid, nil, messages[1].uuid, messages[0].uuid])
+        #expect(receipts[0].outcome == .appended(positions: [1], duplicatesCarried: 0))
+        #expect(receipts[3].outcome == .duplicate(existingPosition: 1))
+        guard case .quarantined = receipts[1].outcome else { Issue.record("\(receipts[1].outcome)"); return }
+        // The ids are the stored events' ids.
+        let stored = try await pool.read { ledger in try [1, 2].map { try ledger.store.event(at: $0)?.eventId } }
+        #expect(stored == [messages[0].uuid, messages[1].uuid])
+        await pool.close()
+    }
+
     @Test("close() completes the work in flight, then refuses new work")
     func closeDrains() async throws {
         let test = try TestLedger()
@@ -174,6 +194,8 @@ struct LedgerPoolTests {
         let gate = OneShot<Void>()
         let holding = await Self.holdWriter(pool, until: gate)
         let appends = messages.map { message in Task { try await pool.append(notificationBody: message.body, source: "drain") } }
+        // Appends reach the writer's queue once verified: the write is queued after all of them.
+        #expect(await Self.eventually { pool.queuedWrites == messages.count })
         let write = Task { try await pool.write { ledger in try ledger.store.eventCount() } }
         #expect(await Self.eventually { pool.queuedWrites == messages.count + 1 })
         let closing = Task { await pool.close() }
