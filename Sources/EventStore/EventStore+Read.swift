@@ -47,6 +47,14 @@ extension EventStore {
         return try statement.step() ? readEvent(statement) : nil
     }
 
+    /// The position and raw bytes of the event with `eventId`.
+    public func storedBytes(ofEventId eventId: String) throws(SQLiteError) -> (position: Int64, raw: Data)? {
+        let statement = try connection.prepare("SELECT position, raw FROM events WHERE event_id = ?")
+        defer { statement.reset() }
+        try statement.bind(.text(eventId))
+        return try statement.step() ? (statement.int64(0), statement.blob(1)) : nil
+    }
+
     /// Events at the given positions, ascending.
     public func events(at positions: [Int64]) throws(SQLiteError) -> [LedgerEvent] {
         var result: [LedgerEvent] = []

@@ -86,6 +86,9 @@ public protocol LedgerStore: AnyObject {
     func event(at position: Int64) throws -> LedgerEvent?
     /// The event with `eventId`.
     func event(id eventId: String) throws -> LedgerEvent?
+    /// The position and raw bytes of the event with `eventId` (no decoded JSON restored): what a
+    /// re-run compares a line with before verifying it.
+    func storedBytes(ofEventId eventId: String) throws -> (position: Int64, raw: Data)?
     /// The events at `positions`, in that order (missing ones skipped).
     func events(at positions: [Int64]) throws -> [LedgerEvent]
     /// Streams events from `position` in log order.

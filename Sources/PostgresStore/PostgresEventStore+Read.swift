@@ -56,6 +56,12 @@ extension PostgresEventStore {
         return try result.first.map(readEvent)
     }
 
+    /// The position and raw bytes of the event with `eventId`.
+    public func storedBytes(ofEventId eventId: String) throws -> (position: Int64, raw: Data)? {
+        let result = try connection.run("SELECT position, raw FROM events WHERE event_id = $1", [.text(eventId)])
+        return try result.first.map { row in (try row.int64(0), try row.bytea(1)) }
+    }
+
     /// Events at the given positions, ascending, each once (missing ones skipped), in one query.
     public func events(at positions: [Int64]) throws -> [LedgerEvent] {
         guard !positions.isEmpty else { return [] }

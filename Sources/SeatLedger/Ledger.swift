@@ -134,7 +134,8 @@ public final class Ledger {
         var exhausted = false
         func topUp() throws {
             while !exhausted, queued.count < depth {
-                guard let batch = try next() else { exhausted = true; return }
+                guard let next = try next() else { exhausted = true; return }
+                let batch = try markingStored(next)
                 queued.append((batch, workers.submit(batch)))
             }
         }

@@ -15,6 +15,10 @@ public struct InboundMessage: Sendable {
     /// Apple signature of its own, so anyone who can write to a webhook, queue or spool could
     /// forge one; it is quarantined as `untrusted_api_response` unless this is set.
     public let acceptsAPIResponses: Bool
+    /// The stored event that holds exactly these bytes (set by a re-run's lookup,
+    /// ``Ledger/markingStored(_:)``): the message is not decoded again, and the store, finding
+    /// its id, records it as a duplicate arrival as it would the decoded event.
+    var stored: NewEvent?
 
     /// Creates a message.
     ///

@@ -34,20 +34,13 @@ public struct MessageDecoder: Sendable {
 
     private func decodeThrowing(_ message: InboundMessage) throws(IngestRejection) -> [NewEvent] {
         // The form Apple posts, read in place: no copy of the (often 15 KB) body before the JWS string.
-        let plain = message.raw.withUnsafeBytes { raw -> String? in
-            let all = raw.bindMemory(to: UInt8.self)
-            var start = Self.byteOrderMarkLength(all), end = all.count
-            while start < end, isSpace(all[start]) { start += 1 }
-            while end > start, isSpace(all[end - 1]) { end -= 1 }
-            return Self.plainSignedPayload(UnsafeBufferPointer(rebasing: all[start..<end]))
-        }
-        if let jws = plain {
+        if let jws = Self.plainSignedPayload(in: message.raw) {
             return [try decodeNotification(jws: jws, raw: message.raw, source: message.source, origin: message.origin)]
         }
         let bytes = [UInt8](message.raw)
         var start = bytes.withUnsafeBufferPointer { Self.byteOrderMarkLength($0) }, end = bytes.count
-        while start < end, isSpace(bytes[start]) { start += 1 }
-        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        while start < end, Self.isSpace(bytes[start]) { start += 1 }
+        while end > start, Self.isSpace(bytes[end - 1]) { end -= 1 }
         guard start < end else { throw IngestRejection(code: "empty_message", reason: "empty message") }
         if bytes[start] == UInt8(ascii: "{") {
             let json: JSONValue
@@ -75,7 +68,7 @@ public struct MessageDecoder: Sendable {
         return [try decodeNotification(jws: text, raw: message.raw, source: message.source, origin: message.origin)]
     }
 
-    private func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+    private static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
 
     /// 3 when `bytes` starts with a UTF-8 byte order mark (EF BB BF), else 0.
     ///
@@ -83,6 +76,18 @@ public struct MessageDecoder: Sendable {
     /// (the raw bytes stored or quarantined keep it), so such a line decodes like the line without it.
     static func byteOrderMarkLength(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? 3 : 0
+    }
+
+    /// The JWS of `raw` when it is Apple's form (``plainSignedPayload(_:)``), ignoring a byte
+    /// order mark and surrounding white space; `nil` for any other text.
+    static func plainSignedPayload(in raw: Data) -> String? {
+        raw.withUnsafeBytes { bytes -> String? in
+            let all = bytes.bindMemory(to: UInt8.self)
+            var start = byteOrderMarkLength(all), end = all.count
+            while start < end, Self.isSpace(all[start]) { start += 1 }
+            while end > start, Self.isSpace(all[end - 1]) { end -= 1 }
+            return plainSignedPayload(UnsafeBufferPointer(rebasing: all[start..<end]))
+        }
     }
 
     private static let signedPayloadPrefix = Array(#"{"signedPayload":""#.utf8)

@@ -22,6 +22,8 @@ extension MessageDecoder {
     /// Decodes `message` and derives, off the writer thread, the projection facts of each event
     /// it yields (their `position` and `recordedAt` are filled in when the events are appended).
     func prepare(_ message: InboundMessage) -> PreparedMessage {
+        // Bytes already stored (verified when they were): nothing to decode; the commit reports a duplicate.
+        if let stored = message.stored { return PreparedMessage(result: .success([stored]), facts: []) }
         let result = decode(message)
         guard case .success(let events) = result else { return PreparedMessage(result: result, facts: []) }
         let facts = events.map(Self.provisionalFacts)

@@ -217,6 +217,7 @@ final class FailingStore: LedgerStore {
     func lastOccurredAt() throws -> EpochMillis? { try base.lastOccurredAt() }
     func event(at position: Int64) throws -> LedgerEvent? { try base.event(at: position) }
     func event(id eventId: String) throws -> LedgerEvent? { try base.event(id: eventId) }
+    func storedBytes(ofEventId eventId: String) throws -> (position: Int64, raw: Data)? { try base.storedBytes(ofEventId: eventId) }
     func events(at positions: [Int64]) throws -> [LedgerEvent] { try base.events(at: positions) }
     func forEachEvent(from position: Int64, _ body: (LedgerEvent) throws -> Void) throws { try base.forEachEvent(from: position, body) }
     func positions(mentioning value: String, kind: IdentifierKind?) throws -> [Int64] { try base.positions(mentioning: value, kind: kind) }
