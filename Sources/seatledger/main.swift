@@ -135,7 +135,18 @@ let versionText = """
         // Foundation file errors get a short reason, not an NSError dump.
         let domain = (error as NSError).domain
         let text = domain == NSCocoaErrorDomain || domain == NSPOSIXErrorDomain ? FileChecks.describe(error) : "\(error)"
-        return reportError(jsonErrors ? text : "error: \(text)", code: "error", command: command.name, json: jsonErrors)
+        return reportError(jsonErrors ? text : "error: \(text)", code: errorCode(of: error), command: command.name, json: jsonErrors)
+    }
+}
+
+/// The `--json` error code of an error that is not a usage or input error: `no_ledger` and
+/// `not_found` (no group or member matches) for what a script most often checks for, else `error`.
+func errorCode(of error: any Error) -> String {
+    switch error {
+    case is LedgerNotFound: return "no_ledger"
+    case EventStoreError.missing: return "no_ledger"
+    case is GroupNotFound: return "not_found"
+    default: return "error"
     }
 }
 

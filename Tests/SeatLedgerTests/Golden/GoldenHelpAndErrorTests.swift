@@ -110,6 +110,7 @@ struct GoldenHelpAndErrorTests {
         ErrorCase(name: "epoch-seconds.json", arguments: ["groups", "--db", "DB", "--known-at", "1761998400", "--json"], exitCode: 2),
         ErrorCase(name: "bad-time.txt", arguments: ["replay", "2000010000000001", "--db", "DB", "--from", "yesterday"], exitCode: 2),
         ErrorCase(name: "no-ledger.json", arguments: ["groups", "--db", "/nonexistent/ledger.sqlite", "--json"], exitCode: 2),
+        ErrorCase(name: "not-found.json", arguments: ["member", "show", "nobody-42", "--db", "DB", "--json"], exitCode: 2),
         ErrorCase(name: "completions-unknown-shell.txt", arguments: ["completions", "tcsh"], exitCode: 2),
         ErrorCase(name: "groups-narrow.txt", arguments: ["groups", "--db", "DB", "--as-of", GoldenCLITests.now], exitCode: 0),
     ]
