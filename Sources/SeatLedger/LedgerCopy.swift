@@ -92,7 +92,11 @@ public struct LedgerCopy {
     /// `beforeFinishing` runs once every event is copied, before the projections are rebuilt
     /// and the chain checked (the CLI gives signals their default effect back there: a kill
     /// then rolls the rebuild back and leaves the copy unfinished, to resume).
+    ///
+    /// `copied` is told the events copied so far (this run's and an earlier run's) and the
+    /// source's total after each batch; without it, `progress` gets a line saying the same.
     public func run(to destination: StoreLocation, progress: ((String) -> Void)? = nil,
+                    copied: ((_ done: Int64, _ total: Int64) -> Void)? = nil,
                     shouldStop: () -> Bool = { false }, beforeFinishing: () -> Void = {}) throws -> Report {
         var report = Report()
         let verification = try source.verifyChain { count in
@@ -154,7 +158,7 @@ public struct LedgerCopy {
                 if shouldStop() { throw Stopped() }
                 try target.appendVerbatim(records)
                 report.copied += Int64(records.count)
-                progress?("copied \(held + report.copied) of \(total) events")
+                if let copied { copied(held + report.copied, total) } else { progress?("copied \(held + report.copied) of \(total) events") }
             }
         } catch is Stopped {
             report.interrupted = true

@@ -61,6 +61,7 @@ enum CopyCommand: Command {
         let report: LedgerCopy.Report
         do {
             report = try copy.run(to: destination, progress: { message in progress.phase(message) },
+                                  copied: { done, total in progress.report(count: done, totalCount: total, unit: "events") },
                                   shouldStop: { stop.isStopped }, beforeFinishing: { stop.restoreDefault() })
         } catch let failure as LedgerCopy.Failure {
             if case .configurationMismatch = failure { throw failure }

@@ -36,6 +36,22 @@ struct LedgerCopyTests {
         return all
     }
 
+    @Test("copy progress: done of total after each batch (library), and a line with the share, the rate and an ETA (CLI --progress)")
+    func copyProgress() throws {
+        let source = try Self.sourceLedger()
+        var copy = LedgerCopy(source: source.store)
+        copy.batchSize = 3
+        var seen: [[Int64]] = []
+        _ = try copy.run(to: StoreLocation(source.directory.path("library.sqlite")), copied: { done, total in seen.append([done, total]) })
+        #expect(seen == [[3, 4], [4, 4]])
+
+        let result = try CLI.run(["copy", "--from", source.path, "--to", source.directory.path("cli.sqlite"), "--batch", "3", "--progress"])
+        #expect(result.exitCode == 0, "\(result)")
+        // The first batch is always shown (later ones at most every half second).
+        #expect(result.stderr.contains("copy: 3 of 4 events (75%) · "), "\(result)")
+        #expect(result.stderr.contains("/s · ETA "), "\(result)")
+    }
+
     @Test("a copy to a new file keeps every position, recording time, raw byte and hash; projections match (CLI)")
     func copyToNewFile() throws {
         let source = try Self.sourceLedger()
