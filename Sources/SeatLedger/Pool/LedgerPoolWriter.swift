@@ -9,7 +9,7 @@ import Synchronization
 /// Appends arrive verified (``LedgerPoolVerifiers``), so the writer only commits.
 ///
 /// A drain takes everything queued (up to ``maximumJobsPerDrain``), in arrival order. Consecutive
-/// appends become one ``Ledger/ingestBatch(_:)`` (one transaction, one `fsync`): a group commit.
+/// appends become one ``Ledger/commit(_:prepared:)`` (one transaction, one `fsync`): a group commit.
 /// An exclusive ``LedgerPool/write(_:)`` body runs alone, after the appends queued before it have
 /// been committed and before those queued after it. Each caller's continuation is resumed once,
 /// with its own outcomes, after the head has been advanced (so `headPosition` already covers it).
@@ -80,19 +80,10 @@ final class LedgerPoolWriter: Sendable {
             return
         }
         opened.set(.success(ledger.decoder))
-        // Checkpoints (copying the WAL into the database file, with their fsyncs) run on a thread
-        // of their own, as in a file ingest, instead of inside every thousandth page's commit
-        // (bench step 1c, target at 64 connections ≥ 0.8× the file ingest; measured on 10,000
-        // notifications: 16 connections 1,378 → 1,510–1,710/s, 64 connections 2,064 → 2,000–2,550/s,
-        // within the run-to-run spread). Without a checkpointer (none could be started) the writer still drains.
-        var drained = false
-        do {
-            try ledger.store.withBackgroundCheckpoints {
-                drain(on: ledger)
-                drained = true
-            }
-        } catch {}
-        if !drained { drain(on: ledger) }
+        // Returns when the channel is closed and drained; the ledger (its connection) is released then.
+        // (Checkpoints on a thread of their own, as a file ingest runs them, were tried here: at 64
+        // connections their effect was within the run-to-run spread, 2,000–2,550/s, so they are not used.)
+        drain(on: ledger)
     }
 
     /// Commits jobs until the channel is closed and drained; the ledger (its connection) is released then.
