@@ -19,26 +19,6 @@ public struct GroupIndexRow: Sendable, Hashable {
     }
 }
 
-/// A stored group snapshot (the group folded as of its latest event).
-public struct StoredGroupState: Sendable {
-    /// The group key.
-    public let groupKey: String
-    /// The state JSON (the `group show --json` contract).
-    public let state: String
-    /// The snapshot's as-of time (the group's latest event time).
-    public let asOf: EpochMillis
-    /// The last position folded in.
-    public let lastPosition: Int64
-
-    /// Creates a snapshot row.
-    public init(groupKey: String, state: String, asOf: EpochMillis, lastPosition: Int64) {
-        self.groupKey = groupKey
-        self.state = state
-        self.asOf = asOf
-        self.lastPosition = lastPosition
-    }
-}
-
 extension EventStore {
     // MARK: Facts (a cache of the events' decoded payloads)
 
@@ -109,7 +89,7 @@ extension EventStore {
         return positions
     }
 
-    // MARK: Group index and snapshots
+    // MARK: Group index
 
     /// Group keys any of `identifiers` belongs to.
     public func groupKeys(forAny identifiers: Set<String>) throws(SQLiteError) -> Set<String> {
@@ -137,51 +117,31 @@ extension EventStore {
         return rows
     }
 
-    /// Replaces the projection rows of `removing` groups with new rows and snapshots (same transaction as the caller's).
-    public func replaceGroups(removing: Set<String>, rows: [GroupIndexRow], states: [StoredGroupState]) throws(SQLiteError) {
+    /// Replaces the index rows of `removing` groups with new rows (same transaction as the caller's).
+    public func replaceGroups(removing: Set<String>, rows: [GroupIndexRow]) throws(SQLiteError) {
         let deleteIndex = try connection.prepare("DELETE FROM group_index WHERE group_key = ?")
-        let deleteState = try connection.prepare("DELETE FROM group_state WHERE group_key = ?")
         for key in removing {
             deleteIndex.reset()
             try deleteIndex.bind(.text(key)).run()
-            deleteState.reset()
-            try deleteState.bind(.text(key)).run()
         }
         let insertRow = try connection.prepare("INSERT OR IGNORE INTO group_index(identifier, group_key, role) VALUES (?, ?, ?)")
         for row in rows {
             insertRow.reset()
             try insertRow.bind(.text(row.identifier), .text(row.groupKey), .text(row.role)).run()
         }
-        let insertState = try connection.prepare(
-            "INSERT OR REPLACE INTO group_state(group_key, state, as_of, last_position) VALUES (?, ?, ?, ?)")
-        for state in states {
-            insertState.reset()
-            try insertState.bind(.text(state.groupKey), .text(state.state), .integer(state.asOf), .integer(state.lastPosition)).run()
-        }
     }
 
-    /// Every stored group snapshot, by key.
-    public func groupStates() throws(SQLiteError) -> [StoredGroupState] {
-        let statement = try connection.prepare("SELECT group_key, state, as_of, last_position FROM group_state ORDER BY group_key")
-        var states: [StoredGroupState] = []
-        while try statement.step() {
-            states.append(StoredGroupState(groupKey: statement.text(0), state: statement.text(1), asOf: statement.int64(2),
-                                           lastPosition: statement.int64(3)))
-        }
-        return states
-    }
-
-    /// Every group key.
+    /// Every group key, ascending (by bytes): the keys of the group index.
     public func allGroupKeys() throws(SQLiteError) -> [String] {
-        let statement = try connection.prepare("SELECT group_key FROM group_state ORDER BY group_key")
+        let statement = try connection.prepare("SELECT DISTINCT group_key FROM group_index ORDER BY group_key")
         var keys: [String] = []
         while try statement.step() { keys.append(statement.text(0)) }
         return keys
     }
 
-    /// Deletes every projection row (group index and snapshots) before a rebuild; events are untouched.
+    /// Deletes every group index row before a rebuild; events and facts are untouched.
     public func clearProjections() throws(SQLiteError) {
-        try connection.execute("DELETE FROM group_index; DELETE FROM group_state;")
+        try connection.execute("DELETE FROM group_index")
     }
 
     /// Drops `group_index_key`, runs `body` and creates the index again (one sort instead of a
@@ -221,10 +181,10 @@ extension EventStore {
         return result
     }
 
-    /// Adds the rows and snapshots of groups a rebuild folded to the emptied projections; inside
-    /// ``withGroupKeyIndexBuiltAfter(_:)`` the index rows are staged and sorted at its end.
-    public func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws(SQLiteError) {
-        guard stagesRebuiltIndexRows else { return try replaceGroups(removing: [], rows: rows, states: states) }
+    /// Adds the index rows of the groups a rebuild resolved to the emptied index; inside
+    /// ``withGroupKeyIndexBuiltAfter(_:)`` they are staged and sorted at its end.
+    public func insertRebuiltGroups(rows: [GroupIndexRow]) throws(SQLiteError) {
+        guard stagesRebuiltIndexRows else { return try replaceGroups(removing: [], rows: rows) }
         let stage = try connection.prepare("INSERT INTO temp.rebuilt_group_rows(group_key, rows) VALUES (?, ?)")
         // SQLite's JSON and string functions end text at a NUL: a group with one in an identifier
         // (rare: `\u0000` in Apple's JSON) has its rows inserted directly instead, whole.
@@ -241,20 +201,19 @@ extension EventStore {
                 start = end
                 continue
             }
-            var writer = CanonicalJSONWriter(capacity: 1_024)
-            writer.beginArray()
+            var staged: [JSONValue] = []
+            staged.reserveCapacity(end - start)
             for row in rows[start..<end] {
                 guard !row.role.utf8.contains(UInt8(ascii: "|")) else {
                     throw SQLiteError(resultCode: SQLITE_MISUSE, message: "a group index role holds '|': \(row.role)",
                                       sql: "INSERT INTO temp.rebuilt_group_rows", path: path)
                 }
-                writer.string(row.role + "|" + row.identifier)
+                staged.append(.string(row.role + "|" + row.identifier))
             }
-            writer.endArray()
             stage.reset()
-            try stage.bind(.text(key), .text(writer.text)).run()
+            try stage.bind(.text(key), .text(JSONValue.array(staged).canonicalString())).run()
             start = end
         }
-        try replaceGroups(removing: [], rows: direct, states: states)
+        try replaceGroups(removing: [], rows: direct)
     }
 }

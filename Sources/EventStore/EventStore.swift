@@ -47,7 +47,7 @@ public final class EventStore {
             try connection.execute("PRAGMA page_size = 16384")
             try store.configureConnection()
             try connection.writeTransaction {
-                try connection.execute(LedgerSchema.version1)
+                try connection.execute(LedgerSchema.current)
                 try connection.execute("PRAGMA application_id = \(LedgerSchema.applicationID)")
                 try connection.execute("PRAGMA user_version = \(LedgerSchema.currentVersion)")
                 try store.writeConfiguration(configuration, createdAt: store.clock())
@@ -76,7 +76,12 @@ public final class EventStore {
             if version > LedgerSchema.currentVersion {
                 throw EventStoreError.newerSchema(path: path, found: version, supported: LedgerSchema.currentVersion)
             }
-            if !readOnly { try store.configureConnection() } else { connection.setBusyTimeout(milliseconds: 10_000) }
+            if !readOnly {
+                try store.configureConnection()
+                if version < LedgerSchema.currentVersion { try store.upgradeSchema(from: version) }
+            } else {
+                connection.setBusyTimeout(milliseconds: 10_000)
+            }
             return store
         } catch let error as SQLiteError {
             if error.primaryResultCode == SQLITE_NOTADB { throw .notALedger(path: path) }
@@ -85,6 +90,19 @@ public final class EventStore {
             throw error
         } catch {
             throw .badConfiguration("\(error)")
+        }
+    }
+
+    /// Brings a file of an older schema version up to ``LedgerSchema/currentVersion`` (in one write
+    /// transaction; a reader of the older version keeps its snapshot until the commit).
+    private func upgradeSchema(from version: Int64) throws {
+        try connection.writeTransaction {
+            // Another writer may have upgraded the file since the version was read.
+            let now = try connection.scalarInt("PRAGMA user_version") ?? 0
+            for upgrade in LedgerSchema.upgrades where upgrade.version > now {
+                try connection.execute(upgrade.sql)
+            }
+            if now < LedgerSchema.currentVersion { try connection.execute("PRAGMA user_version = \(LedgerSchema.currentVersion)") }
         }
     }
 

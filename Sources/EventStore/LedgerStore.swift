@@ -134,29 +134,27 @@ public protocol LedgerStore: AnyObject {
     /// Total rows and bytes of stored facts.
     func factsVolume() throws -> (rows: Int64, bytes: Int64)
 
-    // MARK: Group index and snapshots
+    // MARK: Group index
 
     /// Group keys any of `identifiers` belongs to.
     func groupKeys(forAny identifiers: Set<String>) throws -> Set<String>
     /// Index rows of the given groups.
     func groupIndexRows(groupKeys: Set<String>) throws -> [GroupIndexRow]
-    /// Replaces the projection rows of `removing` groups with new rows and snapshots.
-    func replaceGroups(removing: Set<String>, rows: [GroupIndexRow], states: [StoredGroupState]) throws
-    /// Every stored group snapshot, by key.
-    func groupStates() throws -> [StoredGroupState]
-    /// Every group key.
+    /// Replaces the index rows of `removing` groups with new rows.
+    func replaceGroups(removing: Set<String>, rows: [GroupIndexRow]) throws
+    /// Every group key in the index, ascending by bytes.
     func allGroupKeys() throws -> [String]
-    /// Deletes every projection row before a rebuild; events are untouched.
+    /// Deletes every group index row before a rebuild; events and facts are untouched.
     func clearProjections() throws
     /// Runs `body`, which refills the emptied projections inside the caller's write transaction,
     /// with the group index's secondary index (by group key) built once at the end instead of
     /// row by row, where the engine can do that without blocking readers (SQLite: they keep
     /// reading their snapshot). Other engines just run `body`.
     func withGroupKeyIndexBuiltAfter<T>(_ body: () throws -> T) throws -> T
-    /// Adds the rows and snapshots of groups a rebuild folded to projections that
-    /// ``clearProjections()`` emptied in this transaction: each row and group key is new, so an
-    /// engine may bulk-load them (PostgreSQL uses `COPY`) rather than upsert.
-    func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws
+    /// Adds the index rows of the groups a rebuild resolved to the index that
+    /// ``clearProjections()`` emptied in this transaction: each row is new, so an engine may
+    /// bulk-load them (PostgreSQL uses `COPY`) rather than upsert.
+    func insertRebuiltGroups(rows: [GroupIndexRow]) throws
 
     // MARK: Seat claims (idempotent Claim Seat requests)
 
@@ -199,9 +197,9 @@ extension LedgerStore {
     /// Default: nothing (PostgreSQL keeps a large `raw` apart from its row, in TOAST).
     public func ensureEventMetadataIndex() throws {}
 
-    /// Default: ``replaceGroups(removing:rows:states:)`` with nothing to remove.
-    public func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws {
-        try replaceGroups(removing: [], rows: rows, states: states)
+    /// Default: ``replaceGroups(removing:rows:)`` with nothing to remove.
+    public func insertRebuiltGroups(rows: [GroupIndexRow]) throws {
+        try replaceGroups(removing: [], rows: rows)
     }
 
     /// Default: this engine cannot be copied from.

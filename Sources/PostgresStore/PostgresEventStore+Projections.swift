@@ -3,7 +3,7 @@ import Foundation
 import PostgresClient
 
 extension PostgresEventStore {
-    // MARK: Group index and snapshots
+    // MARK: Group index
 
     /// Group keys any of `identifiers` belongs to, in one query.
     public func groupKeys(forAny identifiers: Set<String>) throws -> Set<String> {
@@ -24,14 +24,13 @@ extension PostgresEventStore {
         return try result.map { GroupIndexRow(identifier: try $0.text(0), groupKey: try $0.text(1), role: try $0.text(2)) }
     }
 
-    /// Replaces the projection rows of `removing` groups with new rows and snapshots, atomically
-    /// (in the open transaction, or one of its own): three statements whatever the sizes.
-    public func replaceGroups(removing: Set<String>, rows: [GroupIndexRow], states: [StoredGroupState]) throws {
+    /// Replaces the index rows of `removing` groups with new rows, atomically (in the open
+    /// transaction, or one of its own): two statements whatever the sizes.
+    public func replaceGroups(removing: Set<String>, rows: [GroupIndexRow]) throws {
         try atomically {
             if !removing.isEmpty {
-                let keys = PostgresArrayLiteral.texts(removing)
-                try connection.run("DELETE FROM group_index g USING unnest($1::text[]) AS q(v) WHERE g.group_key = q.v", [keys])
-                try connection.run("DELETE FROM group_state s USING unnest($1::text[]) AS q(v) WHERE s.group_key = q.v", [keys])
+                try connection.run("DELETE FROM group_index g USING unnest($1::text[]) AS q(v) WHERE g.group_key = q.v",
+                                   [PostgresArrayLiteral.texts(removing)])
             }
             if !rows.isEmpty {
                 try connection.run("""
@@ -40,59 +39,26 @@ extension PostgresEventStore {
                     """, [PostgresArrayLiteral.texts(rows.map(\.identifier)), PostgresArrayLiteral.texts(rows.map(\.groupKey)),
                           PostgresArrayLiteral.texts(rows.map(\.role))])
             }
-            if !states.isEmpty {
-                // INSERT OR REPLACE semantics: the last snapshot of a key wins (one row per key per statement).
-                var latest: [String: StoredGroupState] = [:]
-                var order: [String] = []
-                for state in states where latest.updateValue(state, forKey: state.groupKey) == nil { order.append(state.groupKey) }
-                let unique = order.compactMap { latest[$0] }
-                try connection.run("""
-                    INSERT INTO group_state (group_key, state, as_of, last_position)
-                    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
-                    ON CONFLICT (group_key) DO UPDATE
-                    SET state = EXCLUDED.state, as_of = EXCLUDED.as_of, last_position = EXCLUDED.last_position
-                    """, [PostgresArrayLiteral.texts(unique.map(\.groupKey)), PostgresArrayLiteral.texts(unique.map(\.state)),
-                          PostgresArrayLiteral.integers(unique.map(\.asOf)), PostgresArrayLiteral.integers(unique.map(\.lastPosition))])
-            }
         }
     }
 
-    /// Bulk-loads a rebuild's groups with binary `COPY` (the tables were emptied in this
-    /// transaction, so there is nothing to conflict with): the upsert of ``replaceGroups(removing:rows:states:)``
-    /// made the server parse every snapshot out of an array literal, and cost it twice the
-    /// rebuilding client's time.
-    public func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws {
+    /// Bulk-loads a rebuild's index rows with binary `COPY` (the index was emptied in this
+    /// transaction, so there is nothing to conflict with).
+    public func insertRebuiltGroups(rows: [GroupIndexRow]) throws {
+        guard !rows.isEmpty else { return }
         try atomically {
-            if !rows.isEmpty {
-                try connection.copy(into: "group_index", columns: ["identifier", "group_key", "role"]) { writer in
-                    for row in rows { try writer.writeRow(.text(row.identifier), .text(row.groupKey), .text(row.role)) }
-                }
-            }
-            if !states.isEmpty {
-                try connection.copy(into: "group_state", columns: ["group_key", "state", "as_of", "last_position"]) { writer in
-                    for state in states {
-                        try writer.writeRow(.text(state.groupKey), .text(state.state), .int64(state.asOf), .int64(state.lastPosition))
-                    }
-                }
+            try connection.copy(into: "group_index", columns: ["identifier", "group_key", "role"]) { writer in
+                for row in rows { try writer.writeRow(.text(row.identifier), .text(row.groupKey), .text(row.role)) }
             }
         }
     }
 
-    /// Every stored group snapshot, by key.
-    public func groupStates() throws -> [StoredGroupState] {
-        let result = try connection.run(
-            "SELECT group_key, state, as_of, last_position FROM group_state ORDER BY group_key")
-        return try result.map {
-            StoredGroupState(groupKey: try $0.text(0), state: try $0.text(1), asOf: try $0.int64(2), lastPosition: try $0.int64(3))
-        }
-    }
-
-    /// Every group key, ascending.
+    /// Every group key in the index, ascending (by bytes: the column is `COLLATE "C"`).
     public func allGroupKeys() throws -> [String] {
-        try connection.run("SELECT group_key FROM group_state ORDER BY group_key").map { try $0.text(0) }
+        try connection.run("SELECT DISTINCT group_key FROM group_index ORDER BY group_key").map { try $0.text(0) }
     }
 
-    /// Deletes every projection row (group index and snapshots) before a rebuild; events are untouched.
+    /// Deletes every group index row before a rebuild; events and facts are untouched.
     ///
     /// It first takes the append lock (`ledger_head FOR UPDATE`, which appenders queue on) for the
     /// rest of the transaction, as SQLite's `BEGIN IMMEDIATE` does: an append committing during the
@@ -102,7 +68,6 @@ extension PostgresEventStore {
         try atomically {
             _ = try connection.run("SELECT position FROM ledger_head FOR UPDATE")
             try connection.run("DELETE FROM group_index")
-            _ = try connection.run("DELETE FROM group_state")
         }
     }
 }

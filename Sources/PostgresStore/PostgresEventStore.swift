@@ -74,7 +74,7 @@ public final class PostgresEventStore: LedgerStore {
         try store.requireUTF8()
         try store.connection.transaction {
             if try store.schemaExists() { throw EventStoreError.alreadyExists(path: store.location) }
-            try store.connection.execute(PostgresLedgerSchema.version1)
+            try store.connection.execute(PostgresLedgerSchema.current)
             try store.connection.query(
                 "INSERT INTO ledger_meta (singleton, application_id, schema_version) VALUES (true, $1, $2)",
                 [.int64(PostgresLedgerSchema.applicationID), .int64(PostgresLedgerSchema.currentVersion)])
@@ -122,7 +122,27 @@ public final class PostgresEventStore: LedgerStore {
             throw EventStoreError.newerSchema(path: store.location, found: version, supported: PostgresLedgerSchema.currentVersion)
         }
         try store.configureSession()
+        if !reader && version < PostgresLedgerSchema.currentVersion { try store.upgradeSchema() }
         return store
+    }
+
+    /// Brings an older ledger up to ``PostgresLedgerSchema/currentVersion``, in one transaction.
+    /// Only the tables' owner may: for another role (a member of `seatledger_append`) the ledger
+    /// stays as it is, which this build reads and writes all the same (the upgrades only drop
+    /// caches it does not use), until the owner opens it.
+    private func upgradeSchema() throws {
+        do {
+            try connection.transaction {
+                // Another process may have upgraded it since the version was read: lock the row and read again.
+                let now = try connection.query("SELECT schema_version FROM ledger_meta FOR UPDATE").first?.int64(0) ?? 0
+                for upgrade in PostgresLedgerSchema.upgrades where upgrade.version > now { try connection.execute(upgrade.sql) }
+                if now < PostgresLedgerSchema.currentVersion {
+                    try connection.query("UPDATE ledger_meta SET schema_version = $1", [.int64(PostgresLedgerSchema.currentVersion)])
+                }
+            }
+        } catch let error as PostgresError where error.sqlState == "42501" {
+            return  // insufficient_privilege: not the owner
+        }
     }
 
     /// A connection to `url`, checked and normalised by SeatLedger first (``PostgresConnectionURL/checked(_:)``)

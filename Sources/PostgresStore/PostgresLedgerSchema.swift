@@ -15,17 +15,26 @@
 enum PostgresLedgerSchema {
     /// `ledger_meta.application_id`: ASCII "SEAT", as SQLite's `PRAGMA application_id`.
     static let applicationID: Int64 = 0x5345_4154
-    /// `ledger_meta.schema_version` written by this build. A newer database is refused.
-    static let currentVersion: Int64 = 1
+    /// `ledger_meta.schema_version` written by this build. A newer database is refused; an older
+    /// one is brought up to it by ``upgrades`` when the tables' owner opens it for writing.
+    static let currentVersion: Int64 = 2
+
+    /// The statements that bring a ledger from the version before each key to that version, as
+    /// SQLite's `LedgerSchema.upgrades` (the same steps): they only drop caches.
+    /// - 2: `group_state` (each group folded as of its latest event, which nothing but `verify` read) is gone.
+    static let upgrades: [(version: Int64, sql: String)] = [
+        (2, "DROP TABLE IF EXISTS group_state"),
+    ]
 
     /// Every table a ledger has, in the current schema (the role grants go over this list).
     static let tables = [
         "ledger_meta", "ledger_head", "config", "trust_roots", "events", "event_decoded", "event_keys", "arrivals",
-        "quarantine", "event_facts", "group_index", "group_state", "claim_requests",
+        "quarantine", "event_facts", "group_index", "claim_requests",
         "api_tokens",
     ]
 
-    static let version1 = #"""
+    /// The schema of a new ledger (version ``currentVersion``).
+    static let current = #"""
     CREATE TABLE ledger_meta (
         singleton      boolean PRIMARY KEY DEFAULT true CHECK (singleton),
         application_id bigint NOT NULL,
@@ -129,12 +138,6 @@ enum PostgresLedgerSchema {
         PRIMARY KEY (identifier, group_key, role)
     );
     CREATE INDEX group_index_key ON group_index (group_key);
-    CREATE TABLE group_state (
-        group_key     text COLLATE "C" PRIMARY KEY,
-        state         text COLLATE "C" NOT NULL,
-        as_of         bigint NOT NULL,
-        last_position bigint NOT NULL
-    );
     CREATE TABLE claim_requests (
         request_identifier      text COLLATE "C" PRIMARY KEY,
         original_transaction_id text COLLATE "C" NOT NULL,

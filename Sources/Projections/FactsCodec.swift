@@ -147,104 +147,6 @@ public enum FactsCodec {
     }
 }
 
-extension FactsCodec {
-    /// Calls `body` with the UTF-8 bytes of every identifier an encoded row mentions, without
-    /// decoding it: the identifiers ``EventFacts/forEachIdentifier(_:)`` visits on
-    /// ``decode(bytes:)`` of the row, as the same multiset of byte strings. A rebuild routes a
-    /// million events to their groups with it, where a full decode would build every string of
-    /// every row.
-    ///
-    /// It reads the grammar of ``decode(bytes:)`` with the same steps, skipping what it does not
-    /// need, and gives what decoding would: a field that holds one value and comes more than once
-    /// (only in a foreign or damaged row) counts with its last value, and bytes that are not
-    /// valid UTF-8 come repaired, as `String(decoding:as:)` repairs them.
-    ///
-    /// Returns `false` for exactly the rows ``decode(bytes:)`` refuses; `body` may have been
-    /// called for some identifiers of such a row before the damage was found.
-    public static func forEachIdentifier(in raw: UnsafeRawBufferPointer, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
-        let buffer = raw.bindMemory(to: UInt8.self)
-        var r = ByteReader(buffer)
-        func emit(_ bytes: UnsafeBufferPointer<UInt8>) {
-            if JSONValue.isValidUTF8(bytes) { return body(bytes) }
-            var repaired = String(decoding: bytes, as: UTF8.self)
-            repaired.withUTF8(body)
-        }
-        // Fields with one value: the last read wins, as in `decode` (index by tag: 7, 8, 9, 10, 12, 15, 17).
-        var single: (UnsafeBufferPointer<UInt8>?, UnsafeBufferPointer<UInt8>?, UnsafeBufferPointer<UInt8>?,
-                     UnsafeBufferPointer<UInt8>?, UnsafeBufferPointer<UInt8>?, UnsafeBufferPointer<UInt8>?,
-                     UnsafeBufferPointer<UInt8>?) = (nil, nil, nil, nil, nil, nil, nil)
-        // Where the last Get Seat Info block starts (`decode` keeps the last one whole).
-        var seatInfoStart: Int?
-        guard r.byte() == version, r.int() != nil, r.skipString(), r.skipString(),
-              r.int() != nil, r.int() != nil, r.skipString() else { return false }
-        while let tag = r.byte() {
-            switch tag {
-            case 0:
-                for value in [single.0, single.1, single.2, single.3, single.4, single.5, single.6] {
-                    if let value { emit(value) }
-                }
-                if let seatInfoStart {
-                    var block = ByteReader(buffer)
-                    block.index = seatInfoStart
-                    while let field = block.byte(), field != 0 {
-                        if field == 3, let id = block.stringBytes() { emit(id) } else { _ = block.int() }
-                    }
-                }
-                return true
-            case 1, 2, 11, 13, 20: _ = r.skipString()
-            case 3, 19: _ = r.int()
-            case 4:
-                guard let id = r.stringBytes(), let otid = r.stringBytes(), r.bool() != nil else { return false }
-                emit(id)
-                emit(otid)
-                var app: UnsafeBufferPointer<UInt8>?  // one value per transaction: the last read wins
-                while let field = r.byte(), field != 0 {
-                    switch field {
-                    case 1: app = r.stringBytes()
-                    case 2, 3, 8, 10: _ = r.skipString()
-                    case 4, 5, 6, 7, 9, 11: _ = r.int()
-                    default: return false
-                    }
-                }
-                if let app { emit(app) }
-            case 5:
-                guard let otid = r.stringBytes() else { return false }
-                emit(otid)
-                while let field = r.byte(), field != 0 {
-                    guard (1...5).contains(field) else { return false }
-                    _ = r.int()
-                }
-            case 6, 18, 21: guard let id = r.stringBytes() else { return false }; emit(id)
-            case 7: single.0 = r.stringBytes()
-            case 8: single.1 = r.stringBytes()
-            case 9: single.2 = r.stringBytes()
-            case 10: single.3 = r.stringBytes()
-            case 12: single.4 = r.stringBytes()
-            case 15: single.5 = r.stringBytes()
-            case 17: single.6 = r.stringBytes()
-            case 14:
-                seatInfoStart = r.index
-                while let field = r.byte(), field != 0 {
-                    switch field {
-                    case 1, 2: _ = r.int()
-                    case 3: guard r.skipString() else { return false }
-                    default: return false
-                    }
-                }
-            case 16:
-                guard let groupId = r.stringBytes() else { return false }
-                emit(groupId)
-                while let field = r.byte(), field != 0 {
-                    guard field == 1 else { return false }
-                    _ = r.skipString()
-                }
-            default: return false
-            }
-        }
-        return false  // no terminator: truncated
-    }
-}
-
 /// Appends varints and length-prefixed strings.
 struct ByteWriter {
     var bytes: [UInt8] = []
@@ -303,17 +205,9 @@ struct ByteReader {
     }
 
     mutating func string() -> String? {
-        stringBytes().map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// A string's bytes in place, with the same steps as ``string()``.
-    mutating func stringBytes() -> UnsafeBufferPointer<UInt8>? {
         // `length <= count - index`, not `index + length <= count`: a damaged length near Int64.max must not overflow.
         guard let length = int(), length >= 0, length <= Int64(buffer.count - index) else { return nil }
         defer { index += Int(length) }
-        return UnsafeBufferPointer(rebasing: buffer[index..<index + Int(length)])
+        return String(decoding: UnsafeBufferPointer(rebasing: buffer[index..<index + Int(length)]), as: UTF8.self)
     }
-
-    /// Steps over a string as ``string()`` reads it; `false` where ``string()`` returns `nil`.
-    mutating func skipString() -> Bool { stringBytes() != nil }
 }

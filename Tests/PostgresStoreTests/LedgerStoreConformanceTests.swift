@@ -272,10 +272,7 @@ struct LedgerStoreConformanceTests {
             GroupIndexRow(identifier: "g2", groupKey: "g2", role: "key"),
             GroupIndexRow(identifier: "g2", groupKey: "g2", role: "key"),  // a repeat is ignored
         ]
-        try store.replaceGroups(removing: [], rows: rows, states: [
-            StoredGroupState(groupKey: "g2", state: #"{"seats":2}"#, asOf: 20, lastPosition: 2),
-            StoredGroupState(groupKey: "g1", state: #"{"seats":1,"note":"é \" \\"}"#, asOf: 10, lastPosition: 1),
-        ])
+        try store.replaceGroups(removing: [], rows: rows)
         #expect(try store.groupKeys(forAny: ["1000", "2000", "zzz"]) == ["g1", "g2"])
         #expect(try store.groupKeys(forAny: []) == [])
         #expect(try store.groupIndexRows(groupKeys: ["g1"]) == [
@@ -286,24 +283,17 @@ struct LedgerStoreConformanceTests {
         ])
         #expect(try store.groupIndexRows(groupKeys: ["g2", "g1"]).map(\.groupKey) == ["g1", "g1", "g1", "g1", "g2", "g2"])
         #expect(try store.allGroupKeys() == ["g1", "g2"])
-        #expect(try store.groupStates().map(\.state) == [#"{"seats":1,"note":"é \" \\"}"#, #"{"seats":2}"#])
 
         try store.write {
-            try store.replaceGroups(removing: ["g1"], rows: [GroupIndexRow(identifier: "1000", groupKey: "g1", role: "purchaser")],
-                                    states: [StoredGroupState(groupKey: "g1", state: "v2", asOf: 11, lastPosition: 3),
-                                             StoredGroupState(groupKey: "g1", state: "v3", asOf: 12, lastPosition: 4)])
+            try store.replaceGroups(removing: ["g1", "g2"], rows: [GroupIndexRow(identifier: "1000", groupKey: "g1", role: "purchaser")])
         }
         #expect(try store.groupIndexRows(groupKeys: ["g1"]) == [GroupIndexRow(identifier: "1000", groupKey: "g1", role: "purchaser")])
-        let g1 = try #require(try store.groupStates().first)
-        #expect(g1.groupKey == "g1")
-        #expect(g1.state == "v3")
-        #expect(g1.asOf == 12)
-        #expect(g1.lastPosition == 4)
         #expect(try store.groupKeys(forAny: ["t1"]) == [])
+        // A group whose rows are all removed is no group any more.
+        #expect(try store.allGroupKeys() == ["g1"])
 
         try store.clearProjections()
         #expect(try store.allGroupKeys().isEmpty)
-        #expect(try store.groupStates().isEmpty)
         #expect(try store.groupKeys(forAny: ["1000", "2000"]).isEmpty)
     }
 
@@ -312,25 +302,19 @@ struct LedgerStoreConformanceTests {
     func rebuiltGroups(_ backend: Backend) throws {
         let fixture = try StoreFixture.make(backend)
         let store = fixture.store
-        try store.replaceGroups(removing: [], rows: [GroupIndexRow(identifier: "old", groupKey: "g0", role: "key")],
-                                states: [StoredGroupState(groupKey: "g0", state: "old", asOf: 1, lastPosition: 1)])
+        try store.replaceGroups(removing: [], rows: [GroupIndexRow(identifier: "old", groupKey: "g0", role: "key")])
         let rows = (0..<700).flatMap { g in
             [GroupIndexRow(identifier: "g\(g)", groupKey: "g\(g)", role: "key"),
              GroupIndexRow(identifier: "200\(g)", groupKey: "g\(g)", role: "purchaser"),
              GroupIndexRow(identifier: "shared", groupKey: "g\(g)", role: "alias")]
         }
-        let states = (0..<700).map { g in
-            StoredGroupState(groupKey: "g\(g)", state: #"{"n":\#(g),"text":"é \" \\ \t 名前"}"#, asOf: Int64(g), lastPosition: Int64(g + 1))
-        }
         try store.write {
             try store.clearProjections()
-            try store.insertRebuiltGroups(rows: Array(rows.prefix(1_000)), states: Array(states.prefix(300)))
-            try store.insertRebuiltGroups(rows: Array(rows.dropFirst(1_000)), states: Array(states.dropFirst(300)))
+            try store.insertRebuiltGroups(rows: Array(rows.prefix(1_000)))
+            try store.insertRebuiltGroups(rows: Array(rows.dropFirst(1_000)))
         }
         #expect(try store.groupKeys(forAny: ["old"]).isEmpty)
-        func fields(_ state: StoredGroupState) -> [String] { [state.groupKey, state.state, "\(state.asOf)", "\(state.lastPosition)"] }
-        #expect(try store.groupStates().map(fields)
-                == states.sorted { Array($0.groupKey.utf8).lexicographicallyPrecedes(Array($1.groupKey.utf8)) }.map(fields))
+        #expect(try store.allGroupKeys() == (0..<700).map { "g\($0)" }.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
         #expect(try store.groupKeys(forAny: ["2005", "shared"]).count == 700)
         #expect(try store.groupKeys(forAny: ["2005"]) == ["g5"])
         #expect(try store.groupIndexRows(groupKeys: ["g42"]) == [
@@ -343,8 +327,7 @@ struct LedgerStoreConformanceTests {
         #expect(throws: Stop.self) {
             try store.write {
                 try store.clearProjections()
-                try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "x", groupKey: "gx", role: "key")],
-                                              states: [StoredGroupState(groupKey: "gx", state: "x", asOf: 1, lastPosition: 1)])
+                try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "x", groupKey: "gx", role: "key")])
                 throw Stop()
             }
         }

@@ -66,8 +66,7 @@ struct PostgresAppendOnlyTests {
         let result = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(1), TestData.notification(2)],
                                       rejections: [TestData.rejection("x")]) { appended in
             for event in appended { try store.storeFacts(position: event.position, facts: Data([1])) }
-            try store.replaceGroups(removing: ["g"], rows: [GroupIndexRow(identifier: "1000", groupKey: "g", role: "purchaser")],
-                                    states: [StoredGroupState(groupKey: "g", state: "{}", asOf: 1, lastPosition: 2)])
+            try store.replaceGroups(removing: ["g"], rows: [GroupIndexRow(identifier: "1000", groupKey: "g", role: "purchaser")])
         }
         #expect(result.outcomes == [.appended(position: 1), .duplicate(existingPosition: 1), .appended(position: 2)])
         _ = try store.commitRetry(events: [NewEventForRetry(quarantineId: 1, event: TestData.apiEvent(3), isPrimary: true)])

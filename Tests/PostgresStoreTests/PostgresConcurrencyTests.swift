@@ -185,8 +185,7 @@ struct PostgresConcurrencyTests {
                 usleep(2_000)
             }
             order.withValue { $0.append("rebuild committing") }
-            try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "1000", groupKey: "1000", role: "key")],
-                                          states: [StoredGroupState(groupKey: "1000", state: "{}", asOf: 1, lastPosition: 0)])
+            try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "1000", groupKey: "1000", role: "key")])
         }
         finished.wait()
         #expect(order.withValue { $0 } == ["rebuild committing", "append committed"])

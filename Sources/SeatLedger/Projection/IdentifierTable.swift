@@ -49,11 +49,6 @@ struct IdentifierTable: Sendable {
         return identifier.withUTF8 { probe($0, hash: Self.hash($0)).id }
     }
 
-    /// The id of the identifier whose UTF-8 bytes are `bytes`, or `nil` if the table does not hold it.
-    func lookup(bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
-        probe(bytes, hash: Self.hash(bytes)).id
-    }
-
     /// The identifier named by `id` (an id this table returned).
     func string(_ id: UInt32) -> String {
         let range = self.range(Int(id))

@@ -4,10 +4,11 @@ import Foundation
 import LedgerEvents
 import Projections
 
-/// Keeps the materialized projections (group index and snapshots) in step with the log.
+/// Keeps the stored projections (each event's facts and the group index) in step with the log.
 ///
-/// Called inside the append transaction, so projections commit with their events or not at all.
-/// A batch re-folds only the groups its events touch.
+/// Called inside the append transaction, so they commit with their events or not at all. A batch
+/// re-resolves only the groups its events touch. No group state is stored: every read folds the
+/// group's facts at the moment it asks about (`GroupProjection` is pure).
 struct ProjectionMaintainer {
     let store: any LedgerStore
     /// Facts and identifier positions kept across the appends of one writer (see ``ProjectionCache``).
@@ -75,7 +76,7 @@ struct ProjectionMaintainer {
 
     // MARK: Maintaining
 
-    /// Stores the new events' facts and re-folds the groups they touch (inside the append transaction).
+    /// Stores the new events' facts and re-resolves the groups they touch (inside the append transaction).
     ///
     /// `provisionalFacts` (by event id) are facts the decoding threads already derived, with a
     /// placeholder position and recorded-at that are filled in here; events without an entry
@@ -84,9 +85,12 @@ struct ProjectionMaintainer {
     /// With a ``cache``, `eventKeys` (by event id: the identifier values the event is indexed
     /// under in `event_keys`) keeps the cached identifier positions complete; facts and positions
     /// read from the store are remembered for the next batches.
+    ///
+    /// Returns the keys of the groups it re-resolved: the neighbourhood of the new events.
+    @discardableResult
     func update(after appended: [LedgerEvent], provisionalFacts: [String: EventFacts] = [:],
-                eventKeys: [String: [String]] = [:]) throws {
-        guard let first = appended.first else { return }
+                eventKeys: [String: [String]] = [:]) throws -> Set<String> {
+        guard let first = appended.first else { return [] }
         cache?.begin(appendingAt: first.position)
         var known: [Int64: IdentifiedFacts] = [:]   // facts already in memory, by position
         known.reserveCapacity(appended.count)
@@ -95,7 +99,7 @@ struct ProjectionMaintainer {
             let facts = Self.facts(of: event, provisional: provisionalFacts[event.eventId])
             let encoded = FactsCodec.encode(facts)
             try store.storeFacts(position: event.position, facts: encoded)
-            // Fold exactly what a later read of the stored facts gives (as a rebuild would).
+            // Resolve from exactly what a later read of the stored facts gives (as a rebuild does).
             let entry = IdentifiedFacts(FactsCodec.decode(encoded) ?? facts)
             newIdentifiers.formUnion(entry.identifiers)
             known[event.position] = entry
@@ -128,37 +132,29 @@ struct ProjectionMaintainer {
             frontier = next.subtracting(identifiers)
         }
         facts.sort { $0.facts.position < $1.facts.position }
-        let allFacts = facts.map(\.facts)
-        let resolved = GroupIdentityResolver.resolve(allFacts)
+        let resolved = GroupIdentityResolver.resolve(facts.map(\.facts))
         let existing = try store.groupKeys(forAny: Set(resolved.keys))
-        // Which facts mention each identifier, so each group finds its facts without testing them all.
-        var factsMentioning: [String: [Int]] = [:]
-        for (index, entry) in facts.enumerated() {
-            for identifier in entry.identifiers { factsMentioning[identifier, default: []].append(index) }
-        }
         // Replace the touched groups; never overwrite an existing group outside the neighbourhood
         // with a partial view of it.
         let writable = resolved.filter { keys.contains($0.key) || !existing.contains($0.key) }
         var storedRowsByKey: [String: Set<GroupIndexRow>] = [:]
         for row in storedRows { storedRowsByKey[row.groupKey, default: []].insert(row) }
         var rows: [GroupIndexRow] = []
-        var states: [StoredGroupState] = []
         var removing = keys
         for (key, membership) in writable {
             let groupRows = Self.rows(for: membership)
             if let stored = storedRowsByKey[key], keys.contains(key), stored.isSubset(of: groupRows) {
                 // The group only gained rows (a group growing batch after batch): keep its stored rows
-                // and add the new ones instead of deleting and re-inserting them all. Its snapshot
-                // replaces the stored one by key.
+                // and add the new ones instead of deleting and re-inserting them all.
                 removing.remove(key)
                 rows += groupRows.filter { !stored.contains($0) }
             } else {
                 rows += groupRows
                 removing.insert(key)
             }
-            states.append(Self.snapshot(membership, facts: Self.relevant(to: membership, in: allFacts, mentioning: factsMentioning)))
         }
-        try store.replaceGroups(removing: removing, rows: rows, states: states)
+        try store.replaceGroups(removing: removing, rows: rows)
+        return keys.union(writable.keys)
     }
 
     /// Facts with the identifiers they mention, computed once.
@@ -215,24 +211,6 @@ struct ProjectionMaintainer {
             result.formUnion(found)
         }
         return result
-    }
-
-    /// `membership.relevant(facts)`, found through the identifier index of `facts`: the facts that
-    /// mention any identifier of the group, in their order in `facts`.
-    static func relevant(to membership: GroupMembership, in facts: [EventFacts], mentioning: [String: [Int]]) -> [EventFacts] {
-        var indices = Set<Int>()
-        for identifier in membership.identifiers.union(membership.aliases) {
-            if let found = mentioning[identifier] { indices.formUnion(found) }
-        }
-        return indices.sorted().map { facts[$0] }
-    }
-
-    /// A group's snapshot: folded as of its latest event, with everything recorded.
-    static func snapshot(_ membership: GroupMembership, facts: [EventFacts]) -> StoredGroupState {
-        let asOf = facts.map(\.occurredAt).max() ?? 0
-        let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: nil)
-        return StoredGroupState(groupKey: membership.groupKey, state: state.canonicalJSONText(), asOf: asOf,
-                                lastPosition: facts.map(\.position).max() ?? 0)
     }
 }
 

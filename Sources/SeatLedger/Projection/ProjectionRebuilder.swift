@@ -7,26 +7,20 @@ import LedgerEvents
 import Projections
 import Synchronization
 
-/// Recomputes every group's projection from the log: streaming, on all cores, in bounded memory.
+/// Recomputes the group index from the log: streaming, on all cores, in bounded memory.
 ///
 /// 1. **Facts.** Events without stored facts (written before facts existed, or by an older
 ///    decoder) get them derived from their decoded JSON, on all cores.
 /// 2. **Identity.** One scan of the facts feeds the resolver's rules (``IdentityEvidence``) over
-///    interned identifiers (``IdentifierTable``: each identifier stored once, maps of 4-byte ids)
-///    and notes the last position that mentions each identifier. Decoding runs on all cores, the
-///    resolver on one.
-/// 3. **Fold.** A second scan routes each event to the groups it concerns (on all cores) and buffers
-///    its encoded facts; a group is decoded, folded (on all cores) and handed to `each` as soon as
-///    the scan passes its last event.
-///    Memory stays bounded by the groups still open: if their facts outgrow ``memoryBudget`` (a log
-///    whose groups interleave a lot), the scan starts over in partitions of the groups not yet
-///    written, each partition small enough to fit.
+///    interned identifiers (``IdentifierTable``: each identifier stored once, maps of 4-byte ids).
+///    Decoding runs on all cores, the resolver on one; a long log is scanned in two halves at once.
+/// 3. **Index.** Each resolved group's index rows are written.
 ///
-/// The result is the same as folding each group from all of its events (`GroupProjection` is pure).
+/// Nothing is folded: no group state is stored, and every read folds the group's facts at the
+/// moment it asks about. The index is the same as the one appends maintain (both come from
+/// `GroupIdentityResolver`'s rules over the same facts).
 struct ProjectionRebuilder {
     let store: any LedgerStore
-    /// Bytes of buffered (encoded) facts the fold pass may hold before it partitions.
-    var memoryBudget = 96 << 20
     /// Rows read from SQLite at a time.
     var batchSize = 8_192
     /// Scan the facts on a thread of its own through a second, read-only connection, so reading
@@ -37,7 +31,6 @@ struct ProjectionRebuilder {
     struct Statistics: Sendable {
         var events = 0
         var groups = 0
-        var foldPasses = 0
     }
 
     /// Events read, derived and stored at a time by ``deriveMissingFacts(progress:)`` (at most
@@ -122,8 +115,8 @@ struct ProjectionRebuilder {
 
     // MARK: Rebuild
 
-    /// Derives missing facts, then replaces every stored projection with a recomputation, in one
-    /// write transaction. Returns the number of groups.
+    /// Derives missing facts, then replaces the group index with a recomputation, in one write
+    /// transaction. Returns the number of groups.
     func rebuildAll(progress: ((String) -> Void)?) throws -> Int {
         // Both steps are long write transactions: with the default page cache each would keep
         // 64 MiB of dirty pages (a third of the peak at a million events); past a small cache
@@ -144,27 +137,26 @@ struct ProjectionRebuilder {
         }
     }
 
-    /// Folds every group and writes its rows and snapshot into the emptied projections.
+    /// Resolves every group and writes its rows into the emptied index.
     private func writeRecomputedGroups(progress: ((String) -> Void)?) throws -> Int {
         var count = 0
-        // Groups are written soon after they are folded, a few hundred per statement (one round
-        // trip each on PostgreSQL); memory stays bounded by the groups still open.
+        // A few hundred groups per statement (one round trip each on PostgreSQL).
         var rows: [GroupIndexRow] = []
-        var states: [StoredGroupState] = []
+        var groupsInRows = 0
         var rowCount = 0
         func flush() throws {
-            guard !states.isEmpty else { return }
-            try store.insertRebuiltGroups(rows: rows, states: states)
+            guard groupsInRows > 0 else { return }
+            try store.insertRebuiltGroups(rows: rows)
             rows.removeAll(keepingCapacity: true)
-            states.removeAll(keepingCapacity: true)
+            groupsInRows = 0
         }
-        _ = try recompute(progress: progress) { membership, snapshot in
+        _ = try recompute(progress: progress) { membership in
             let groupRows = ProjectionMaintainer.rows(for: membership)
             rowCount += groupRows.count
             rows += groupRows
-            states.append(snapshot)
+            groupsInRows += 1
             count += 1
-            if states.count >= groupsPerWrite { try flush() }
+            if groupsInRows >= groupsPerWrite { try flush() }
         }
         try flush()
         // What is left (seconds at a million events) runs in the store: say so rather than go quiet.
@@ -172,9 +164,10 @@ struct ProjectionRebuilder {
         return count
     }
 
-    /// Group keys whose stored projection (index rows or snapshot) differs from a recomputation.
+    /// Group keys whose stored index rows differ from a recomputation (a group missing on either
+    /// side counts).
     ///
-    /// The scan runs on the same connection, inside the same read snapshot as the stored states it
+    /// The scan runs on the same connection, inside the same read snapshot as the stored rows it
     /// is compared with: a reader thread with its own connection would see appends that a running
     /// ingest committed in between, and report their groups as stale.
     func staleGroups(progress: ((String) -> Void)?) throws -> [String] {
@@ -185,71 +178,38 @@ struct ProjectionRebuilder {
 
     private func staleGroupsInOneSnapshot(progress: ((String) -> Void)?) throws -> [String] {
         try store.read {
-            let stored = Dictionary(uniqueKeysWithValues: try store.groupStates().map { ($0.groupKey, $0.state) })
+            var unseen = Set(try store.allGroupKeys())
             var differing = Set<String>()
-            var seen = Set<String>()
-            _ = try recompute(progress: progress) { membership, snapshot in
+            _ = try recompute(progress: progress) { membership in
                 let key = membership.groupKey
-                seen.insert(key)
-                let storedMembership = ProjectionMaintainer.memberships(from: try store.groupIndexRows(groupKeys: [key]))[key]
-                if stored[key] != snapshot.state || storedMembership != membership { differing.insert(key) }
+                unseen.remove(key)
+                let stored = ProjectionMaintainer.memberships(from: try store.groupIndexRows(groupKeys: [key]))[key]
+                if stored != membership { differing.insert(key) }
             }
-            differing.formUnion(Set(stored.keys).subtracting(seen))
-            return differing.sorted()
+            return differing.union(unseen).sorted()
         }
     }
 
-    /// Streams every group (membership and snapshot) to `each`; facts must exist for every event.
-    func recompute(progress: ((String) -> Void)?, each: (GroupMembership, StoredGroupState) throws -> Void) throws -> Statistics {
+    /// Streams every resolved group to `each`, ascending by key; facts must exist for every event.
+    func recompute(progress: ((String) -> Void)?, each: (GroupMembership) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
         let identity = try resolveIdentity(progress: progress, statistics: &statistics)
-        var written = [Bool](repeating: false, count: identity.groups.count)
-        var fold = FoldState()
-        // First pass: every group; if open groups outgrow the budget, partition what is left.
-        let outcome = try foldPass(identity, partition: nil, fold: &fold, written: &written, progress: progress, each: each)
-        statistics.foldPasses = 1
-        if case .overBudget = outcome {
-            let volume = try store.factsVolume()
-            // Enough partitions for each to fit the budget, but never more than the groups left.
-            let remaining = written.lazy.filter { !$0 }.count
-            let needed = Int(volume.bytes / Int64(max(1, memoryBudget))) + 1
-            let partitions = max(1, min(max(2, needed), remaining))
-            progress?("open groups outgrew the memory budget; folding the rest in \(partitions) partitions")
-            for index in 0..<partitions {
-                fold = FoldState()
-                // A partitioned pass never gives up: it folds every group of its partition.
-                _ = try foldPass(identity, partition: (index, partitions), fold: &fold, written: &written,
-                                 progress: progress, each: each)
-                statistics.foldPasses += 1
-            }
-        }
-        // Groups none of whose events could be routed (cannot happen for resolved groups) still get a snapshot.
-        for ordinal in written.indices where !written[ordinal] {
-            let membership = identity.membership(ordinal)
-            try each(membership, ProjectionMaintainer.snapshot(membership, facts: []))
-        }
+        for ordinal in identity.groups.indices { try each(identity.membership(ordinal)) }
         statistics.groups = identity.groups.count
         return statistics
     }
 
     // MARK: Pass 1: identity
 
-    /// The resolved groups and what the fold pass needs to route events to them.
+    /// The resolved groups, their identifiers interned.
     ///
     /// Identifiers are interned (``IdentifierTable``): the maps of a million-event ledger hold
-    /// 4-byte ids, and a group's strings are only made when it is folded (``membership(_:)``).
+    /// 4-byte ids, and a group's strings are only made when it is written (``membership(_:)``).
     struct Identity: Sendable {
         /// Every identifier seen (and every group key).
         var table: IdentifierTable
         /// Every group, by ordinal (sorted by key).
         var groups: [IdentityEvidence<UInt32>.Group]
-        /// The group ordinal of each identifier id (`>= 0`), `-(i + 1)` for `shared[i]` when several
-        /// groups share it, or `Int32.min` when it names no group.
-        var route: [Int32]
-        /// Ordinal lists of identifiers that belong to several groups.
-        var shared: [[Int32]]
-        /// The last position that mentions one of each group's identifiers.
-        var lastPosition: [Int64]
 
         /// The group at `ordinal` with its identifiers as strings.
         func membership(_ ordinal: Int) -> GroupMembership {
@@ -261,8 +221,6 @@ struct ProjectionRebuilder {
     fileprivate struct IdentityScan: Sendable {
         var table = IdentifierTable(minimumCapacity: 1 << 16)
         var evidence = IdentityEvidence<UInt32>()
-        /// The last position that mentions each identifier, by id.
-        var lastById: [Int64] = []
         var events = 0
 
         /// Feeds the identity rules with a batch of rows, `decoded` (`nil`: the row's cached facts
@@ -275,12 +233,6 @@ struct ProjectionRebuilder {
                 let position = batch.positions[index]
                 guard let facts = try decoded[index] ?? derive(position) else { continue }
                 evidence.add(facts) { table.intern($0) }
-                facts.forEachIdentifier { identifier in
-                    let id = Int(table.intern(identifier))
-                    if id >= lastById.count { lastById.append(contentsOf: repeatElement(0, count: id - lastById.count + 1)) }
-                    // The row's position, which the fold pass compares with (not the one stored in the facts).
-                    lastById[id] = position
-                }
             }
             events += batch.count
         }
@@ -298,11 +250,6 @@ struct ProjectionRebuilder {
             let laterEvidence = later.evidence
             later.evidence = IdentityEvidence()
             evidence.absorb(consume laterEvidence) { ids[Int($0)] }
-            if lastById.count < table.count { lastById.append(contentsOf: repeatElement(0, count: table.count - lastById.count)) }
-            for (id, position) in later.lastById.enumerated() where position != 0 {
-                let mine = Int(ids[id])
-                lastById[mine] = max(lastById[mine], position)
-            }
             events += later.events
         }
     }
@@ -373,210 +320,15 @@ struct ProjectionRebuilder {
         // Moved out, not copied: the table grows below and the evidence is freed early.
         var table = scan.table
         var evidence = scan.evidence
-        let lastById = scan.lastById
         scan = IdentityScan(table: IdentifierTable(minimumCapacity: 0))
         let resolved = evidence.groups(
             placeholderGroupId: table.lookup(SandboxPlaceholder.groupId),
             placeholderMember: table.lookup(SandboxPlaceholder.memberAppTransactionId),
             unlinkedKey: { table.intern(GroupIdentityResolver.unlinkedKey(for: table.string($0))) })
-        evidence = IdentityEvidence()  // the evidence is not needed any more: free it before the routes are built
+        evidence = IdentityEvidence()  // not needed any more: free it before the groups' strings are made
         let groups = resolved.values.map { (table.string($0.key), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
-        var route = [Int32](repeating: .min, count: table.count)
-        var shared: [[Int32]] = []
-        var lastPosition = [Int64](repeating: 0, count: groups.count)
-        for (ordinal, group) in groups.enumerated() {
-            let ordinal32 = Int32(ordinal)
-            group.forEachIdentifier { id in
-                let index = Int(id)
-                if index < lastById.count { lastPosition[ordinal] = max(lastPosition[ordinal], lastById[index]) }
-                let existing = route[index]
-                if existing == .min {
-                    route[index] = ordinal32
-                } else if existing >= 0 {
-                    guard existing != ordinal32 else { return }
-                    shared.append([existing, ordinal32])
-                    route[index] = -Int32(shared.count)
-                } else if !shared[Int(-existing) - 1].contains(ordinal32) {
-                    shared[Int(-existing) - 1].append(ordinal32)
-                }
-            }
-        }
         progress?("found \(groups.count) groups among \(table.count) identifiers")
-        return Identity(table: table, groups: groups, route: route, shared: shared, lastPosition: lastPosition)
-    }
-
-    // MARK: Pass 2: fold
-
-    private enum PassOutcome { case complete, overBudget }
-
-    /// Groups still open in a fold pass and their buffered facts.
-    private struct FoldState {
-        /// The encoded facts (``FactsCodec``) of each open group's events so far, back to back:
-        /// the scan thread only copies bytes, and the facts are decoded where the group is folded.
-        var open: [Int32: EncodedFacts] = [:]
-        /// The size of everything buffered.
-        var openBytes = 0
-        /// The fold started for the previous batch's ready groups, not yet handed on.
-        var pending: PendingFold?
-    }
-
-    /// Encoded facts rows, back to back.
-    struct EncodedFacts: Sendable {
-        var bytes: [UInt8] = []
-        var ends: [Int] = []
-
-        mutating func append(_ row: UnsafeRawBufferPointer) {
-            bytes.append(contentsOf: row)
-            ends.append(bytes.count)
-        }
-
-        /// Every row decoded (a row that does not decode is left out: it decoded when it was buffered).
-        func decoded() -> [EventFacts] {
-            bytes.withUnsafeBytes { all in
-                ends.indices.compactMap { index in
-                    FactsCodec.decode(bytes: UnsafeRawBufferPointer(rebasing: all[(index == 0 ? 0 : ends[index - 1])..<ends[index]]))
-                }
-            }
-        }
-    }
-
-    private func foldPass(_ identity: Identity, partition: (index: Int, count: Int)?, fold: inout FoldState,
-                          written: inout [Bool], progress: ((String) -> Void)?,
-                          each: (GroupMembership, StoredGroupState) throws -> Void) throws -> PassOutcome {
-        let total = written.count
-        // Groups handed to `each` (progress counts those, not folds merely started).
-        var folded = written.lazy.filter { $0 }.count
-        /// Waits for a fold, hands its groups to `each` in the order they were ready, and reports progress.
-        func handOn(_ pending: PendingFold) throws {
-            let results = pending.wait()
-            for index in pending.ordinals.indices { try each(results[index].0, results[index].1) }
-            let delivered = pending.ordinals.count
-            folded += delivered
-            if delivered > 0 && folded * 10 / max(total, 1) != (folded - delivered) * 10 / max(total, 1) {
-                progress?("folded \(folded) of \(total) groups")
-            }
-        }
-        let writtenNow = written
-        let table = identity.table
-        let route = identity.route
-        let shared = identity.shared
-        var outcome = PassOutcome.complete
-        // A fold still running when the scan fails is waited for (it is pure: nothing to undo).
-        defer { _ = fold.pending?.wait() }
-        try scanFacts { batch in
-            guard outcome == .complete || partition != nil else { return }
-            // Decode and route on all cores; the decoded facts are dropped there too, and this
-            // thread keeps only bytes (a row whose cached facts do not decode is re-derived from
-            // its event below and buffered re-encoded). `nil`: the row does not decode.
-            // The row's identifiers are read in place (``FactsCodec/forEachIdentifier(in:_:)``): no
-            // strings are built to route it.
-            let routed: [[Int32]?] = parallelChunks(batch.count) { range in
-                range.map { index -> [Int32]? in
-                    batch.withRow(index) { row in
-                        Self.groups(ofRow: row, table: table, route: route, shared: shared, partition: partition, written: writtenNow)
-                    }
-                }
-            }
-            var ready: [Int32] = []
-            var readySet = Set<Int32>()
-            for index in 0..<batch.count {
-                let position = batch.positions[index]
-                func buffer(_ row: UnsafeRawBufferPointer, to ordinals: [Int32]) {
-                    for ordinal in ordinals where !written[Int(ordinal)] {
-                        fold.open[ordinal, default: EncodedFacts()].append(row)
-                        fold.openBytes += row.count
-                        if position >= identity.lastPosition[Int(ordinal)] && readySet.insert(ordinal).inserted { ready.append(ordinal) }
-                    }
-                }
-                if let ordinals = routed[index] {
-                    batch.withRow(index) { buffer($0, to: ordinals) }
-                } else if let derived = try deriveFacts(at: position) {
-                    // Undecodable cached facts: derive them from the event (rare: a damaged or foreign cache row).
-                    let ordinals = Self.groups(of: derived, table: table, route: route, shared: shared, partition: partition, written: writtenNow)
-                    FactsCodec.encode(derived).withUnsafeBytes { buffer($0, to: ordinals) }
-                }
-            }
-            // Fold this batch's ready groups on other threads while this one writes the groups of
-            // the batch before (handed to `each` in order, after their fold has finished).
-            let started = startFold(ready, identity: identity, fold: &fold, written: &written)
-            if let previous = fold.pending {
-                fold.pending = nil
-                do { try handOn(previous) } catch { _ = started?.wait(); throw error }
-            }
-            fold.pending = started
-            if partition == nil && fold.openBytes > memoryBudget { outcome = .overBudget }
-        }
-        if let pending = fold.pending {
-            fold.pending = nil
-            try handOn(pending)
-        }
-        if outcome == .overBudget { return .overBudget }
-        if let rest = startFold(Array(fold.open.keys).sorted(), identity: identity, fold: &fold, written: &written) {
-            try handOn(rest)
-        }
-        return .complete
-    }
-
-    /// The groups (ordinals) an event concerns, within `partition` and not yet written.
-    private static func groups(of facts: EventFacts, table: IdentifierTable, route: [Int32], shared: [[Int32]],
-                               partition: (index: Int, count: Int)?, written: [Bool]) -> [Int32] {
-        var result: [Int32] = []
-        facts.forEachIdentifier { identifier in
-            addGroups(of: table.lookup(identifier), to: &result, route: route, shared: shared)
-        }
-        return keep(result, partition: partition, written: written)
-    }
-
-    /// ``groups(of:table:route:shared:partition:written:)`` of an encoded facts row, read in
-    /// place; `nil` when the row does not decode.
-    private static func groups(ofRow row: UnsafeRawBufferPointer, table: IdentifierTable, route: [Int32], shared: [[Int32]],
-                               partition: (index: Int, count: Int)?, written: [Bool]) -> [Int32]? {
-        var result: [Int32] = []
-        let decodes = FactsCodec.forEachIdentifier(in: row) { bytes in
-            addGroups(of: table.lookup(bytes: bytes), to: &result, route: route, shared: shared)
-        }
-        return decodes ? keep(result, partition: partition, written: written) : nil
-    }
-
-    /// Adds the groups identifier `id` routes to (none for `nil`), each once.
-    private static func addGroups(of id: UInt32?, to result: inout [Int32], route: [Int32], shared: [[Int32]]) {
-        guard let id else { return }
-        let entry = route[Int(id)]
-        guard entry != .min else { return }
-        if entry >= 0 {
-            if !result.contains(entry) { result.append(entry) }
-        } else {
-            for ordinal in shared[Int(-entry) - 1] where !result.contains(ordinal) { result.append(ordinal) }
-        }
-    }
-
-    /// The groups of `result` within `partition` and not yet written.
-    private static func keep(_ result: [Int32], partition: (index: Int, count: Int)?, written: [Bool]) -> [Int32] {
-        result.filter { ordinal in
-            !written[Int(ordinal)] && (partition.map { Int(ordinal) % $0.count == $0.index } ?? true)
-        }
-    }
-
-    /// Starts folding the `ready` groups on all cores, off this thread (`nil` when there are none);
-    /// their buffered facts leave `fold`, and they count as written from now on: no later row is
-    /// buffered for them (one could only come from a row the identity pass did not link to them).
-    private func startFold(_ ready: [Int32], identity: Identity, fold: inout FoldState, written: inout [Bool]) -> PendingFold? {
-        guard !ready.isEmpty else { return nil }
-        for ordinal in ready { written[Int(ordinal)] = true }
-        let work: [(Int, EncodedFacts)] = ready.map { ordinal in
-            let entry = fold.open.removeValue(forKey: ordinal) ?? EncodedFacts()
-            fold.openBytes -= entry.bytes.count
-            return (Int(ordinal), entry)
-        }
-        // Decoding, the group's strings and the fold all happen there, on all cores.
-        return PendingFold(ordinals: ready) {
-            parallelChunks(work.count, minimumPerChunk: 8) { range in
-                range.map { index -> (GroupMembership, StoredGroupState) in
-                    let membership = identity.membership(work[index].0)
-                    return (membership, ProjectionMaintainer.snapshot(membership, facts: work[index].1.decoded()))
-                }
-            }
-        }
+        return Identity(table: table, groups: groups)
     }
 
     // MARK: Helpers
@@ -693,22 +445,4 @@ private final class LaterHalfScan: Sendable {
 private final class ReaderHandOver: @unchecked Sendable {
     let store: any LedgerStore
     init(_ store: any LedgerStore) { self.store = store }
-}
-
-/// A fold of ready groups, running on other threads while the rebuilding thread writes the
-/// groups folded before.
-private struct PendingFold {
-    /// The groups being folded, in the order their results come.
-    let ordinals: [Int32]
-    /// The fold, on a global queue (``LedgerConcurrency/OneShot/running(_:)``).
-    private let folding: OneShot<[(GroupMembership, StoredGroupState)]>
-
-    /// Starts `fold` on a global queue.
-    init(ordinals: [Int32], fold: @escaping @Sendable () -> [(GroupMembership, StoredGroupState)]) {
-        self.ordinals = ordinals
-        folding = OneShot.running(fold)
-    }
-
-    /// The folded groups, once the fold has finished.
-    func wait() -> [(GroupMembership, StoredGroupState)] { folding.wait() }
 }

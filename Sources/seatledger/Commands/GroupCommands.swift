@@ -135,9 +135,10 @@ enum RebuildCommand: Command {
     static let help = """
     Usage: seatledger rebuild [--db PATH] [--json] [--progress]
 
-    Recomputes the group index and every group's snapshot from the events (streaming: memory
-    grows with the number of identifiers, not events) and replaces the stored projections in one
-    transaction. Events are never modified.
+    Derives the facts of events that lack them, resolves every group from the facts again and
+    replaces the group index in one transaction (streaming: memory grows with the number of
+    identifiers, not events). Events are never modified. No group state is stored: every read
+    folds the group's events at the moment it asks about.
 
     Options:
     \(HelpText.db)

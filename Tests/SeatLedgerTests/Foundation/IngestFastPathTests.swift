@@ -99,9 +99,9 @@ struct IngestFastPathTests {
         }
         try test.append(line: assigned("2000000000002001", at: 1_000))
         let sql = try RawSQLite(path: test.path)
-        try sql.execute("CREATE TRIGGER refuse_states BEFORE INSERT ON group_state BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        try sql.execute("CREATE TRIGGER refuse_rows BEFORE INSERT ON group_index BEGIN SELECT RAISE(ABORT, 'refused'); END")
         #expect(throws: (any Error).self) { try test.append(line: assigned("2000000000002002", at: 2_000)) }
-        try sql.execute("DROP TRIGGER refuse_states")
+        try sql.execute("DROP TRIGGER refuse_rows")
         sql.close()
         try test.append(line: assigned("2000000000002002", at: 2_000))
         try test.append(line: assigned("2000000000002001", at: 3_000))

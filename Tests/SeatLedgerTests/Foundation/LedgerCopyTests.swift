@@ -76,7 +76,7 @@ struct LedgerCopyTests {
         }
         #expect(try copied.configuration() == source.store.configuration())
         #expect(try copied.trustRoots().map(\.fingerprint) == source.store.trustRoots().map(\.fingerprint))
-        #expect(try copied.groupStates().map(\.state) == source.store.groupStates().map(\.state))
+        #expect(try copied.foldedGroups().map(\.state) == source.store.foldedGroups().map(\.state))
 
         let head = try source.head().hash.map { String(format: "%02x", $0) }.joined()
         #expect(json["headHash"]?.stringValue == head)

@@ -151,6 +151,39 @@ struct LedgerFileTests {
         #expect(found == 99)
     }
 
+    @Test("a version 1 ledger is read as it is, and opening it for writing drops its unread group_state table, the log untouched")
+    func upgradesVersion1() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let purchase = try factory.notification(uuid: "upgrade-1", transaction: factory.transaction(originalTransactionId: "2000000000007001"))
+        #expect(try test.append(line: purchase) == .appended(positions: [1], duplicatesCarried: 0))
+        // What a version 1 file holds: the snapshot table, with a row, and user_version 1.
+        let sql = try RawSQLite(path: test.path)
+        try sql.execute("""
+            CREATE TABLE group_state (group_key TEXT PRIMARY KEY, state TEXT NOT NULL, as_of INTEGER NOT NULL, last_position INTEGER NOT NULL);
+            INSERT INTO group_state VALUES ('2000000000007001', '{}', 1, 1);
+            PRAGMA user_version = 1;
+            """)
+        func version() throws -> Int64? { try sql.scalarInt("PRAGMA user_version") }
+        func hasSnapshots() throws -> Bool { try sql.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'group_state'") == 1 }
+        let head = try test.store.head()
+        let asOf = PayloadFactory.defaultSignedDate + PayloadFactory.day
+
+        let reader = try Ledger.open(path: test.path, readOnly: true)
+        #expect(try reader.groups(asOf: asOf).map(\.groupKey) == ["2000000000007001"])
+        #expect(try version() == 1 && hasSnapshots(), "a read-only open changes nothing")
+
+        let writer = try Ledger.open(path: test.path)
+        #expect(try version() == 2)
+        #expect(try !hasSnapshots())
+        #expect(try writer.store.head() == head)
+        #expect(try writer.store.verifyChain().isIntact)
+        #expect(try writer.groupState("2000000000007001", asOf: asOf).groupKey == "2000000000007001")
+        sql.close()
+        let verify = try CLI.run(["verify", "--db", test.path])
+        #expect(verify.exitCode == 0, "\(verify)")
+    }
+
     @Test("a missing ledger file is an error that says how to create one")
     func missingLedger() throws {
         let dir = try TemporaryDirectory()
@@ -165,7 +198,7 @@ struct LedgerFileTests {
         let test = try TestLedger()
         let sql = try RawSQLite(path: test.path)
         #expect(try sql.scalarInt("PRAGMA application_id") == 0x5345_4154)
-        #expect(try sql.scalarInt("PRAGMA user_version") == 1)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 2)
         // journal_mode is a string; WAL mode is persistent in the file header (bytes 18–19 = 2).
         let header = try Data(contentsOf: URL(fileURLWithPath: test.path)).prefix(20)
         #expect(header.count == 20 && header[18] == 2 && header[19] == 2)

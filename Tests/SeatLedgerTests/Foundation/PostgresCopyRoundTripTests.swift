@@ -28,8 +28,8 @@ struct PostgresCopyRoundTripTests {
         let reopened = try pg.open()
         #expect(try reopened.head().hash == source.store.head().hash)
         #expect(try reopened.verifyChain().isIntact)
-        #expect(try reopened.groupStates().map(\.state) == source.store.groupStates().map(\.state))
-        #expect(try reopened.groupStates().map(\.groupKey) == source.store.groupStates().map(\.groupKey))
+        #expect(try reopened.foldedGroups().map(\.state) == source.store.foldedGroups().map(\.state))
+        #expect(try reopened.foldedGroups().map(\.groupKey) == source.store.foldedGroups().map(\.groupKey))
         let again = try copy.run(to: pg)
         #expect(again.copied == 0 && again.alreadyPresent == 4)
 
@@ -39,7 +39,7 @@ struct PostgresCopyRoundTripTests {
         #expect(r2.copied == 4)
         let b = try back.open()
         #expect(try b.head().hash == source.store.head().hash)
-        #expect(try b.groupStates().map(\.state) == source.store.groupStates().map(\.state))
+        #expect(try b.foldedGroups().map(\.state) == source.store.foldedGroups().map(\.state))
 
         // a PG destination with another chain
         let admin = try PostgresConnection(url: cluster.url(database: "postgres"))
@@ -100,7 +100,7 @@ struct PostgresRebuildTests {
         let directory = try TemporaryDirectory(label: "pg-rebuild")
         let maintained = try directory.bareStore("m.sqlite")
         _ = try maintained.commit(events: events) { try ProjectionMaintainer(store: maintained).update(after: $0) }
-        let expected = try maintained.groupStates().map { [$0.groupKey, $0.state] }
+        let expected = try maintained.foldedGroups().map { [$0.groupKey, $0.state] }
         #expect(expected.count >= 6)
 
         let cluster = try PostgresTestCluster()
@@ -114,7 +114,7 @@ struct PostgresRebuildTests {
             rebuilder.scansOnReaderThread = readerThread
             rebuilder.batchSize = 7
             _ = try rebuilder.rebuildAll(progress: nil)
-            #expect(try pg.groupStates().map { [$0.groupKey, $0.state] } == expected, "split from \(split), reader thread \(readerThread)")
+            #expect(try pg.foldedGroups().map { [$0.groupKey, $0.state] } == expected, "split from \(split), reader thread \(readerThread)")
             #expect(try rebuilder.staleGroups(progress: nil).isEmpty)
         }
     }

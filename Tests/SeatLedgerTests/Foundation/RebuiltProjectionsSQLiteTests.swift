@@ -20,8 +20,7 @@ struct RebuiltProjectionsSQLiteTests {
             try store.clearProjections()
             try store.withGroupKeyIndexBuiltAfter {
                 insideHadIndex = try indexSQL() != nil
-                try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "i1", groupKey: "g1", role: "key")],
-                                              states: [StoredGroupState(groupKey: "g1", state: "{}", asOf: 1, lastPosition: 1)])
+                try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "i1", groupKey: "g1", role: "key")])
             }
         }
         #expect(insideHadIndex == false)
@@ -53,14 +52,13 @@ struct RebuiltProjectionsSQLiteTests {
         } + [GroupIndexRow(identifier: "k5", groupKey: "g5", role: "key"),
              GroupIndexRow(identifier: "q\"\\\n\u{1}é名", groupKey: "g7", role: "alias"),
              GroupIndexRow(identifier: "a|b|", groupKey: "g8", role: "alias")]
-        let states = (0..<300).map { StoredGroupState(groupKey: "g\($0)", state: "{}", asOf: 1, lastPosition: 1) }
         var stagedInside: Int64?
         var indexedInside: Int64?
         try store.write {
             try store.clearProjections()
             try store.withGroupKeyIndexBuiltAfter {
-                try store.insertRebuiltGroups(rows: Array(rows.prefix(250)), states: Array(states.prefix(100)))
-                try store.insertRebuiltGroups(rows: Array(rows.dropFirst(250)), states: Array(states.dropFirst(100)))
+                try store.insertRebuiltGroups(rows: Array(rows.prefix(250)))
+                try store.insertRebuiltGroups(rows: Array(rows.dropFirst(250)))
                 stagedInside = try count("SELECT count(*) FROM temp.rebuilt_group_rows, json_each(rebuilt_group_rows.rows)")
                 indexedInside = try count("SELECT count(*) FROM group_index")
             }
@@ -78,7 +76,7 @@ struct RebuiltProjectionsSQLiteTests {
         #expect(throws: SQLiteError.self) {
             try store.write {
                 try store.withGroupKeyIndexBuiltAfter {
-                    try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "x", groupKey: "gx", role: "al|ias")], states: [])
+                    try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "x", groupKey: "gx", role: "al|ias")])
                 }
             }
         }
@@ -87,14 +85,13 @@ struct RebuiltProjectionsSQLiteTests {
         #expect(throws: Stop.self) {
             try store.write {
                 try store.withGroupKeyIndexBuiltAfter {
-                    try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "x", groupKey: "gx", role: "key")], states: [])
+                    try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "x", groupKey: "gx", role: "key")])
                     throw Stop()
                 }
             }
         }
         try store.write {
-            try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "y", groupKey: "gy", role: "key")],
-                                          states: [StoredGroupState(groupKey: "gy", state: "{}", asOf: 1, lastPosition: 1)])
+            try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "y", groupKey: "gy", role: "key")])
         }
         #expect(try store.groupKeys(forAny: ["x"]).isEmpty)
         #expect(try store.groupKeys(forAny: ["y"]) == ["gy"])

@@ -32,10 +32,6 @@ struct RebuildFailureTests {
             name: "the earlier identity half (main store, ranged scan) after 1 batch",
             fault: PlannedFault(operation: .forEachFactsBatchInRange, role: .main, trigger: .afterBatches(1)),
             writesBeforeFault: [.clearProjections], neverReached: [.forEachFactsBatchOfWholeLog, .insertRebuiltGroups])
-        static let foldScan = FaultPoint(
-            name: "the fold scan (reader, whole log) after 3 batches",
-            fault: PlannedFault(operation: .forEachFactsBatchOfWholeLog, role: .reader, trigger: .afterBatches(3)),
-            writesBeforeFault: [.clearProjections, .insertRebuiltGroups])
         static let secondGroupWrite = FaultPoint(
             name: "the second insertRebuiltGroups",
             fault: PlannedFault(operation: .insertRebuiltGroups, role: .main, trigger: .afterCalls(1)),
@@ -56,9 +52,8 @@ struct RebuildFailureTests {
         try Self.checkRebuildFails(at: point)
     }
 
-    @Test("a failing fold scan or group write rolls the rebuilt projections back",
-          arguments: [FaultPoint.foldScan, .secondGroupWrite])
-    func foldFails(point: FaultPoint) throws {
+    @Test("a failing group write rolls the rebuilt index back", arguments: [FaultPoint.secondGroupWrite])
+    func groupWriteFails(point: FaultPoint) throws {
         try Self.checkRebuildFails(at: point)
     }
 
@@ -81,7 +76,7 @@ struct RebuildFailureTests {
             #expect(try test.store.positionsWithoutFacts().count > 300, "several derive batches of 64")
         }
         let before = try StoredLedger(test)
-        try #require(before.groupState.count >= 400 && before.groupIndex.count >= 400 && before.facts.count >= 1_000
+        try #require(before.groupIndex.count >= 400 && before.facts.count >= 1_000
                      && before.head.count == 1)
 
         let plan = FaultPlan()
@@ -116,7 +111,6 @@ struct RebuildFailureTests {
         }
 
         let after = try StoredLedger(test)
-        Self.expectUnchanged("group_state rows", after.groupState, before.groupState)
         Self.expectUnchanged("group_index rows", after.groupIndex, before.groupIndex)
         Self.expectUnchanged("event_facts rows", after.facts, before.facts)
         Self.expectUnchanged("the schema (the group-key index)", after.schema, before.schema)
@@ -145,7 +139,7 @@ struct RebuildFailureTests {
         _ = try store.commit(events: manyEvents) { try maintainer.update(after: $0) }
         let events = try store.eventCount()
         try #require(events >= 2_000, "\(events) events")
-        try #require(try store.groupStates().count >= 400)
+        try #require(try store.foldedGroups().count >= 400)
         return test
     }
 
@@ -153,7 +147,6 @@ struct RebuildFailureTests {
     /// (committed data only): the rows of the projection and facts tables, the schema, and the
     /// log's head.
     private struct StoredLedger {
-        let groupState: TableRows
         let groupIndex: TableRows
         let facts: TableRows
         let schema: TableRows
@@ -162,8 +155,6 @@ struct RebuildFailureTests {
         init(_ test: TestLedger) throws {
             let sql = try RawSQLite(path: test.path, readOnly: true)
             defer { sql.close() }
-            groupState = try TableRows(sql, "quote(group_key) || ',' || quote(state) || ',' || quote(as_of) || ',' || quote(last_position)",
-                                       from: "SELECT * FROM group_state ORDER BY group_key")
             groupIndex = try TableRows(sql, "quote(identifier) || ',' || quote(group_key) || ',' || quote(role)",
                                        from: "SELECT * FROM group_index ORDER BY identifier, group_key, role")
             facts = try TableRows(sql, "quote(position) || ',' || quote(facts)", from: "SELECT * FROM event_facts ORDER BY position")

@@ -269,11 +269,10 @@ final class FailingStore: LedgerStore {
     func groupKeys(forAny identifiers: Set<String>) throws -> Set<String> { try base.groupKeys(forAny: identifiers) }
     func groupIndexRows(groupKeys: Set<String>) throws -> [GroupIndexRow] { try base.groupIndexRows(groupKeys: groupKeys) }
 
-    func replaceGroups(removing: Set<String>, rows: [GroupIndexRow], states: [StoredGroupState]) throws {
-        try base.replaceGroups(removing: removing, rows: rows, states: states)
+    func replaceGroups(removing: Set<String>, rows: [GroupIndexRow]) throws {
+        try base.replaceGroups(removing: removing, rows: rows)
     }
 
-    func groupStates() throws -> [StoredGroupState] { try base.groupStates() }
     func allGroupKeys() throws -> [String] { try base.allGroupKeys() }
 
     func clearProjections() throws {
@@ -283,9 +282,9 @@ final class FailingStore: LedgerStore {
 
     func withGroupKeyIndexBuiltAfter<T>(_ body: () throws -> T) throws -> T { try base.withGroupKeyIndexBuiltAfter(body) }
 
-    func insertRebuiltGroups(rows: [GroupIndexRow], states: [StoredGroupState]) throws {
+    func insertRebuiltGroups(rows: [GroupIndexRow]) throws {
         try plan.enter(.insertRebuiltGroups, on: role)
-        try base.insertRebuiltGroups(rows: rows, states: states)
+        try base.insertRebuiltGroups(rows: rows)
     }
 
     // MARK: Seat claims

@@ -152,8 +152,8 @@ final class DecodeSlots: @unchecked Sendable {
     var values: [Result<[NewEvent], IngestRejection>] { slots.map { $0! } }
 }
 
-/// `reset-projections`: empties the projection caches of a ledger (facts, group index, group
-/// snapshots) so the next `seatledger rebuild` derives everything from the log again, exactly as
+/// `reset-projections`: empties the projection caches of a ledger (facts, group index, and a
+/// schema 1 ledger's group snapshots) so the next `seatledger rebuild` derives everything from the log again, exactly as
 /// on a ledger built without projection maintenance. Events are untouched (they cannot be
 /// updated or deleted anyway). Tables that do not exist are skipped.
 enum ResetProjections {

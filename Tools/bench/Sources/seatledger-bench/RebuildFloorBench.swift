@@ -10,8 +10,8 @@ import Foundation
 /// - `read_decoded`: every event's metadata and decoded JSON text through the same query a cold
 ///   rebuild derives facts with (`EventStore.eventsForFactsSQL`, the covering index);
 /// - `write_facts`: the same facts rows into a fresh file (what a cold rebuild stores);
-/// - `write_projections`: the rebuilt `group_state` rows and `group_index` rows (already sorted
-///   by key, so no sort is timed) into a fresh file, then `group_index_key`, in one transaction,
+/// - `write_projections`: the rebuilt `group_index` rows (already sorted by key, so no sort is
+///   timed) into a fresh file, then `group_index_key`, in one transaction,
 ///   and the close that checkpoints the WAL (the rebuild's process pays that at exit too).
 ///
 /// The fresh files use the ledger's settings: 16 KiB pages, WAL, `synchronous = FULL`, the
@@ -58,13 +58,9 @@ enum RebuildFloorBench {
         try source.each("SELECT identifier, group_key, role FROM group_index ORDER BY identifier, group_key, role") { statement in
             index.append(blobColumns: [0, 1, 2], of: statement)
         }
-        var states = Rows(columns: 2)
-        var stateNumbers: [(Int64, Int64)] = []
-        try source.each("SELECT group_key, state, as_of, last_position FROM group_state ORDER BY group_key") { statement in
-            states.append(blobColumns: [0, 1], of: statement)
-            stateNumbers.append((sqlite3_column_int64(statement, 2), sqlite3_column_int64(statement, 3)))
-        }
-        guard states.count > 0 else { throw BenchError("\(ledger) has no group_state rows: run a rebuild first") }
+        var groups = 0
+        try source.each("SELECT count(DISTINCT group_key) FROM group_index") { statement in groups = Int(sqlite3_column_int64(statement, 0)) }
+        guard groups > 0 else { throw BenchError("\(ledger) has no group_index rows: run a rebuild first") }
 
         log("floor: writing facts to a fresh file")
         let writeFacts = try time {
@@ -80,22 +76,14 @@ enum RebuildFloorBench {
         }
 
         log("floor: writing projections to a fresh file")
-        var insertStates = 0.0, insertIndex = 0.0, createIndex = 0.0
+        var insertIndex = 0.0, createIndex = 0.0
         let writeProjections = try time {
             let db = try Database.fresh(at: scratch)
             try db.exec("""
                 CREATE TABLE group_index (identifier TEXT NOT NULL, group_key TEXT NOT NULL, role TEXT NOT NULL,
                     PRIMARY KEY (identifier, group_key, role)) WITHOUT ROWID;
-                CREATE TABLE group_state (group_key TEXT PRIMARY KEY, state TEXT NOT NULL, as_of INTEGER NOT NULL,
-                    last_position INTEGER NOT NULL);
                 """)
             try db.transaction {
-                insertStates = try time { try db.insert("INSERT INTO group_state(group_key, state, as_of, last_position) VALUES (?, ?, ?, ?)", rows: states.count) { statement, row in
-                    states.bind(row, column: 0, to: statement, at: 1, asText: true)
-                    states.bind(row, column: 1, to: statement, at: 2, asText: true)
-                    sqlite3_bind_int64(statement, 3, stateNumbers[row].0)
-                    sqlite3_bind_int64(statement, 4, stateNumbers[row].1)
-                } }
                 insertIndex = try time { try db.insert("INSERT INTO group_index(identifier, group_key, role) VALUES (?, ?, ?)", rows: index.count) { statement, row in
                     for column in 0..<3 { index.bind(row, column: column, to: statement, at: Int32(column + 1), asText: true) }
                 } }
@@ -110,19 +98,17 @@ enum RebuildFloorBench {
         let cold = writeFacts + writeProjections
         try emit([
             "rebuild_floor_events": positions.count,
-            "rebuild_floor_groups": states.count,
+            "rebuild_floor_groups": groups,
             "rebuild_floor_index_rows": index.count,
             "rebuild_floor_facts_mb": round(Double(facts.byteCount) / 1_048_576, 1),
             "rebuild_floor_decoded_mb": round(Double(decodedBytes) / 1_048_576, 1),
-            "rebuild_floor_state_mb": round(Double(states.byteCount) / 1_048_576, 1),
             "rebuild_floor_read_facts_seconds": round(readFacts, 3),
             "rebuild_floor_read_decoded_seconds": round(readDecoded, 3),
             "rebuild_floor_write_facts_seconds": round(writeFacts, 3),
             "rebuild_floor_write_projections_seconds": round(writeProjections, 3),
-            "rebuild_floor_insert_states_seconds": round(insertStates, 3),
             "rebuild_floor_insert_index_rows_seconds": round(insertIndex, 3),
             "rebuild_floor_create_key_index_seconds": round(createIndex, 3),
-            "rebuild_floor_commit_and_close_seconds": round(writeProjections - insertStates - insertIndex - createIndex, 3),
+            "rebuild_floor_commit_and_close_seconds": round(writeProjections - insertIndex - createIndex, 3),
             "rebuild_floor_warm_seconds": round(warm, 3),
             "rebuild_floor_cold_seconds": round(cold, 3),
             "rebuild_floor_warm_events_per_s": round(events / warm, 0),

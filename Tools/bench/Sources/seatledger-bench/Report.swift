@@ -178,7 +178,7 @@ enum Report {
         rows.append(("4b floor", "SQLite alone writing the rebuild's output, events/s: cold / warm",
                      "\(v("rebuild_floor_cold_events_per_s")) / \(v("rebuild_floor_warm_events_per_s"))",
                      "rebuild takes \(v("rebuild_vs_floor_time_ratio"))× / \(v("rebuild_warm_vs_floor_time_ratio"))× the floor"))
-        rows.append(("", "  no computation: facts \(v("rebuild_floor_write_facts_seconds")) s + projections \(v("rebuild_floor_write_projections_seconds")) s (\(v("rebuild_floor_index_rows")) index rows, \(v("rebuild_floor_state_mb")) MB of snapshots); reads (other core) \(v("rebuild_floor_read_decoded_seconds")) / \(v("rebuild_floor_read_facts_seconds")) s", "", ""))
+        rows.append(("", "  no computation: facts \(v("rebuild_floor_write_facts_seconds")) s + projections \(v("rebuild_floor_write_projections_seconds")) s (\(v("rebuild_floor_index_rows")) index rows); reads (other core) \(v("rebuild_floor_read_decoded_seconds")) / \(v("rebuild_floor_read_facts_seconds")) s", "", ""))
         rows.append(("5 read", "group show in-process median / p99 ms (\(v("group_show_inprocess_samples")) groups)", "\(v("group_show_inprocess_median_ms")) / \(v("group_show_inprocess_p99_ms"))", mark("group_show_median_ms")))
         rows.append(("", "group show CLI median / p99 ms (\(v("group_show_cli_samples")) runs)", "\(v("group_show_cli_median_ms")) / \(v("group_show_cli_p99_ms"))", "process start \(v("cli_startup_median_ms")) ms"))
         rows.append(("5b read API", "GET /v1/members/{id}, 16 connections, requests/s", v("members_get_per_s"), mark("members_get_per_s")))
