@@ -24,11 +24,11 @@ public struct GroupAudit: Sendable {
         self.generatedAt = generatedAt
     }
 
-    /// Renders the report.
-    public func render(_ format: ReportFormat, color: Bool = false) -> String {
+    /// Renders the report; text tables fit `width` (a terminal's) when one is given.
+    public func render(_ format: ReportFormat, color: Bool = false, width: Int? = nil) -> String {
         switch format {
         case .json: return json.prettyString()
-        case .text: return text(color: color)
+        case .text: return text(color: color, width: width)
         case .markdown: return markdown
         case .html: return AuditHTML.group(self)
         }
@@ -88,17 +88,17 @@ public struct GroupAudit: Sendable {
         }
     }
 
-    func text(color: Bool) -> String {
+    func text(color: Bool, width maxWidth: Int?) -> String {
         let bold = color ? "\u{1B}[1m" : "", reset = color ? "\u{1B}[0m" : "", red = color ? "\u{1B}[31m" : ""
         var out = ["\(bold)Audit of group \(state.groupKey)\(reset) (generated \(Timestamp.iso8601(generatedAt)))", ""]
         let width = summaryRows.map(\.0.count).max() ?? 10
-        out += summaryRows.map { "  \($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1)" }
-        out += ["", "\(bold)Members\(reset)", TextTable.render([Self.memberHeader] + Self.memberRows(state.members)), ""]
-        out += ["\(bold)Timeline\(reset)", TextTable.render([Self.timelineHeader] + Self.timelineRows(timeline)), ""]
+        out += summaryRows.map { TextTable.words("  \($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1)", maxWidth: maxWidth, indent: width + 4) }
+        out += ["", "\(bold)Members\(reset)", TextTable.render([Self.memberHeader] + Self.memberRows(state.members), maxWidth: maxWidth), ""]
+        out += ["\(bold)Timeline\(reset)", TextTable.render([Self.timelineHeader] + Self.timelineRows(timeline), maxWidth: maxWidth), ""]
         out.append("\(bold)Anomalies\(reset)")
-        out += anomalies.isEmpty ? ["  none"] : anomalies.map { "  \(red)!\(reset) [\($0.code)] \($0.text)" }
+        out += anomalies.isEmpty ? ["  none"] : anomalies.map { TextTable.words("  \(red)!\(reset) [\($0.code)] \($0.text)", maxWidth: maxWidth) }
         out += ["", "\(bold)Recommended actions\(reset)"]
-        out += actions.isEmpty ? ["  none"] : actions.map { "  → \($0.text)" }
+        out += actions.isEmpty ? ["  none"] : actions.map { TextTable.words("  → \($0.text)", maxWidth: maxWidth) }
         return out.joined(separator: "\n")
     }
 

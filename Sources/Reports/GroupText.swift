@@ -18,8 +18,8 @@ public enum GroupText {
         return TextTable.render(rows, maxWidth: width)
     }
 
-    /// `group show`: the full state.
-    public static func detail(_ group: GroupState) -> String {
+    /// `group show`: the full state; member lines wrap to `width` (a terminal's) when one is given.
+    public static func detail(_ group: GroupState, width: Int? = nil) -> String {
         var lines: [String] = []
         lines.append("Group \(group.groupKey)")
         lines.append("  Purchaser:     \(group.purchaserOriginalTransactionId ?? "(unknown)")")
@@ -37,7 +37,7 @@ public enum GroupText {
             lines.append("                 at renewal over capacity by \(over): unclaim \(over) before \(group.periodEnd.map(Timestamp.iso8601) ?? "the renewal")")
         }
         lines.append("  Members (\(group.members.count), \(group.members.filter(\.hasAccess).count) with access):")
-        for member in group.members { lines.append(memberLine(member)) }
+        for member in group.members { lines.append(memberLine(member, width: width)) }
         if let apple = group.apple {
             lines.append("  Apple (Get Seat Info at \(Timestamp.iso8601(apple.observedAt))): total \(apple.totalSeatCount.map(String.init) ?? "?"), available \(apple.availableSeatCount.map(String.init) ?? "?"), \(apple.assignedSeatClaimIds.count) claim(s)")
         }
@@ -51,8 +51,9 @@ public enum GroupText {
         return lines.joined(separator: "\n")
     }
 
-    /// One member line with access window or revocation.
-    public static func memberLine(_ member: MemberState) -> String {
+    /// One member line with access window or revocation; each of its lines wraps at spaces to
+    /// `width` when one is given.
+    public static func memberLine(_ member: MemberState, width: Int? = nil) -> String {
         var ids: [String] = []
         // Identifiers come from recorded responses (any client's): shown with control characters visible.
         if let v = member.originalTransactionId { ids.append("otid \(DisplayText.visible(v))") }
@@ -73,7 +74,9 @@ public enum GroupText {
         } else {
             line += "              NO ACCESS"
         }
-        return line
+        guard width != nil else { return line }
+        return line.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { TextTable.words(String($0), maxWidth: width, indent: 16) }.joined(separator: "\n")
     }
 
     static func describe(_ model: InvitationManagement) -> String {
@@ -91,7 +94,7 @@ public enum TextTable {
     ///
     /// When a line would be wider than `maxWidth` (a terminal's width), each row is written as
     /// a block instead: its first cell, then one indented `HEADER  value` line per other cell,
-    /// so nothing wraps mid-column.
+    /// its value wrapped at spaces under itself, so nothing wraps mid-column.
     public static func render(_ rows: [[String]], maxWidth: Int? = nil) -> String {
         guard let first = rows.first else { return "" }
         var widths = Array(repeating: 0, count: first.count)
@@ -100,9 +103,10 @@ public enum TextTable {
         if let maxWidth, lineWidth > maxWidth, first.count > 1 {
             let labelWidth = first.dropFirst().map(\.count).max() ?? 0
             return rows.dropFirst().map { row in
-                var lines = ["\(first[0]) \(row.first ?? "")"]
+                var lines = [words("\(first[0]) \(row.first ?? "")", maxWidth: maxWidth)]
                 for (i, cell) in row.enumerated().dropFirst() where i < first.count {
-                    lines.append("  \(first[i].padding(toLength: labelWidth, withPad: " ", startingAt: 0))  \(cell)")
+                    lines.append(words("  \(first[i].padding(toLength: labelWidth, withPad: " ", startingAt: 0))  \(cell)",
+                                       maxWidth: maxWidth, indent: labelWidth + 4))
                 }
                 return lines.joined(separator: "\n")
             }.joined(separator: "\n\n")
@@ -112,5 +116,42 @@ public enum TextTable {
                 i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
             }.joined(separator: "  ")
         }.joined(separator: "\n")
+    }
+
+    /// One record's fields on a line, two spaces apart; when the line would be wider than
+    /// `maxWidth`, it breaks between fields and continues on lines indented by `indent`. A field is
+    /// never cut (an identifier stays whole and copyable), so a field wider than the width has a
+    /// line of its own. Without a width (a pipe or a file) the record is one line.
+    public static func fields(_ fields: [String], maxWidth: Int? = nil, indent: Int = 4) -> String {
+        flow(fields.filter { !$0.isEmpty }, separator: "  ", maxWidth: maxWidth, indent: indent)
+    }
+
+    /// `text` wrapped at spaces to `maxWidth`, every line after the first indented by `indent`
+    /// (the first line carries whatever prefix `text` starts with). A word is never cut.
+    public static func words(_ text: String, maxWidth: Int? = nil, indent: Int = 4) -> String {
+        guard let maxWidth, text.count > maxWidth else { return text }
+        let leading = text.prefix { $0 == " " }
+        let parts = text.dropFirst(leading.count).split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+        guard let first = parts.first else { return text }
+        return flow([String(leading) + first] + parts.dropFirst(), separator: " ", maxWidth: maxWidth, indent: indent)
+    }
+
+    private static func flow(_ pieces: [String], separator: String, maxWidth: Int?, indent: Int) -> String {
+        guard let maxWidth else { return pieces.joined(separator: separator) }
+        let padding = String(repeating: " ", count: indent)
+        var lines: [String] = []
+        var line = ""
+        for piece in pieces {
+            if line.isEmpty {
+                line = (lines.isEmpty ? "" : padding) + piece
+            } else if line.count + separator.count + piece.count <= maxWidth {
+                line += separator + piece
+            } else {
+                lines.append(line)
+                line = padding + piece
+            }
+        }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
+        return lines.joined(separator: "\n")
     }
 }

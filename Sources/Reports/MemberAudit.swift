@@ -54,8 +54,8 @@ public struct MemberAudit: Sendable {
         return "NO ACCESS"
     }
 
-    /// Renders the report.
-    public func render(_ format: ReportFormat, color: Bool = false) -> String {
+    /// Renders the report; text lines wrap to `width` (a terminal's) when one is given.
+    public func render(_ format: ReportFormat, color: Bool = false, width: Int? = nil) -> String {
         switch format {
         case .json: return json.prettyString()
         case .html: return AuditHTML.member(self)
@@ -75,12 +75,13 @@ public struct MemberAudit: Sendable {
             var out = ["\(bold)Access audit for \(identifier)\(reset) (generated \(Timestamp.iso8601(generatedAt)))"]
             if groups.isEmpty { out.append("Not a member of any known group.") }
             for entry in groups {
-                out += ["", "\(bold)Group \(entry.group.groupKey)\(reset) (\(entry.group.status.rawValue)), \(entry.member.role.rawValue) \(StateComparison.label(entry.member))",
-                        "  \(Self.verdict(entry.member))",
-                        "  Evidence: \(entry.member.evidence.prefix(8).joined(separator: ", "))",
+                out += ["", TextTable.words("\(bold)Group \(entry.group.groupKey)\(reset) (\(entry.group.status.rawValue)), \(entry.member.role.rawValue) \(StateComparison.label(entry.member))", maxWidth: width),
+                        TextTable.words("  \(Self.verdict(entry.member))", maxWidth: width),
+                        TextTable.words("  Evidence: \(entry.member.evidence.prefix(8).joined(separator: ", "))", maxWidth: width, indent: 12),
                         "  How it got here:"]
                 out += entry.chain.map { e in
-                    "    \(Timestamp.iso8601(e.effectiveAt))  \(e.what)\(e.isLate ? " (late)" : "")\(e.origin.map { " (via \($0))" } ?? ""): \(e.changes.map(\.text).joined(separator: "; "))"
+                    TextTable.words("    \(Timestamp.iso8601(e.effectiveAt))  \(e.what)\(e.isLate ? " (late)" : "")\(e.origin.map { " (via \($0))" } ?? ""): \(e.changes.map(\.text).joined(separator: "; "))",
+                                    maxWidth: width, indent: 6)
                 }
             }
             return out.joined(separator: "\n")

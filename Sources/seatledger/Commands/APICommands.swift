@@ -355,10 +355,11 @@ enum SeatsCommand: Command {
             let otid = try rest.first.map { try ledger.groupState($0, asOf: now).purchaserOriginalTransactionId ?? $0 }
             let records = try ledger.store.claimRequests(originalTransactionId: otid, state: arguments.value("state"))
             if json { Terminal.json(.array(records.map(\.json))) } else if records.isEmpty { Terminal.out("No Claim Seat requests.") } else {
+                let width = Terminal.width
                 Terminal.out(records.map {
-                    "\($0.requestIdentifier)  \($0.state)  group \($0.originalTransactionId)  member \(DisplayText.visible($0.memberRef ?? $0.appTransactionId ?? "-"))"
-                        + "  attempts \($0.attempts)" + ($0.seatClaimId.map { "  claim \($0)" } ?? "")
-                        + ($0.lastError.map { "  last: \($0)" } ?? "")
+                    TextTable.fields([$0.requestIdentifier, $0.state, "group \($0.originalTransactionId)",
+                                      "member \(DisplayText.visible($0.memberRef ?? $0.appTransactionId ?? "-"))", "attempts \($0.attempts)",
+                                      $0.seatClaimId.map { "claim \($0)" } ?? "", $0.lastError.map { "last: \($0)" } ?? ""], maxWidth: width)
                 }.joined(separator: "\n"))
             }
             return .success

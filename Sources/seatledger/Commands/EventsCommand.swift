@@ -72,9 +72,12 @@ enum EventsCommand: Command {
         if arguments.flag("json") {
             Terminal.json(.array(events.map(summary)))
         } else {
+            let width = Terminal.width
             for event in events {
                 let what = [event.type, event.subtype, event.status.map { "HTTP \($0)" }].compactMap { $0 }.joined(separator: " / ")
-                Terminal.out("#\(event.position)  occurred \(Timestamp.iso8601(event.occurredAt))  recorded \(Timestamp.iso8601(event.recordedAt))  \(event.kind.rawValue)  \(what)  \(event.eventId)")
+                Terminal.out(TextTable.fields(["#\(event.position)", "occurred \(Timestamp.iso8601(event.occurredAt))",
+                                               "recorded \(Timestamp.iso8601(event.recordedAt))", event.kind.rawValue, what, event.eventId],
+                                              maxWidth: width))
             }
             if events.isEmpty { Terminal.out("No events.") }
         }

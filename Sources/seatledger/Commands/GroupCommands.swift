@@ -72,7 +72,7 @@ enum GroupCommand: Command {
         let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
         let state = try ledger.groupState(reference, asOf: clocks.asOf, knownAt: clocks.knownAt)
-        if arguments.flag("json") { Terminal.json(state.json) } else { Terminal.out(GroupText.detail(state)) }
+        if arguments.flag("json") { Terminal.json(state.json) } else { Terminal.out(GroupText.detail(state, width: Terminal.width)) }
         return .success
     }
 }
@@ -112,7 +112,7 @@ enum MemberCommand: Command {
         } else {
             for entry in entries {
                 Terminal.out("Group \(entry.group.groupKey) (\(entry.group.status.rawValue))")
-                Terminal.out(GroupText.memberLine(entry.member))
+                Terminal.out(GroupText.memberLine(entry.member, width: Terminal.width))
             }
         }
         guard !entries.isEmpty else {

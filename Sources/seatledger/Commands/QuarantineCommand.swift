@@ -1,6 +1,7 @@
 import AppStoreModels
 import EventStore
 import Foundation
+import Reports
 import SeatLedger
 
 /// `seatledger quarantine list|show|retry|dismiss`.
@@ -71,9 +72,11 @@ enum QuarantineCommand: Command {
             } else if records.isEmpty {
                 Terminal.out(state.map { "No \($0) quarantine items." } ?? "Quarantine is empty.")
             } else {
+                let width = Terminal.width
                 for record in records {
-                    Terminal.out("#\(record.id)  \(Timestamp.iso8601(record.recordedAt))  \(record.state)  \(record.errorCode)  \(record.source)")
-                    Terminal.out("    \(record.reason)  (\(record.raw.count) bytes kept)")
+                    Terminal.out(TextTable.fields(["#\(record.id)", Timestamp.iso8601(record.recordedAt), record.state, record.errorCode, record.source],
+                                                  maxWidth: width))
+                    Terminal.out(TextTable.words("    \(record.reason)  (\(record.raw.count) bytes kept)", maxWidth: width))
                 }
             }
             return .success

@@ -51,6 +51,7 @@ enum ReplayCommand: Command {
             return .success
         }
         Terminal.out("Replay of \(reference): \(entries.count) entries")
+        let width = Terminal.width
         for entry in entries {
             var flags: [String] = []
             if entry.isLate, let recorded = entry.recordedAt { flags.append("LATE: recorded \(Timestamp.iso8601(recorded))") }
@@ -58,9 +59,10 @@ enum ReplayCommand: Command {
             if let origin = entry.origin { flags.append("via \(SpoolDirectory.printable(origin))") }
             if entry.duplicateArrivals > 0 { flags.append("\(entry.duplicateArrivals) duplicate arrival(s)") }
             let id = entry.position.map { "#\($0) " } ?? ""
-            Terminal.out("\(Timestamp.iso8601(entry.effectiveAt))  \(id)\(entry.what)\(flags.isEmpty ? "" : "  [\(flags.joined(separator: ", "))]")")
+            Terminal.out(TextTable.fields([Timestamp.iso8601(entry.effectiveAt), "\(id)\(entry.what)",
+                                           flags.isEmpty ? "" : "[\(flags.joined(separator: ", "))]"], maxWidth: width))
             if entry.changes.isEmpty { Terminal.out("    (no change)") }
-            for change in entry.changes { Terminal.out("    • \(change.text)") }
+            for change in entry.changes { Terminal.out(TextTable.words("    • \(change.text)", maxWidth: width, indent: 6)) }
         }
         return .success
     }
@@ -179,11 +181,13 @@ enum AuditCommand: Command {
         let now = Clocks.now
         let asOf = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? now
         let color = format == .text && arguments.value("out") == nil && Terminal.colorOnStdout
+        // A text report written to a file is not for this terminal: whole lines.
+        let width = arguments.value("out") == nil ? Terminal.width : nil
         let report: String
         if arguments.positionals[0] == "member" {
-            report = try ledger.auditMember(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color)
+            report = try ledger.auditMember(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color, width: width)
         } else {
-            report = try ledger.auditGroup(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color)
+            report = try ledger.auditGroup(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color, width: width)
         }
         if let out = arguments.value("out") {
             try FileChecks.write(Data((report + "\n").utf8), to: out)

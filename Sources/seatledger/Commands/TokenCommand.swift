@@ -1,6 +1,7 @@
 import AppStoreModels
 import EventStore
 import Foundation
+import Reports
 import SeatLedger
 import SeatLedgerService
 
@@ -53,9 +54,11 @@ enum TokenCommand: Command {
             } else if records.isEmpty {
                 Terminal.out("No tokens.")
             } else {
+                let width = Terminal.width
                 for record in records {
                     let state = record.revokedAt.map { "revoked \(Timestamp.iso8601($0))" } ?? "active"
-                    Terminal.out("\(record.name)  scope \(record.scope)  sha256 \(record.sha256.prefix(12))…  created \(Timestamp.iso8601(record.createdAt))  \(state)")
+                    Terminal.out(TextTable.fields([record.name, "scope \(record.scope)", "sha256 \(record.sha256.prefix(12))…",
+                                                   "created \(Timestamp.iso8601(record.createdAt))", state], maxWidth: width))
                 }
             }
             return .success

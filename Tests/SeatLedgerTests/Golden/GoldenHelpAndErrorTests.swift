@@ -113,6 +113,12 @@ struct GoldenHelpAndErrorTests {
         ErrorCase(name: "not-found.json", arguments: ["member", "show", "nobody-42", "--db", "DB", "--json"], exitCode: 2),
         ErrorCase(name: "completions-unknown-shell.txt", arguments: ["completions", "tcsh"], exitCode: 2),
         ErrorCase(name: "groups-narrow.txt", arguments: ["groups", "--db", "DB", "--as-of", GoldenCLITests.now], exitCode: 0),
+        ErrorCase(name: "group-show-narrow.txt", arguments: ["group", "show", GoldenCLITests.guideGroup, "--db", "DB", "--as-of", GoldenCLITests.now], exitCode: 0),
+        ErrorCase(name: "member-show-narrow.txt", arguments: ["member", "show", "m1", "--db", "DB", "--as-of", GoldenCLITests.now], exitCode: 0),
+        ErrorCase(name: "events-narrow.txt", arguments: ["events", "--db", "DB", "--limit", "4"], exitCode: 0),
+        ErrorCase(name: "replay-narrow.txt", arguments: ["replay", GoldenCLITests.guideGroup, "--db", "DB"], exitCode: 0),
+        ErrorCase(name: "audit-group-narrow.txt", arguments: ["audit", "group", GoldenCLITests.guideGroup, "--format", "text", "--db", "DB"], exitCode: 0),
+        ErrorCase(name: "audit-member-narrow.txt", arguments: ["audit", "member", "m1", "--format", "text", "--db", "DB"], exitCode: 0),
     ]
 
     @Test("errors and narrow tables match their golden transcripts", arguments: errorCases)
