@@ -104,10 +104,13 @@ extension Ledger {
     /// Recomputes every projection from the log and replaces the stored ones, in one transaction.
     ///
     /// Events without cached facts get them derived first (in a transaction of their own).
+    /// `progress` gets a line at each phase; `counted`, how far each counted step has got.
     @discardableResult
-    public func rebuildProjections(progress: ((String) -> Void)? = nil) throws -> Int {
+    public func rebuildProjections(progress: ((String) -> Void)? = nil, counted: ((RebuildCount) -> Void)? = nil) throws -> Int {
         try requireWritable()
-        let groups = try ProjectionRebuilder(store: store).rebuildAll(progress: progress)
+        var rebuilder = ProjectionRebuilder(store: store)
+        rebuilder.counted = counted
+        let groups = try rebuilder.rebuildAll(progress: progress)
         try recordCurrentProjectionRules()
         return groups
     }

@@ -33,7 +33,7 @@ struct ProjectionRebuilder {
         var groups = 0
     }
 
-    /// Events read, derived and stored at a time by ``deriveMissingFacts(progress:)`` (at most
+    /// Events read, derived and stored at a time by ``deriveFacts(of:)`` (at most
     /// ``batchSize``). Three batches are in flight at once; at 8,192 their decoded text and parsed
     /// JSON left the allocator holding ~35 MB more at a cold rebuild's peak (252 MB against 214-221
     /// MB at 2,048), for no speed.
@@ -55,19 +55,17 @@ struct ProjectionRebuilder {
     /// Groups written per `replaceGroups` call by ``rebuildAll(progress:)``.
     var groupsPerWrite = 512
 
+    /// Called as each counted step advances (after each batch of events, each write of groups).
+    var counted: ((RebuildCount) -> Void)?
+
     // MARK: Facts
 
-    /// Derives and stores facts for events that have none (inside the caller's write transaction).
+    /// Derives and stores the facts of the events at `missing` (inside the caller's write transaction).
     ///
     /// Three stages overlap: a reader thread with its own connection reads the next batch of
     /// events (metadata and decoded text: a page of the log per event), the pool derives the facts
     /// of the batch before it, and this thread stores the facts of the batch before that.
-    func deriveMissingFacts(progress: ((String) -> Void)?) throws -> Int {
-        try deriveFacts(of: try store.positionsWithoutFacts(), progress: progress)
-    }
-
-    /// Derives and stores the facts of the events at `missing` (inside the caller's write transaction).
-    private func deriveFacts(of missing: [Int64], progress: ((String) -> Void)?) throws -> Int {
+    private func deriveFacts(of missing: [Int64]) throws -> Int {
         guard !missing.isEmpty else { return 0 }
         let size = max(1, min(batchSize, deriveBatchSize))
         let batches = stride(from: missing.startIndex, to: missing.endIndex, by: size).map { start in
@@ -81,7 +79,7 @@ struct ProjectionRebuilder {
             let encoded = pending.wait()
             for (position, facts) in encoded { try store.storeFacts(position: position, facts: facts) }
             done += encoded.count
-            progress?("derived facts of \(done) of \(missing.count) events")
+            counted?(RebuildCount(step: "deriving facts", done: done, total: missing.count, unit: "events"))
         }
         do {
             try readEventsForFacts(batches) { events in
@@ -128,7 +126,7 @@ struct ProjectionRebuilder {
             let missing = try store.positionsWithoutFacts()
             if !missing.isEmpty {
                 try store.write { try store.ensureEventMetadataIndex() }
-                _ = try store.write { try deriveFacts(of: missing, progress: progress) }
+                _ = try store.write { try deriveFacts(of: missing) }
             }
             return try store.write {
                 try store.clearProjections()
@@ -150,7 +148,7 @@ struct ProjectionRebuilder {
             rows.removeAll(keepingCapacity: true)
             groupsInRows = 0
         }
-        _ = try recompute(progress: progress) { membership in
+        _ = try recompute(progress: progress, step: "writing the group index") { membership in
             let groupRows = ProjectionMaintainer.rows(for: membership)
             rowCount += groupRows.count
             rows += groupRows
@@ -180,7 +178,7 @@ struct ProjectionRebuilder {
         try store.read {
             var unseen = Set(try store.allGroupKeys())
             var differing = Set<String>()
-            _ = try recompute(progress: progress) { membership in
+            _ = try recompute(progress: progress, step: "comparing the group index") { membership in
                 let key = membership.groupKey
                 unseen.remove(key)
                 let stored = ProjectionMaintainer.memberships(from: try store.groupIndexRows(groupKeys: [key]))[key]
@@ -191,10 +189,18 @@ struct ProjectionRebuilder {
     }
 
     /// Streams every resolved group to `each`, ascending by key; facts must exist for every event.
-    func recompute(progress: ((String) -> Void)?, each: (GroupMembership) throws -> Void) throws -> Statistics {
+    /// `step` names the handing on of the groups in ``counted``.
+    func recompute(progress: ((String) -> Void)?, step: String = "handing on groups",
+                   each: (GroupMembership) throws -> Void) throws -> Statistics {
         var statistics = Statistics()
         let identity = try resolveIdentity(progress: progress, statistics: &statistics)
-        for ordinal in identity.groups.indices { try each(identity.membership(ordinal)) }
+        let total = identity.groups.count
+        for ordinal in identity.groups.indices {
+            try each(identity.membership(ordinal))
+            if (ordinal + 1) % groupsPerWrite == 0 || ordinal + 1 == total {
+                counted?(RebuildCount(step: step, done: ordinal + 1, total: total, unit: "groups"))
+            }
+        }
         statistics.groups = identity.groups.count
         return statistics
     }
@@ -257,13 +263,11 @@ struct ProjectionRebuilder {
     /// The identity pass: one scan, or two halves of the log scanned on two threads at once (each
     /// with its own connection, table and evidence) and joined, for a log of at least
     /// ``identitySplitMinimum`` events when ``scansOnReaderThread`` allows other connections.
-    private func scanIdentity(progress: ((String) -> Void)?) throws -> IdentityScan {
-        var reported = 0
-        func report(_ total: Int) {
-            if total / 100_000 != reported / 100_000 { progress?("resolved identities of \(total) events") }
-            reported = total
-        }
+    private func scanIdentity() throws -> IdentityScan {
         let head = try store.head().position
+        func report(_ total: Int) {
+            counted?(RebuildCount(step: "resolving identities", done: total, total: Int(head), unit: "events"))
+        }
         guard scansOnReaderThread, head >= Int64(max(2, identitySplitMinimum)), splitsIdentityScan,
               let reader = try store.openReader() else {
             var scan = IdentityScan()
@@ -315,7 +319,7 @@ struct ProjectionRebuilder {
     }
 
     private func resolveIdentity(progress: ((String) -> Void)?, statistics: inout Statistics) throws -> Identity {
-        var scan = try scanIdentity(progress: progress)
+        var scan = try scanIdentity()
         statistics.events = scan.events
         // Moved out, not copied: the table grows below and the evidence is freed early.
         var table = scan.table

@@ -150,7 +150,9 @@ enum RebuildCommand: Command {
         let ledger = try Ledger.open(path: arguments.databasePath)
         let progress = ProgressReporter(label: "rebuild", arguments: arguments)
         let started = Date()
-        let count = try ledger.rebuildProjections { message in progress.phase(message) }
+        let count = try ledger.rebuildProjections(progress: { message in progress.phase(message) }, counted: { count in
+            progress.report(step: count.step, done: Int64(count.done), total: Int64(count.total), unit: count.unit)
+        })
         progress.finish()
         let events = try ledger.store.eventCount()
         let seconds = Date().timeIntervalSince(started)

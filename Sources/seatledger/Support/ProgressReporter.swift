@@ -13,6 +13,10 @@ final class ProgressReporter {
     private var lastPrint = Date.distantPast
     private let started = Date()
     private var printed = false
+    /// The step of ``report(step:done:total:unit:)`` in hand, and when it began.
+    private var step: (name: String, started: Date)?
+    /// When the step in hand last reported (shown or not): where the next step begins.
+    private var lastStepReport: Date?
 
     /// A reporter for `label` (`ingest`, `verify` …), enabled by `--progress` or a terminal.
     init(label: String, arguments: Arguments) {
@@ -31,6 +35,24 @@ final class ProgressReporter {
         printed = true
         Terminal.progress(Self.line(label: label, count: count, totalCount: totalCount, unit: unit, done: done, total: total,
                                     detail: detail, elapsed: now.timeIntervalSince(started)))
+    }
+
+    /// Reports `done` of `total` `unit` of one step of a command with several (a rebuild derives
+    /// facts, resolves identities, writes the index): rate and ETA are the step's own, from when
+    /// it first reported. A step's first and last reports are always shown.
+    func report(step name: String, done: Int64, total: Int64, unit: String) {
+        guard enabled, !Terminal.stopping.load(ordering: .relaxed) else { return }
+        let now = Date()
+        let isNew = step?.name != name
+        // A step begins where the one before it was last heard from (the first, with the command):
+        // its first report then has a rate, not a count over no time.
+        if isNew { step = (name, lastStepReport ?? started) }
+        lastStepReport = now
+        guard isNew || done >= total || now.timeIntervalSince(lastPrint) >= 0.5 else { return }
+        lastPrint = now
+        printed = true
+        Terminal.progress(Self.line(label: "\(label): \(name)", count: done, totalCount: total, unit: unit, done: nil, total: nil,
+                                    detail: nil, elapsed: now.timeIntervalSince(step?.started ?? now)))
     }
 
     /// An ingest summary, with the bytes read of a file whose size is known.

@@ -167,5 +167,9 @@ struct RebuiltProjectionsSQLiteTests {
         #expect(result.exitCode == 0, "\(result)")
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.last == "rebuild: putting \(rows) group index rows in place and committing", "\(result)")
+        // Each counted step shows done of total, the share and its rate (its first and last report always).
+        #expect(result.stderr.contains("rebuild: resolving identities: 1 of 1 events (100%) · "), "\(result)")
+        #expect(result.stderr.contains("rebuild: writing the group index: 1 of 1 groups (100%) · "), "\(result)")
+        #expect(result.stderr.contains("/s\n"), "\(result)")
     }
 }

@@ -304,10 +304,20 @@ struct RebuildFromLogTests {
         rebuilder.groupsPerWrite = 2  // several writes, the last one partial
         rebuilder.batchSize = 7       // several batches of events read, derived and stored at once
         rebuilder.scansOnReaderThread = seed % 2 == 1  // events read on a reader thread, or on this one
-        var derivedProgress: [String] = []
-        let groups = try rebuilder.rebuildAll { if $0.hasPrefix("derived facts") { derivedProgress.append($0) } }
-        #expect(derivedProgress.count == (events.count + 6) / 7)
-        #expect(derivedProgress.last == "derived facts of \(events.count) of \(events.count) events")
+        var counts: [RebuildCount] = []
+        rebuilder.counted = { counts.append($0) }
+        let groups = try rebuilder.rebuildAll(progress: nil)
+        // Each counted step climbs to its total, in order: facts, identities, then the index.
+        let derived = counts.filter { $0.step == "deriving facts" }
+        #expect(derived.map(\.done) == Array(stride(from: 7, to: events.count, by: 7)) + [events.count])
+        #expect(derived.allSatisfy { $0.total == events.count && $0.unit == "events" })
+        let identities = counts.filter { $0.step == "resolving identities" }
+        #expect(identities.last == RebuildCount(step: "resolving identities", done: events.count, total: events.count, unit: "events"))
+        #expect(identities.map(\.done) == identities.map(\.done).sorted())
+        let written = counts.filter { $0.step == "writing the group index" }
+        #expect(written.map(\.done) == Array(stride(from: 2, to: groups, by: 2)) + [groups])
+        #expect(written.allSatisfy { $0.total == groups && $0.unit == "groups" })
+        #expect(counts.map(\.step) == derived.map(\.step) + identities.map(\.step) + written.map(\.step))
         #expect(try bare.positionsWithoutFacts().isEmpty)
         let expected = try maintained.foldedStates()
         let rebuilt = try bare.foldedStates()
