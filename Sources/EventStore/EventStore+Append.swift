@@ -154,8 +154,12 @@ extension EventStore {
                 insertQuarantine.reset()
                 try insertQuarantine.bind(.integer(now), .text(item.source), .text(item.errorCode), .text(item.reason),
                                           .blob(item.raw), .text(digest)).run()
-                quarantineIds.append(connection.lastInsertRowID)
-                insertedNow.insert(connection.lastInsertRowID)
+                let id = connection.lastInsertRowID
+                quarantineIds.append(id)
+                insertedNow.insert(id)
+                let record = QuarantineRecord(id: id, recordedAt: now, source: item.source, errorCode: item.errorCode, reason: item.reason,
+                                              raw: item.raw, state: "open", resolvedAt: nil, resolution: nil)
+                try linkRecords([(.quarantine, String(id), RecordChain.quarantineDigest(record))])
             }
         }
         if let afterAppend { try afterAppend(appended) }

@@ -74,6 +74,9 @@ extension EventStore {
     func resolveQuarantine(id: Int64, state: String, resolution: String, at time: EpochMillis) throws(SQLiteError) {
         try connection.prepare("UPDATE quarantine SET state = ?, resolved_at = ?, resolution = ? WHERE id = ?")
             .bind(.text(state), .integer(time), .text(resolution), .integer(id)).run()
+        if let record = try quarantineRecord(id: id) {
+            try linkRecords([(.quarantine, String(id), RecordChain.quarantineDigest(record))])
+        }
     }
 
     /// Commits a retry: the events appended, and each quarantine id's resolution, atomically.

@@ -102,6 +102,11 @@ public final class EventStore {
             for upgrade in LedgerSchema.upgrades where upgrade.version > now {
                 try connection.execute(upgrade.sql)
             }
+            if now < 3 {
+                // The record chain starts by covering what is already stored.
+                try appendRecordLinks(RecordChain.sealing(configuration: try configValues(), roots: try trustRoots(),
+                                                          quarantine: try quarantine(state: nil, limit: Int.max)))
+            }
             if now < LedgerSchema.currentVersion { try connection.execute("PRAGMA user_version = \(LedgerSchema.currentVersion)") }
         }
     }
@@ -192,6 +197,7 @@ public final class EventStore {
             insert.reset()
             try insert.bind(.text(key), .text(value)).run()
         }
+        try linkRecords(pairs.map { (RecordChain.Kind.config, $0.0, RecordChain.configDigest(value: $0.1)) })
     }
 
     /// The stored configuration.
@@ -220,13 +226,19 @@ public final class EventStore {
             try connection.writeTransaction {
                 try connection.prepare("INSERT OR REPLACE INTO config(key, value) VALUES (?, ?)")
                     .bind(.text(key), .text(value)).run()
+                try linkRecords([(.config, key, RecordChain.configDigest(value: value))])
             }
         } catch let error as SQLiteError { throw .sqlite(error) } catch { throw .badConfiguration("\(error)") }
     }
 
-    private func insertRoot(_ root: StoredTrustRoot) throws(SQLiteError) {
+    /// Inserts a root unless its fingerprint is present, and links a new one; returns whether it was new.
+    @discardableResult
+    private func insertRoot(_ root: StoredTrustRoot) throws(SQLiteError) -> Bool {
         try connection.prepare("INSERT OR IGNORE INTO trust_roots(fingerprint, der, subject, added_at) VALUES (?, ?, ?, ?)")
             .bind(.text(root.fingerprint), .blob(Data(root.der)), .text(root.subject), .integer(root.addedAt)).run()
+        guard connection.changes > 0 else { return false }
+        try linkRecords([(.trustRoot, root.fingerprint, RecordChain.trustRootDigest(root))])
+        return true
     }
 
     /// Adds trust roots (ignoring ones already present); returns how many were new.
@@ -234,10 +246,7 @@ public final class EventStore {
         do {
             return try connection.writeTransaction {
                 var added = 0
-                for root in roots {
-                    try insertRoot(root)
-                    added += connection.changes
-                }
+                for root in roots where try insertRoot(root) { added += 1 }
                 return added
             }
         } catch let error as SQLiteError { throw .sqlite(error) } catch { throw .badConfiguration("\(error)") }
@@ -264,5 +273,43 @@ extension EventStore {
     @discardableResult
     package func setValueLengthLimit(_ bytes: Int32) -> Int32 {
         sqlite3_limit(connection.handle, SQLITE_LIMIT_LENGTH, bytes)
+    }
+}
+
+extension EventStore: RecordChainStorage {
+    /// The last record-chain link (inside the caller's write transaction, which holds the file's write lock).
+    package func lastRecordLink() throws -> (seq: Int64, hash: Data)? {
+        let statement = try connection.prepare("SELECT seq, hash FROM record_chain ORDER BY seq DESC LIMIT 1")
+        defer { statement.reset() }
+        return try statement.step() ? (statement.int64(0), statement.blob(1)) : nil
+    }
+
+    /// Stores one record-chain link.
+    package func insertRecordLink(_ link: RecordChain.Link) throws {
+        try connection.prepare("INSERT INTO record_chain(seq, kind, subject, digest, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)")
+            .bind(.integer(link.seq), .text(link.kind.rawValue), .text(link.subject), .blob(link.digest), .blob(link.previousHash),
+                  .blob(link.hash)).run()
+    }
+
+    /// ``appendRecordLinks(_:)`` with SQLite's error type.
+    func linkRecords(_ items: [(kind: RecordChain.Kind, subject: String, digest: Data)]) throws(SQLiteError) {
+        do { try appendRecordLinks(items) } catch let error as SQLiteError { throw error } catch {
+            throw SQLiteError(resultCode: SQLITE_ERROR, message: "\(error)", sql: "INSERT INTO record_chain", path: path)
+        }
+    }
+
+    /// The record chain's links in order; `nil` for a file of schema 2 (read-only opens do not upgrade).
+    public func recordLinks() throws -> [RecordChain.Link]? {
+        guard try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'record_chain'") == 1 else {
+            return nil
+        }
+        let statement = try connection.prepare("SELECT seq, kind, subject, digest, prev_hash, hash FROM record_chain ORDER BY seq")
+        var links: [RecordChain.Link] = []
+        while try statement.step() {
+            links.append(RecordChain.Link(seq: statement.int64(0), kind: RecordChain.Kind(rawValue: statement.text(1)),
+                                          subject: statement.text(2), digest: statement.blob(3), previousHash: statement.blob(4),
+                                          hash: statement.blob(5)))
+        }
+        return links
     }
 }

@@ -9,16 +9,35 @@ enum LedgerSchema {
     static let applicationID: Int64 = 0x5345_4154
     /// `PRAGMA user_version` written by this build. A newer file is refused; an older one is
     /// brought up to it by ``upgrades`` when it is opened for writing.
-    static let currentVersion: Int64 = 2
+    static let currentVersion: Int64 = 3
 
     /// The statements that bring a file from the version before each key to that version. They
     /// only drop caches: the event log is never rewritten.
     /// - 2: `group_state` is gone. It held each group folded as of its latest event, written by
     ///   every append and every rebuild (175 MB on the bench's million-event ledger), and nothing
     ///   read it but `verify`: every read folds the group's facts at the moment asked about.
+    /// - 3: `record_chain` (``RecordChain``): configuration, trust roots and quarantine rows are
+    ///   hash-chained; the upgrade links every row already stored (`EventStore.upgradeSchema`).
     static let upgrades: [(version: Int64, sql: String)] = [
         (2, "DROP TABLE IF EXISTS group_state"),
+        (3, recordChain),
     ]
+
+    /// The record chain's table, append-only like `events`.
+    static let recordChain = """
+        CREATE TABLE record_chain (
+            seq       INTEGER PRIMARY KEY,
+            kind      TEXT NOT NULL,
+            subject   TEXT NOT NULL,
+            digest    BLOB NOT NULL,
+            prev_hash BLOB NOT NULL,
+            hash      BLOB NOT NULL
+        );
+        CREATE TRIGGER record_chain_append_only_update BEFORE UPDATE ON record_chain
+            BEGIN SELECT RAISE(ABORT, 'record_chain is append-only: UPDATE refused'); END;
+        CREATE TRIGGER record_chain_append_only_delete BEFORE DELETE ON record_chain
+            BEGIN SELECT RAISE(ABORT, 'record_chain is append-only: DELETE refused'); END;
+        """
 
     /// Every column of `events` but the raw bytes and the chain hashes, in position order: what
     /// deriving projection facts reads besides the decoded JSON. A row of `events` holds its raw
@@ -128,6 +147,7 @@ enum LedgerSchema {
         last_status             INTEGER,
         last_error              TEXT
     );
+    \(recordChain)
     CREATE TABLE api_tokens (
         name       TEXT PRIMARY KEY,
         scope      TEXT NOT NULL,

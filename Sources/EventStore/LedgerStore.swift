@@ -63,6 +63,8 @@ public protocol LedgerStore: AnyObject {
     func trustRoots() throws -> [StoredTrustRoot]
     /// Adds root certificates; returns how many were new.
     func addRoots(_ roots: [StoredTrustRoot]) throws -> Int
+    /// The record chain's links in order (``RecordChain``), or `nil` when the ledger has none.
+    func recordLinks() throws -> [RecordChain.Link]?
 
     // MARK: Appending
 

@@ -33,7 +33,8 @@ public enum PostgresAppendRole {
         ("event_facts", "SELECT, INSERT, UPDATE"),
         ("group_index", "SELECT, INSERT, DELETE"),
         ("claim_requests", "SELECT, INSERT, UPDATE"),
-        ("api_tokens", "SELECT"),  // serve nodes check tokens; adding and revoking is the owner's
+        ("api_tokens", "SELECT"),
+        ("record_chain", "SELECT, INSERT"),  // append-only, as events  // serve nodes check tokens; adding and revoking is the owner's
     ]
 
     /// The statements that grant the role its privileges on a ledger in `schema`, for a DBA to run

@@ -208,6 +208,11 @@ extension PostgresEventStore {
                                         .text(entry.item.reason), .bytea(entry.item.raw), .text(entry.digest))
                 }
             }
+            try linkRecords(new.map { entry in
+                let record = QuarantineRecord(id: entry.id, recordedAt: now, source: entry.item.source, errorCode: entry.item.errorCode,
+                                              reason: entry.item.reason, raw: entry.item.raw, state: "open", resolvedAt: nil, resolution: nil)
+                return (.quarantine, String(entry.id), RecordChain.quarantineDigest(record))
+            })
         }
         return (ids, earlier.intersection(ids))
     }

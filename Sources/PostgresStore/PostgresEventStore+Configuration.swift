@@ -21,6 +21,7 @@ extension PostgresEventStore {
         _ = try connection.run(
             "INSERT INTO config (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
             [.text(key), .text(value)])
+        try linkRecords([(.config, key, RecordChain.configDigest(value: value))])
     }
 
     /// The stored configuration.
@@ -55,7 +56,9 @@ extension PostgresEventStore {
         let result = try connection.run(
             "INSERT INTO trust_roots (fingerprint, der, subject, added_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
             [.text(root.fingerprint), .bytea(Data(root.der)), .text(root.subject), .int64(root.addedAt)])
-        return (result.affectedRows ?? 0) > 0
+        guard (result.affectedRows ?? 0) > 0 else { return false }
+        try linkRecords([(.trustRoot, root.fingerprint, RecordChain.trustRootDigest(root))])
+        return true
     }
 
     /// Adds trust roots (ignoring ones already present) in a write transaction of its own; returns how many were new.

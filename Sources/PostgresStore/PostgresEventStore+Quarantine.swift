@@ -68,6 +68,9 @@ extension PostgresEventStore {
                         PostgresArrayLiteral.texts(order.map { resolutions[$0]?.resolution ?? "" }),
                         .int64(now),
                     ])
+                try linkRecords(try order.compactMap { id in
+                    try quarantineRecord(id: id).map { (.quarantine, String(id), RecordChain.quarantineDigest($0)) }
+                })
             }
             return result
         }

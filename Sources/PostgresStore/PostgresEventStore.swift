@@ -34,6 +34,9 @@ public final class PostgresEventStore: LedgerStore {
     var appendedInTransaction: ClosedRange<Int64>?
     /// Positions whose facts this transaction already copied (storing them again needs the upsert).
     var factsCopiedInTransaction = Set<Int64>()
+    /// Whether the ledger has a `record_chain` (schema 3): a ledger of schema 2 that a member of
+    /// `seatledger_append` opens (only the owner upgrades) is written without links.
+    var hasRecordChain = true
 
     /// Where the store lives: the URL without its password.
     public let location: String
@@ -123,6 +126,7 @@ public final class PostgresEventStore: LedgerStore {
         }
         try store.configureSession()
         if !reader && version < PostgresLedgerSchema.currentVersion { try store.upgradeSchema() }
+        store.hasRecordChain = try store.connection.query("SELECT to_regclass('record_chain') IS NOT NULL").first?.bool(0) ?? false
         return store
     }
 
@@ -136,6 +140,15 @@ public final class PostgresEventStore: LedgerStore {
                 // Another process may have upgraded it since the version was read: lock the row and read again.
                 let now = try connection.query("SELECT schema_version FROM ledger_meta FOR UPDATE").first?.int64(0) ?? 0
                 for upgrade in PostgresLedgerSchema.upgrades where upgrade.version > now { try connection.execute(upgrade.sql) }
+                if now < 3 {
+                    let role = try connection.query("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", [.text(PostgresAppendRole.name)])
+                    if try role.first?.bool(0) ?? false {
+                        try connection.execute("GRANT SELECT, INSERT ON record_chain TO \(PostgresConnection.quoteIdentifier(PostgresAppendRole.name))")
+                    }
+                    // The record chain starts by covering what is already stored.
+                    try appendRecordLinks(RecordChain.sealing(configuration: try configValues(), roots: try trustRoots(),
+                                                              quarantine: try quarantine(state: nil, limit: Int.max)))
+                }
                 if now < PostgresLedgerSchema.currentVersion {
                     try connection.query("UPDATE ledger_meta SET schema_version = $1", [.int64(PostgresLedgerSchema.currentVersion)])
                 }

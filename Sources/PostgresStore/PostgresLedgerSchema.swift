@@ -17,19 +17,41 @@ enum PostgresLedgerSchema {
     static let applicationID: Int64 = 0x5345_4154
     /// `ledger_meta.schema_version` written by this build. A newer database is refused; an older
     /// one is brought up to it by ``upgrades`` when the tables' owner opens it for writing.
-    static let currentVersion: Int64 = 2
+    static let currentVersion: Int64 = 3
 
     /// The statements that bring a ledger from the version before each key to that version, as
     /// SQLite's `LedgerSchema.upgrades` (the same steps): they only drop caches.
     /// - 2: `group_state` (each group folded as of its latest event, which nothing but `verify` read) is gone.
+    /// - 3: `record_chain` (`RecordChain`): configuration, trust roots and quarantine rows are
+    ///   hash-chained; the upgrade grants it to the append role and links every row already stored
+    ///   (`PostgresEventStore.upgradeSchema`).
     static let upgrades: [(version: Int64, sql: String)] = [
         (2, "DROP TABLE IF EXISTS group_state"),
+        (3, recordChain),
     ]
+
+    /// The record chain's table, append-only like `events` (same trigger function, defined with them).
+    static let recordChain = #"""
+        CREATE TABLE record_chain (
+            seq       bigint PRIMARY KEY CHECK (seq > 0),
+            kind      text COLLATE "C" NOT NULL,
+            subject   text COLLATE "C" NOT NULL,
+            digest    bytea NOT NULL,
+            prev_hash bytea NOT NULL,
+            hash      bytea NOT NULL
+        );
+        CREATE TRIGGER record_chain_append_only_update BEFORE UPDATE ON record_chain
+            FOR EACH ROW EXECUTE FUNCTION seatledger_events_append_only();
+        CREATE TRIGGER record_chain_append_only_delete BEFORE DELETE ON record_chain
+            FOR EACH ROW EXECUTE FUNCTION seatledger_events_append_only();
+        CREATE TRIGGER record_chain_append_only_truncate BEFORE TRUNCATE ON record_chain
+            FOR EACH STATEMENT EXECUTE FUNCTION seatledger_events_append_only();
+        """#
 
     /// Every table a ledger has, in the current schema (the role grants go over this list).
     static let tables = [
         "ledger_meta", "ledger_head", "config", "trust_roots", "events", "event_decoded", "event_keys", "arrivals",
-        "quarantine", "event_facts", "group_index", "claim_requests",
+        "quarantine", "event_facts", "group_index", "claim_requests", "record_chain",
         "api_tokens",
     ]
 
@@ -152,6 +174,7 @@ enum PostgresLedgerSchema {
         last_error              text COLLATE "C"
     );
     \#(apiTokensTable);
+    \#(recordChain)
     """#
 
     /// `seatledger serve`'s bearer tokens (SHA-256 only). Part of a new ledger; a ledger created

@@ -10,7 +10,7 @@ enum VerifyCommand: Command {
     static let options: Set<String> = ["db", "expect-head", "anchor"]
     static let flags: Set<String> = ["json", "progress", "chain-only", "deep"]
     static let exitStatuses: [ExitStatus] = [
-        .success, ExitStatus(.findings, "the file is damaged, the chain is broken, the head is not --expect-head or the anchor, a projection is stale, events lack cached facts, or (--deep) an event no longer verifies or a cache differs from its raw bytes"), .error,
+        .success, ExitStatus(.findings, "the file is damaged, the chain or the record chain is broken, the head is not --expect-head or the anchor, a projection is stale, events lack cached facts, or (--deep) an event no longer verifies or a cache differs from its raw bytes"), .error,
     ]
     static let examples = ["seatledger verify --db ledger.sqlite", "seatledger verify --deep --anchor /secure/ledger.anchor --db ledger.sqlite",
                            "seatledger verify --db ledger.sqlite --chain-only --expect-head \"$SAVED_HEAD\""]
@@ -19,7 +19,9 @@ enum VerifyCommand: Command {
 
     Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its
     metadata) and checks positions are gap-free. Reports the first position where the chain
-    breaks, e.g. after the file was edited with another tool. Then recomputes every projection
+    breaks, e.g. after the file was edited with another tool. Then checks the record chain, which
+    covers the configuration, the trust roots and the quarantine: a value, root or quarantine
+    item edited, added or deleted outside SeatLedger is a finding. Then recomputes every projection
     from the log and names the groups whose stored projection differs (skip with --chain-only).
     First the database file's own structure is checked (SQLite `PRAGMA quick_check`): a damaged
     file is reported as a finding (exit 1). Exit 1 also when the chain is broken or a projection is stale (`seatledger rebuild` repairs those),
@@ -95,6 +97,8 @@ enum VerifyCommand: Command {
         if let anchor = arguments.value("anchor"), result.isIntact, let problem = try HeadAnchor.problem(anchor, against: store) {
             return brokenTail(problem)
         }
+        // The second chain: configuration, trust roots and quarantine rows (`RecordChain`).
+        let records = try store.verifyRecordChain()
         var deep: DeepVerification?
         if result.isIntact, arguments.flag("deep") {
             let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
@@ -124,6 +128,10 @@ enum VerifyCommand: Command {
                 "projectionsChecked": .bool(projectionsChecked),
                 "staleGroups": .array(stale.map(JSONValue.string)),
                 "eventsWithoutFacts": .int(Int64(withoutFacts)),
+                "records": records.map { records in [
+                    "intact": .bool(records.isIntact), "linksChecked": .count(records.linksChecked),
+                    "headHash": .optional(records.headHash), "findings": .array(records.findings.map(JSONValue.string)),
+                ] } ?? .null,
                 "deep": deep.map { deep in [
                     "eventsChecked": .int(deep.eventsChecked), "findingCount": .count(deep.findingCount),
                     "olderDecoderEvents": .count(deep.olderDecoderEvents),
@@ -154,7 +162,20 @@ enum VerifyCommand: Command {
             Terminal.out("Hash chain BROKEN at position \(result.firstBadPosition ?? 0): \(result.problem ?? "")")
             Terminal.out("\(result.eventsChecked) events before it verified.")
         }
+        if !arguments.flag("json") {
+            switch records {
+            case nil:
+                Terminal.out("Record chain: none (a ledger of schema 2; the next writer to open it adds it, on PostgreSQL the tables' owner): "
+                             + "configuration, trust roots and quarantine are not covered.")
+            case let records? where records.isIntact:
+                Terminal.out("Record chain intact: \(records.linksChecked) links over configuration, trust roots and quarantine.")
+            case let records?:
+                Terminal.out("Record chain FOUND \(records.findings.count) problem(s):")
+                for finding in records.findings { Terminal.out("  \(finding)") }
+            }
+        }
         if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor(headOf: store).write(to: anchor) }
-        return result.isIntact && stale.isEmpty && withoutFacts == 0 && (deep?.isClean ?? true) ? .success : .findings
+        return result.isIntact && stale.isEmpty && withoutFacts == 0 && (deep?.isClean ?? true) && (records?.isIntact ?? true)
+            ? .success : .findings
     }
 }

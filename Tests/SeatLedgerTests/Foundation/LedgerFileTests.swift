@@ -160,6 +160,7 @@ struct LedgerFileTests {
         // What a version 1 file holds: the snapshot table, with a row, and user_version 1.
         let sql = try RawSQLite(path: test.path)
         try sql.execute("""
+            DROP TABLE record_chain;
             CREATE TABLE group_state (group_key TEXT PRIMARY KEY, state TEXT NOT NULL, as_of INTEGER NOT NULL, last_position INTEGER NOT NULL);
             INSERT INTO group_state VALUES ('2000000000007001', '{}', 1, 1);
             PRAGMA user_version = 1;
@@ -174,7 +175,8 @@ struct LedgerFileTests {
         #expect(try version() == 1 && hasSnapshots(), "a read-only open changes nothing")
 
         let writer = try Ledger.open(path: test.path)
-        #expect(try version() == 2)
+        #expect(try version() == 3)
+        #expect(try writer.store.verifyRecordChain()?.isIntact == true, "upgraded to 3 as well: the record chain covers what was stored")
         #expect(try !hasSnapshots())
         #expect(try writer.store.head() == head)
         #expect(try writer.store.verifyChain().isIntact)
@@ -198,7 +200,7 @@ struct LedgerFileTests {
         let test = try TestLedger()
         let sql = try RawSQLite(path: test.path)
         #expect(try sql.scalarInt("PRAGMA application_id") == 0x5345_4154)
-        #expect(try sql.scalarInt("PRAGMA user_version") == 2)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 3)
         // journal_mode is a string; WAL mode is persistent in the file header (bytes 18–19 = 2).
         let header = try Data(contentsOf: URL(fileURLWithPath: test.path)).prefix(20)
         #expect(header.count == 20 && header[18] == 2 && header[19] == 2)

@@ -84,7 +84,11 @@ struct DeepVerifyTests {
         let raw = try RawSQLite(path: test.path)
         #expect(try raw.execute("UPDATE config SET value = 'com.other.app' WHERE key = 'bundle_id'", []) == 1)
         raw.close()
-        let found = try Self.findings(test)
+        // Plain verify sees it too now: the record chain covers the configuration.
+        let plain = try CLI.run(["verify", "--db", test.path])
+        #expect(plain.exitCode == 1, "\(plain)")
+        #expect(plain.stdout.contains("configuration value bundle_id differs from what SeatLedger wrote"), "\(plain)")
+        let found = try Self.findings(test, plainPasses: false)
         #expect(found.count == 6, "\(found)")
         #expect(found.allSatisfy { $0.problem.hasPrefix("no longer verifies: bundle_mismatch") }, "\(found)")
     }

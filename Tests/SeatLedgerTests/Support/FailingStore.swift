@@ -193,6 +193,7 @@ final class FailingStore: LedgerStore {
     func setConfigValue(_ key: String, _ value: String) throws { try base.setConfigValue(key, value) }
     func trustRoots() throws -> [StoredTrustRoot] { try base.trustRoots() }
     func addRoots(_ roots: [StoredTrustRoot]) throws -> Int { try base.addRoots(roots) }
+    func recordLinks() throws -> [RecordChain.Link]? { try base.recordLinks() }
 
     // MARK: Appending
 
