@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "Projections", dependencies: ["AppStoreModels", "LedgerEvents"]),
         .target(name: "SeatLedger", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "EventStore", "Projections", "Reports", "LedgerConcurrency"]),
         .target(name: "SeatLedgerPostgres", dependencies: ["SeatLedger", "EventStore", "PostgresStore"]),
-        .target(name: "SeatLedgerRedis", dependencies: ["SeatLedger", "LedgerEvents", "RedisStreams"]),
+        .target(name: "SeatLedgerRedis", dependencies: ["SeatLedger", "LedgerEvents", "RedisStreams", "JWSVerification"]),
         .target(name: "SeatLedgerAppStoreAPI", dependencies: ["SeatLedger", "AppStoreModels", "LedgerEvents", "EventStore", "Projections", "Reports", "AppStoreAPI"]),
         // The demo's sample streams and test root, compiled into the binary (see ARCHITECTURE.md).
         .target(name: "DemoSamples", plugins: ["EmbedSamples"]),

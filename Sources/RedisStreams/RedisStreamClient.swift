@@ -102,6 +102,28 @@ public struct StreamEntry: Sendable, Equatable {
     public let id: String
     /// Field → value.
     public let fields: [String: Data]
+    /// Field → a value longer than the client's ``RedisStreamClient/valueLimit``, not read (only
+    /// with a limit; such a field is not in ``fields``).
+    public var oversized: [String: OversizeValue] = [:]
+
+    /// An entry.
+    public init(id: String, fields: [String: Data], oversized: [String: OversizeValue] = [:]) {
+        self.id = id
+        self.fields = fields
+        self.oversized = oversized
+    }
+}
+
+/// A stream value longer than the reading client's limit: its length and first bytes, and the key
+/// under which the server keeps a copy for a while (``RedisStreamClient/stagedRange(_:from:count:)``
+/// reads it in pieces, e.g. to hash it in bounded memory).
+public struct OversizeValue: Sendable, Equatable {
+    /// The whole value's length in bytes.
+    public let length: Int
+    /// Its first bytes (at most the client's ``RedisStreamClient/keptBytes``).
+    public let prefix: Data
+    /// A string key holding a copy of the value (expires after an hour).
+    public let stagedKey: String
 }
 
 /// Consumer-group operations on one stream over one connection.
@@ -140,7 +162,19 @@ public final class RedisStreamClient {
     }
 
     /// `XREADGROUP`: `">"` for new entries, `"0"` for this consumer's own pending entries.
+    ///
+    /// With a ``valueLimit`` the read runs as a script (``boundedReadScript``), which cannot block:
+    /// a wait for new entries polls every ``pollMilliseconds`` until `blockMilliseconds` have passed.
     public func read(group: String, consumer: String, count: Int, blockMilliseconds: Int?, from id: String = ">") throws(RedisError) -> [StreamEntry] {
+        if let valueLimit {
+            let deadline = Date().addingTimeInterval(Double(id == ">" ? blockMilliseconds ?? 0 : 0) / 1000)
+            while true {
+                let reply = try boundedRead(["group", group, consumer, String(count), id, "", String(valueLimit)])
+                let entries = Self.entries(reply.elements.dropFirst().first?.elements ?? [])
+                if !entries.isEmpty || Date() >= deadline { return entries }
+                usleep(UInt32(pollMilliseconds) * 1000)
+            }
+        }
         var arguments = ["XREADGROUP", "GROUP", group, consumer, "COUNT", String(count)]
         if let blockMilliseconds, id == ">" { arguments += ["BLOCK", String(blockMilliseconds)] }
         arguments += ["STREAMS", url.key, id]
@@ -152,7 +186,12 @@ public final class RedisStreamClient {
 
     /// `XAUTOCLAIM`: takes over entries idle longer than `minIdleMilliseconds` (e.g. from a dead consumer).
     public func autoclaim(group: String, consumer: String, minIdleMilliseconds: Int, start: String = "0-0", count: Int) throws(RedisError) -> (next: String, entries: [StreamEntry]) {
-        let reply = try connection.command("XAUTOCLAIM", url.key, group, consumer, String(minIdleMilliseconds), start, "COUNT", String(count))
+        let reply: RedisValue
+        if let valueLimit {
+            reply = try boundedRead(["claim", group, consumer, String(count), start, String(minIdleMilliseconds), String(valueLimit)])
+        } else {
+            reply = try connection.command("XAUTOCLAIM", url.key, group, consumer, String(minIdleMilliseconds), start, "COUNT", String(count))
+        }
         let parts = reply.elements
         return (parts.first?.text ?? "0-0", Self.entries(parts.dropFirst().first?.elements ?? []))
     }
@@ -200,13 +239,85 @@ public final class RedisStreamClient {
             let parts = item.elements
             guard let id = parts.first?.text else { return nil }
             var fields: [String: Data] = [:]
+            var oversized: [String: OversizeValue] = [:]
             let values = parts.dropFirst().first?.elements ?? []
             var index = 0
             while index + 1 < values.count {
-                if let name = values[index].text, case .string(let data) = values[index + 1] { fields[name] = data }
+                guard let name = values[index].text else { index += 2; continue }
+                switch values[index + 1] {
+                case .string(let data):
+                    fields[name] = data
+                case .array(let marker):
+                    // The bounded read's stand-in: [length, first bytes, staged key].
+                    if marker.count == 3, let length = marker[0].integer, case .string(let prefix) = marker[1], let key = marker[2].text {
+                        oversized[name] = OversizeValue(length: Int(length), prefix: prefix, stagedKey: key)
+                    }
+                default:
+                    break
+                }
                 index += 2
             }
-            return StreamEntry(id: id, fields: fields)
+            return StreamEntry(id: id, fields: fields, oversized: oversized)
         }
+    }
+
+    // MARK: Reading in bounded memory
+
+    /// Values longer than this are not read: a read returns their length, first ``keptBytes``
+    /// bytes and a staged copy instead (``StreamEntry/oversized``). `nil`: every value is read
+    /// whole (hiredis 0.14 has no limit of its own on a reply's size).
+    public var valueLimit: Int?
+    /// How much of an oversize value a read returns.
+    public var keptBytes = 64 << 10
+    /// How often a bounded read that found nothing asks again while it waits.
+    public var pollMilliseconds = 20
+
+    /// `XREADGROUP` (mode `group`) or `XAUTOCLAIM` (mode `claim`) on the server, with every value
+    /// longer than the limit copied to a staged key of this group and consumer (one hour) and replaced by
+    /// `[length, first bytes, key]`. Scripts cannot block, hence the polling in ``read``.
+    /// ARGV: mode, group, consumer, count, id (or claim start), minimum idle ms, limit, kept bytes,
+    /// staged-key prefix. Returns `[next claim start, entries]`.
+    static let boundedReadScript = """
+        local limit, keep, stage = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9]
+        local entries, nextStart = {}, ''
+        if ARGV[1] == 'claim' then
+            local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[2], ARGV[3], ARGV[6], ARGV[5], 'COUNT', ARGV[4])
+            nextStart, entries = r[1], r[2]
+        else
+            local r = redis.call('XREADGROUP', 'GROUP', ARGV[2], ARGV[3], 'COUNT', ARGV[4], 'STREAMS', KEYS[1], ARGV[5])
+            if r then entries = r[1][2] end
+        end
+        for _, e in ipairs(entries) do
+            local f = e[2]
+            if type(f) == 'table' then
+                for i = 2, #f, 2 do
+                    local v = f[i]
+                    if #v > limit then
+                        local key = stage .. ARGV[2] .. ':' .. ARGV[3] .. ':' .. e[1] .. ':' .. f[i - 1]
+                        redis.call('SET', key, v, 'PX', 3600000)
+                        f[i] = {#v, string.sub(v, 1, keep), key}
+                    end
+                end
+            end
+        end
+        return {nextStart, entries}
+        """
+
+    private func boundedRead(_ arguments: [String]) throws(RedisError) -> RedisValue {
+        // arguments: mode, group, consumer, count, id/start, min idle, limit.
+        let argv = arguments + [String(keptBytes), "seatledger:oversize:\(url.key):"]
+        return try connection.command(([ "EVAL", Self.boundedReadScript, "1", url.key] + argv).map { Data($0.utf8) })
+    }
+
+    /// `count` bytes of a staged oversize value from `offset` (fewer at its end).
+    public func stagedRange(_ key: String, from offset: Int, count: Int) throws(RedisError) -> Data {
+        guard count > 0 else { return Data() }
+        if case .string(let data) = try connection.command("GETRANGE", key, String(offset), String(offset + count - 1)) { return data }
+        return Data()
+    }
+
+    /// Deletes a staged oversize value once it has been read.
+    public func deleteStaged(_ key: String) throws(RedisError) {
+        _ = try connection.command("DEL", key)
     }
 }

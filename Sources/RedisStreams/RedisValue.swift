@@ -44,6 +44,13 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
         "Redis \(isConnectionError ? "connection " : "")error: \(message)\(command.map { " (\($0))" } ?? "")"
     }
 
+    /// An error with its message and command (`isConnectionError`: reconnect before trying again).
+    public init(isConnectionError: Bool, message: String, command: String?) {
+        self.isConnectionError = isConnectionError
+        self.message = message
+        self.command = command
+    }
+
     /// Whether this is a `NOGROUP` (consumer group or stream missing) reply.
     public var isNoGroup: Bool { message.hasPrefix("NOGROUP") }
 

@@ -1,6 +1,7 @@
 import Foundation
 import SeatLedger
 import LedgerEvents
+import JWSVerification
 import RedisStreams
 
 /// Options of a Redis Streams consumer.
@@ -19,6 +20,10 @@ public struct QueueIngestOptions: Sendable {
     public var untilEmpty = false
     /// The stream field holding the message body.
     public var field = QueueIngestor.bodyField
+    /// A longer entry value is never read whole: a body is quarantined as `message_too_large` with
+    /// its size, SHA-256 (read from the server in 1 MiB pieces) and first 64 KiB, as a file ingest
+    /// quarantines a long line, and the consumer goes on. `nil`: no limit.
+    public var maxMessageBytes: Int? = 4 << 20
     /// Longest wait between reconnection attempts.
     public var maxBackoffSeconds = 5.0
     /// Give up (throw ``QueueUnreachable``) after this many consecutive failed attempts to reach
@@ -140,7 +145,7 @@ public final class QueueIngestor {
                         }
                         batchIds.append(entries.map(\.id))
                         stats.lastId = entries.last?.id
-                        return entries.map(message(for:))
+                        return try entries.map { try message(for: $0, client: client) }
                     }
                     return nil
                 }, onBatch: { summary, batch, _ in
@@ -190,6 +195,7 @@ public final class QueueIngestor {
     private func connectedClient() throws -> RedisStreamClient {
         if let client { return client }
         let fresh = try RedisStreamClient(url: url, longestBlockMilliseconds: options.blockMilliseconds)
+        fresh.valueLimit = options.maxMessageBytes
         try fresh.ensureGroup(options.group)
         client = fresh
         return fresh
@@ -221,11 +227,31 @@ public final class QueueIngestor {
         } while start != "0-0" && !shouldStop()
     }
 
-    /// The inbound message of a stream entry (quarantined as `missing_body_field` without a body).
-    private func message(for entry: StreamEntry) -> InboundMessage {
+    /// The inbound message of a stream entry (quarantined as `missing_body_field` without a body,
+    /// as `message_too_large` with a body over the limit).
+    private func message(for entry: StreamEntry, client: RedisStreamClient) throws -> InboundMessage {
         let source = "redis:\(url.key):\(entry.id)"
+        if let oversize = entry.oversized[options.field] {
+            // Hashed from the server's staged copy, a piece at a time: never the whole value in memory.
+            let hasher = SHA256Hasher()
+            var offset = 0
+            while offset < oversize.length {
+                let piece = try client.stagedRange(oversize.stagedKey, from: offset, count: 1 << 20)
+                guard !piece.isEmpty else {
+                    // The staged copy expired or was deleted: reconnect and re-read the entry (staged again).
+                    throw RedisError(isConnectionError: true, message: "the staged copy of entry \(entry.id) ended at \(offset) of \(oversize.length) bytes",
+                                     command: "GETRANGE")
+                }
+                hasher.update(piece)
+                offset += piece.count
+            }
+            try client.deleteStaged(oversize.stagedKey)
+            return InboundMessage(raw: oversize.prefix, source: source, origin: .queue, preRejection: .tooLarge(
+                line: false, length: oversize.length, limit: options.maxMessageBytes ?? oversize.length, sha256: SHA256Digest.lowercaseHex(hasher.finalize()),
+                kept: oversize.prefix.count))
+        }
         guard let body = entry.fields[options.field] else {
-            let fields = entry.fields.keys.sorted().joined(separator: ", ")
+            let fields = (Array(entry.fields.keys) + Array(entry.oversized.keys)).sorted().joined(separator: ", ")
             // The entry as it was, bytes exact (values are binary), under its stream id: two such
             // entries are two quarantine items, never one (the quarantine dedups on the raw bytes).
             var raw = Data("redis entry \(entry.id)\n".utf8)
@@ -233,6 +259,10 @@ public final class QueueIngestor {
                 raw.append(contentsOf: Array("\(name)=".utf8))
                 raw.append(value)
                 raw.append(0x0A)
+            }
+            for (name, value) in entry.oversized.sorted(by: { $0.key < $1.key }) {
+                raw.append(contentsOf: Array("\(name)=(\(value.length) bytes, not read)\n".utf8))
+                try? client.deleteStaged(value.stagedKey)
             }
             return InboundMessage(raw: raw, source: source, origin: .queue, preRejection: IngestRejection(
                 code: "missing_body_field", reason: "stream entry has no \"\(options.field)\" field (fields: \(fields.isEmpty ? "none" : fields))"))
@@ -242,7 +272,7 @@ public final class QueueIngestor {
 
     /// Appends a batch, then acknowledges it.
     private func process(_ entries: [StreamEntry], client: RedisStreamClient, onBatch: (QueueIngestStats) -> Void) throws {
-        let messages = entries.map(message(for:))
+        let messages = try entries.map { try message(for: $0, client: client) }
         let (summary, _) = try ledger.ingestBatch(messages)
         stats.summary.add(summary)
         stats.acknowledged += Int(try client.ack(group: options.group, ids: entries.map(\.id)))

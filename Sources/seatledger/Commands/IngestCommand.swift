@@ -83,9 +83,9 @@ enum IngestCommand: Command {
       --batch-size N        messages per transaction (default 1024; 256 for stdin, pipes and
                             spool directories, whose batches wait to fill: a Redis read returns
                             what is there, up to N, without waiting)
-      --max-message-bytes N a longer line (or spool file) is quarantined as line_too_long
-                            (message_too_large) with its size, its SHA-256 and its first 64 KiB,
-                            read in bounded memory; ingest goes on (default 4194304, several
+      --max-message-bytes N a longer line (or spool file, or Redis entry) is quarantined as
+                            line_too_long (message_too_large) with its size, its SHA-256 and its
+                            first 64 KiB, read in bounded memory; ingest goes on (default 4194304, several
                             times Apple's largest response; --max-line-length N is the old name)
       --api-responses       apply apiResponse envelopes from these inputs (see Trust above)
       --spool               take directory INPUTs as spool directories (creates done/ and rejected/)
@@ -137,16 +137,16 @@ enum IngestCommand: Command {
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         try checkMode(arguments)
-        if let from = arguments.value("from") { return try QueueIngestCommand.run(from: from, arguments) }
-        // A regular file is a bulk load: bigger transactions mean fewer WAL fsyncs (a full bench
-        // ingest: 24.6 s at 256, 21.2–21.7 s at 1,024). A stream keeps small batches, which commit
-        // without waiting for many more messages to arrive.
-        let explicitBatchSize = arguments.value("batch-size") == nil ? nil : try positiveInt(arguments, "batch-size", default: Self.streamBatchSize)
         if arguments.value("max-line-length") != nil, arguments.value("max-message-bytes") != nil {
             throw UsageError(message: "--max-line-length is the old name of --max-message-bytes: give one of them")
         }
         let maxLine = try positiveInt(arguments, arguments.value("max-line-length") != nil ? "max-line-length" : "max-message-bytes",
                                       default: Self.defaultMaxMessageBytes)
+        if let from = arguments.value("from") { return try QueueIngestCommand.run(from: from, maxMessageBytes: maxLine, arguments) }
+        // A regular file is a bulk load: bigger transactions mean fewer WAL fsyncs (a full bench
+        // ingest: 24.6 s at 256, 21.2–21.7 s at 1,024). A stream keeps small batches, which commit
+        // without waiting for many more messages to arrive.
+        let explicitBatchSize = arguments.value("batch-size") == nil ? nil : try positiveInt(arguments, "batch-size", default: Self.streamBatchSize)
         let interval = try pollInterval(arguments)
         let inputs = arguments.positionals.isEmpty ? ["-"] : arguments.positionals
         if inputs.contains("-"), isatty(STDIN_FILENO) == 1 {

@@ -6,7 +6,7 @@ import SeatLedgerRedis
 
 /// `seatledger ingest --from redis://…`: the Redis Streams consumer.
 enum QueueIngestCommand {
-    static func run(from: String, _ arguments: Arguments) throws -> Terminal.ExitCode {
+    static func run(from: String, maxMessageBytes: Int, _ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "give either --from or INPUT files, not both") }
         var url: RedisStreamURL
         do { url = try RedisStreamURL(from) } catch { throw UsageError(message: error.message) }
@@ -20,6 +20,7 @@ enum QueueIngestCommand {
         options.minIdleMilliseconds = try IngestCommand.positiveInt(arguments, "min-idle-ms", default: 30_000)
         options.untilEmpty = arguments.flag("until-empty")
         options.acceptsAPIResponses = arguments.flag("api-responses")
+        options.maxMessageBytes = maxMessageBytes
         // A one-shot drain gives up on an unreachable Redis; a long-running consumer keeps retrying.
         if options.untilEmpty { options.maxConnectionAttempts = untilEmptyConnectionAttempts }
         let showProgress = (arguments.flag("progress") || Terminal.stderrIsTTY) && !Terminal.isQuiet

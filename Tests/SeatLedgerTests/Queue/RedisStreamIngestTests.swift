@@ -1,5 +1,7 @@
 import AppStoreModels
 import Foundation
+import JWSVerification
+import RedisStreams
 import Testing
 
 /// The Redis Streams consumer against a real redis-server, through the built CLI.
@@ -42,6 +44,53 @@ struct RedisStreamIngestTests {
         #expect(stats["pending"]?.int64Value == 0)
         #expect(try redis.redisCLI(["XPENDING", "notes", "sl"]).hasPrefix("0"))
         #expect(try test.eventCount() == 40)
+    }
+
+    @Test("an entry over --max-message-bytes is quarantined as its size, SHA-256 and first 64 KiB, never read whole; the rest goes on")
+    func oversizeEntry() throws {
+        let redis = try RedisServer()
+        let test = try TestLedger()
+        let lines = try Self.notifications(4)
+        let url = try RedisStreamURL("\(redis.url)/big")
+        let producer = try RedisStreamClient(url: url)
+        var big = Data(#"{"signedPayload":""#.utf8)
+        big.append(Data((0..<3_000_000).map { UInt8(ascii: "a") + UInt8($0 % 26) }))
+        big.append(Data(#""}"#.utf8))
+        try producer.add(field: "body", value: Data(lines[0].utf8))
+        try producer.add(field: "body", value: Data(lines[1].utf8))
+        try producer.add(field: "body", value: big)
+        try producer.add(field: "body", value: Data(lines[2].utf8))
+        try producer.add(field: "body", value: Data(lines[3].utf8))
+
+        // The client's own view: the value's length, its first bytes and a staged copy to read in pieces.
+        let reader = try RedisStreamClient(url: url)
+        reader.valueLimit = 1 << 20
+        try reader.ensureGroup("peek")
+        let entries = try reader.read(group: "peek", consumer: "p", count: 10, blockMilliseconds: nil)
+        #expect(entries.count == 5)
+        let oversize = try #require(entries[2].oversized["body"])
+        #expect(entries[2].fields["body"] == nil)
+        #expect(oversize.length == big.count)
+        #expect(oversize.prefix == big.prefix(64 << 10))
+        #expect(try reader.stagedRange(oversize.stagedKey, from: 1_000_000, count: 10) == big.subdata(in: 1_000_000..<1_000_010))
+        #expect(entries.enumerated().allSatisfy { $0.offset == 2 || $0.element.oversized.isEmpty })
+
+        let result = try CLI.run(["ingest", "--db", test.path, "--from", "\(redis.url)/big", "--consumer-group", "sl", "--consumer", "w1",
+                                  "--until-empty", "--block-ms", "200", "--max-message-bytes", "1048576", "--json"])
+        #expect(result.exitCode == 3, "quarantined: \(result)")
+        let stats = try result.json()
+        #expect(stats["appended"]?.int64Value == 4)
+        #expect(stats["quarantined"]?.int64Value == 1)
+        #expect(stats["acknowledged"]?.int64Value == 5)
+        #expect(stats["pending"]?.int64Value == 0)
+        let record = try #require(try test.freshStore().quarantine(state: nil).first)
+        #expect(record.errorCode == "message_too_large")
+        #expect(record.reason == "message too large: \(big.count) bytes (limit 1048576), SHA-256 \(SHA256Digest.hex(big)); its first 65536 bytes are kept")
+        #expect(record.raw == big.prefix(64 << 10))
+        #expect(record.source.hasPrefix("redis:big:"))
+        // The consumer's staged copy is gone (the peek's own copy is still there, expiring in an hour).
+        let staged = try redis.redisCLI(["KEYS", "seatledger:oversize:*"]).split(separator: "\n")
+        #expect(staged.count == 1, "\(staged)")
     }
 
     @Test("a redis:// URL with a password AUTHs (enqueue and ingest), never prints the password; a wrong one is refused clearly")
