@@ -137,3 +137,22 @@ extension EventStore {
         try connection.scalarInt("SELECT max(occurred_at) FROM events")
     }
 }
+
+extension EventStore {
+    /// The arrivals log's rows, highest id, and events without a first arrival (at most `limit`).
+    public func arrivalSummary(limit: Int) throws -> ArrivalSummary {
+        try read {
+            let rows = try connection.scalarInt("SELECT count(*) FROM arrivals") ?? 0
+            let highest = try connection.scalarInt("SELECT coalesce(max(id), 0) FROM arrivals") ?? 0
+            let missing = "FROM events e WHERE NOT EXISTS (SELECT 1 FROM arrivals a WHERE a.event_id = e.event_id AND a.duplicate = 0)"
+            let count = try connection.scalarInt("SELECT count(*) \(missing)") ?? 0
+            var ids: [String] = []
+            if count > 0 {
+                let statement = try connection.prepare("SELECT e.event_id \(missing) ORDER BY e.position LIMIT ?")
+                try statement.bind(.integer(Int64(limit)))
+                while try statement.step() { ids.append(statement.text(0)) }
+            }
+            return ArrivalSummary(rows: rows, highestId: highest, eventsWithoutArrival: ids, eventsWithoutArrivalCount: count)
+        }
+    }
+}

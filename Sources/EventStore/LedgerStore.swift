@@ -65,6 +65,9 @@ public protocol LedgerStore: AnyObject {
     func addRoots(_ roots: [StoredTrustRoot]) throws -> Int
     /// The record chain's links in order (``RecordChain``), or `nil` when the ledger has none.
     func recordLinks() throws -> [RecordChain.Link]?
+    /// What `verify` checks of the arrivals log: its rows, its highest id, and the events (at most
+    /// `limit` ids, and how many in all) that have no first, non-duplicate arrival.
+    func arrivalSummary(limit: Int) throws -> ArrivalSummary
 
     // MARK: Appending
 

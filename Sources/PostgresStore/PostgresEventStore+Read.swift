@@ -165,3 +165,18 @@ extension PostgresEventStore {
         return fingerprints
     }
 }
+
+extension PostgresEventStore {
+    /// The arrivals log's rows, highest id, and events without a first arrival (at most `limit`).
+    public func arrivalSummary(limit: Int) throws -> ArrivalSummary {
+        try read {
+            let totals = try connection.run("SELECT count(*), coalesce(max(id), 0) FROM arrivals").first
+            let missing = "FROM events e WHERE NOT EXISTS (SELECT 1 FROM arrivals a WHERE a.event_id = e.event_id AND a.duplicate = 0)"
+            let count = try connection.run("SELECT count(*) \(missing)").first?.int64(0) ?? 0
+            let ids = count == 0 ? [] : try connection.run("SELECT e.event_id \(missing) ORDER BY e.position LIMIT $1",
+                                                            [.int64(Int64(limit))]).map { try $0.text(0) }
+            return ArrivalSummary(rows: try totals?.int64(0) ?? 0, highestId: try totals?.int64(1) ?? 0,
+                                  eventsWithoutArrival: ids, eventsWithoutArrivalCount: count)
+        }
+    }
+}

@@ -53,6 +53,19 @@ struct PostgresRecordChainTests {
         #expect(throws: PostgresError.self) { try owner.execute("TRUNCATE record_chain") }
     }
 
+    @Test("a deleted arrival is found on both engines' summaries: a missing id and an event without its first arrival")
+    func deletedArrival() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        try Self.write(fixture.store)
+        #expect(try fixture.store.arrivalSummary(limit: 5).findings.isEmpty)
+        let owner = try #require(fixture.cluster).connect()
+        try owner.execute("DELETE FROM arrivals WHERE id = 1")
+        let summary = try fixture.store.arrivalSummary(limit: 5)
+        #expect(summary.eventsWithoutArrivalCount == 1 && summary.eventsWithoutArrival.count == 1)
+        #expect(summary.rows == summary.highestId - 1)
+        #expect(summary.findings.count == 2, "\(summary.findings)")
+    }
+
     @Test("two processes setting values at once: links stay gap-free and the chain intact (the append lock orders them)")
     func concurrentWriters() throws {
         let fixture = try StoreFixture.make(.postgres)

@@ -21,7 +21,8 @@ enum VerifyCommand: Command {
     metadata) and checks positions are gap-free. Reports the first position where the chain
     breaks, e.g. after the file was edited with another tool. Then checks the record chain, which
     covers the configuration, the trust roots and the quarantine: a value, root or quarantine
-    item edited, added or deleted outside SeatLedger is a finding. Then recomputes every projection
+    item edited, added or deleted outside SeatLedger is a finding, as is a deleted arrival record
+    (arrival ids must be gap-free, and every event must have its first arrival). Then recomputes every projection
     from the log and names the groups whose stored projection differs (skip with --chain-only).
     First the database file's own structure is checked (SQLite `PRAGMA quick_check`): a damaged
     file is reported as a finding (exit 1). Exit 1 also when the chain is broken or a projection is stale (`seatledger rebuild` repairs those),
@@ -99,6 +100,8 @@ enum VerifyCommand: Command {
         }
         // The second chain: configuration, trust roots and quarantine rows (`RecordChain`).
         let records = try store.verifyRecordChain()
+        // The arrivals log: ids gap-free, every event's first arrival present.
+        let arrivalFindings = try store.arrivalSummary(limit: 5).findings
         var deep: DeepVerification?
         if result.isIntact, arguments.flag("deep") {
             let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
@@ -128,6 +131,7 @@ enum VerifyCommand: Command {
                 "projectionsChecked": .bool(projectionsChecked),
                 "staleGroups": .array(stale.map(JSONValue.string)),
                 "eventsWithoutFacts": .int(Int64(withoutFacts)),
+                "arrivals": ["intact": .bool(arrivalFindings.isEmpty), "findings": .array(arrivalFindings.map(JSONValue.string))],
                 "records": records.map { records in [
                     "intact": .bool(records.isIntact), "linksChecked": .count(records.linksChecked),
                     "headHash": .optional(records.headHash), "findings": .array(records.findings.map(JSONValue.string)),
@@ -173,9 +177,10 @@ enum VerifyCommand: Command {
                 Terminal.out("Record chain FOUND \(records.findings.count) problem(s):")
                 for finding in records.findings { Terminal.out("  \(finding)") }
             }
+            for finding in arrivalFindings { Terminal.out("Arrivals FOUND: \(finding)") }
         }
         if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor(headOf: store).write(to: anchor) }
         return result.isIntact && stale.isEmpty && withoutFacts == 0 && (deep?.isClean ?? true) && (records?.isIntact ?? true)
-            ? .success : .findings
+            && arrivalFindings.isEmpty ? .success : .findings
     }
 }

@@ -89,6 +89,24 @@ struct RecordChainTests {
         #expect(try json.json()["records"]?["intact"] == false)
     }
 
+    @Test("a deleted arrival record is a finding: a missing id, or an event without its first arrival", arguments: [
+        ("DELETE FROM arrivals WHERE id = 1", "arrivals: 1 event(s) have no arrival record"),
+        ("DELETE FROM arrivals WHERE id = 1", "arrivals: 1 of the ids 1…"),
+    ])
+    func deletedArrival(_ sql: String, _ finding: String) throws {
+        let test = try Self.ledger()
+        // A duplicate arrival too, so there is more than one row after the first.
+        _ = try test.append(line: try PayloadFactory(prefix: "p256-").notification(uuid: "p256-1", transaction: PayloadFactory(prefix: "p256-").transaction()))
+        #expect(try CLI.run(["verify", "--db", test.path]).exitCode == 0)
+        let raw = try RawSQLite(path: test.path)
+        try raw.execute(sql)
+        raw.close()
+        let verify = try CLI.run(["verify", "--db", test.path])
+        #expect(verify.exitCode == 1, "\(verify)")
+        #expect(verify.stdout.contains("Arrivals FOUND: \(finding)"), "\(verify)")
+        #expect(try CLI.run(["verify", "--db", test.path, "--json"]).json()["arrivals"]?["intact"] == false)
+    }
+
     @Test("the record chain is append-only: UPDATE and DELETE of a link are refused; a forged link is found")
     func appendOnly() throws {
         let test = try Self.ledger()

@@ -194,6 +194,7 @@ final class FailingStore: LedgerStore {
     func trustRoots() throws -> [StoredTrustRoot] { try base.trustRoots() }
     func addRoots(_ roots: [StoredTrustRoot]) throws -> Int { try base.addRoots(roots) }
     func recordLinks() throws -> [RecordChain.Link]? { try base.recordLinks() }
+    func arrivalSummary(limit: Int) throws -> ArrivalSummary { try base.arrivalSummary(limit: limit) }
 
     // MARK: Appending
 
