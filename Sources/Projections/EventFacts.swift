@@ -101,6 +101,10 @@ public struct CustomerGroupFact: Sendable, Hashable {
 
 /// Everything projections need from one event, extracted once (pure) from its decoded payload.
 ///
+/// A plain value. It was boxed (copy on write) while the rebuild folded a hundred thousand groups
+/// and copied their facts many times; no rebuild folds any more (schema 2), and a read folds one
+/// group's few dozen facts.
+///
 /// ```swift
 /// let facts = EventFacts(event)   // from a LedgerEvent
 /// facts.transactions.first?.quantity
@@ -110,201 +114,46 @@ public struct EventFacts: Sendable, Hashable {
     public var occurredAt: EpochMillis
     public var recordedAt: EpochMillis
 
-    public var eventId: String {
-        get { storage.fields.eventId }
-        set { uniqueStorage().fields.eventId = newValue }
-        _modify { yield &uniqueStorage().fields.eventId }
-    }
-    public var kind: EventKind {
-        get { storage.fields.kind }
-        set { uniqueStorage().fields.kind = newValue }
-        _modify { yield &uniqueStorage().fields.kind }
-    }
-    public var origin: EventOrigin {
-        get { storage.fields.origin }
-        set { uniqueStorage().fields.origin = newValue }
-        _modify { yield &uniqueStorage().fields.origin }
-    }
+    public var eventId: String
+    public var kind: EventKind
+    public var origin: EventOrigin
     /// `notificationType` (notifications) or endpoint name (API responses).
-    public var type: String? {
-        get { storage.fields.type }
-        set { uniqueStorage().fields.type = newValue }
-        _modify { yield &uniqueStorage().fields.type }
-    }
-    public var subtype: String? {
-        get { storage.fields.subtype }
-        set { uniqueStorage().fields.subtype = newValue }
-        _modify { yield &uniqueStorage().fields.subtype }
-    }
+    public var type: String? = nil
+    public var subtype: String? = nil
     /// HTTP status (API responses).
-    public var status: Int64? {
-        get { storage.fields.status }
-        set { uniqueStorage().fields.status = newValue }
-        _modify { yield &uniqueStorage().fields.status }
-    }
-    public var transactions: [TransactionFact] {
-        get { storage.fields.transactions }
-        set { uniqueStorage().fields.transactions = newValue }
-        _modify { yield &uniqueStorage().fields.transactions }
-    }
-    public var renewals: [RenewalFact] {
-        get { storage.fields.renewals }
-        set { uniqueStorage().fields.renewals = newValue }
-        _modify { yield &uniqueStorage().fields.renewals }
-    }
+    public var status: Int64? = nil
+    public var transactions: [TransactionFact] = []
+    public var renewals: [RenewalFact] = []
     /// `unclaimInfo.unclaimSeatIds`.
-    public var unclaimSeatIds: [String] {
-        get { storage.fields.unclaimSeatIds }
-        set { uniqueStorage().fields.unclaimSeatIds = newValue }
-        _modify { yield &uniqueStorage().fields.unclaimSeatIds }
-    }
+    public var unclaimSeatIds: [String] = []
     /// `unclaimInfo.originalTransactionId`, if Apple sends it.
-    public var unclaimOriginalTransactionId: String? {
-        get { storage.fields.unclaimOriginalTransactionId }
-        set { uniqueStorage().fields.unclaimOriginalTransactionId = newValue }
-        _modify { yield &uniqueStorage().fields.unclaimOriginalTransactionId }
-    }
+    public var unclaimOriginalTransactionId: String? = nil
     /// The purchaser's original transaction id from a seat endpoint path.
-    public var seatPathTransactionId: String? {
-        get { storage.fields.seatPathTransactionId }
-        set { uniqueStorage().fields.seatPathTransactionId = newValue }
-        _modify { yield &uniqueStorage().fields.seatPathTransactionId }
-    }
+    public var seatPathTransactionId: String? = nil
     /// The claim id from an Unclaim/Associate path.
-    public var seatPathClaimId: String? {
-        get { storage.fields.seatPathClaimId }
-        set { uniqueStorage().fields.seatPathClaimId = newValue }
-        _modify { yield &uniqueStorage().fields.seatPathClaimId }
-    }
+    public var seatPathClaimId: String? = nil
     /// `seatClaimId` returned by Claim Seat.
-    public var claimedSeatId: String? {
-        get { storage.fields.claimedSeatId }
-        set { uniqueStorage().fields.claimedSeatId = newValue }
-        _modify { yield &uniqueStorage().fields.claimedSeatId }
-    }
-    public var requestIdentifier: String? {
-        get { storage.fields.requestIdentifier }
-        set { uniqueStorage().fields.requestIdentifier = newValue }
-        _modify { yield &uniqueStorage().fields.requestIdentifier }
-    }
+    public var claimedSeatId: String? = nil
+    public var requestIdentifier: String? = nil
     /// `appTransactionId` of a Claim/Associate request.
-    public var requestAppTransactionId: String? {
-        get { storage.fields.requestAppTransactionId }
-        set { uniqueStorage().fields.requestAppTransactionId = newValue }
-        _modify { yield &uniqueStorage().fields.requestAppTransactionId }
-    }
+    public var requestAppTransactionId: String? = nil
     /// `context.memberRef` of an envelope.
-    public var memberRef: String? {
-        get { storage.fields.memberRef }
-        set { uniqueStorage().fields.memberRef = newValue }
-        _modify { yield &uniqueStorage().fields.memberRef }
-    }
-    public var seatInfo: SeatInfoFact? {
-        get { storage.fields.seatInfo }
-        set { uniqueStorage().fields.seatInfo = newValue }
-        _modify { yield &uniqueStorage().fields.seatInfo }
-    }
+    public var memberRef: String? = nil
+    public var seatInfo: SeatInfoFact? = nil
     /// The customer id a Get Customer Groups call was made for.
-    public var customerId: String? {
-        get { storage.fields.customerId }
-        set { uniqueStorage().fields.customerId = newValue }
-        _modify { yield &uniqueStorage().fields.customerId }
-    }
-    public var customerGroups: [CustomerGroupFact] {
-        get { storage.fields.customerGroups }
-        set { uniqueStorage().fields.customerGroups = newValue }
-        _modify { yield &uniqueStorage().fields.customerGroups }
-    }
+    public var customerId: String? = nil
+    public var customerGroups: [CustomerGroupFact] = []
     /// The group a Get Group Members call listed.
-    public var membersGroupId: String? {
-        get { storage.fields.membersGroupId }
-        set { uniqueStorage().fields.membersGroupId = newValue }
-        _modify { yield &uniqueStorage().fields.membersGroupId }
-    }
-    public var memberAppTransactionIds: [String] {
-        get { storage.fields.memberAppTransactionIds }
-        set { uniqueStorage().fields.memberAppTransactionIds = newValue }
-        _modify { yield &uniqueStorage().fields.memberAppTransactionIds }
-    }
+    public var membersGroupId: String? = nil
+    public var memberAppTransactionIds: [String] = []
     /// The event id a retraction (`seatledger retract`) withdraws from every projection.
-    public var retractedEventId: String? {
-        get { storage.fields.retractedEventId }
-        set { uniqueStorage().fields.retractedEventId = newValue }
-        _modify { yield &uniqueStorage().fields.retractedEventId }
-    }
+    public var retractedEventId: String? = nil
     /// The identifiers of the retracted event, so that the retraction is found with the events of
     /// every group the retracted event concerned. They are routing only: never link evidence.
-    public var retractedIdentifiers: [String] {
-        get { storage.fields.retractedIdentifiers }
-        set { uniqueStorage().fields.retractedIdentifiers = newValue }
-        _modify { yield &uniqueStorage().fields.retractedIdentifiers }
-    }
+    public var retractedIdentifiers: [String] = []
     /// `errorCode` of an API error body.
-    public var errorCode: Int64? {
-        get { storage.fields.errorCode }
-        set { uniqueStorage().fields.errorCode = newValue }
-        _modify { yield &uniqueStorage().fields.errorCode }
-    }
+    public var errorCode: Int64? = nil
 
-    /// The fields other than the position and the two dates, boxed: a group's facts are copied
-    /// many times while it is folded (filtered, sorted, indexed), and copying the box costs one
-    /// reference count where copying the fields cost one per string and array. Copy on write.
-    private var storage: Storage
-
-    /// The boxed fields.
-    struct Fields: Sendable, Hashable {
-        var eventId: String
-        var kind: EventKind
-        var origin: EventOrigin
-        var type: String? = nil
-        var subtype: String? = nil
-        var status: Int64? = nil
-        var transactions: [TransactionFact] = []
-        var renewals: [RenewalFact] = []
-        var unclaimSeatIds: [String] = []
-        var unclaimOriginalTransactionId: String? = nil
-        var seatPathTransactionId: String? = nil
-        var seatPathClaimId: String? = nil
-        var claimedSeatId: String? = nil
-        var requestIdentifier: String? = nil
-        var requestAppTransactionId: String? = nil
-        var memberRef: String? = nil
-        var seatInfo: SeatInfoFact? = nil
-        var customerId: String? = nil
-        var customerGroups: [CustomerGroupFact] = []
-        var membersGroupId: String? = nil
-        var memberAppTransactionIds: [String] = []
-        var errorCode: Int64? = nil
-        var retractedEventId: String? = nil
-        var retractedIdentifiers: [String] = []
-    }
-
-    /// The box of ``Fields``.
-    ///
-    /// `@unchecked Sendable` is safe: the box is only mutated through ``uniqueStorage()``, that
-    /// is while no other `EventFacts` value (on any thread) refers to it; shared, it is read-only.
-    final class Storage: @unchecked Sendable {
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
-
-    /// The box, copied first if another value shares it.
-    private mutating func uniqueStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        return storage
-    }
-
-    public static func == (lhs: EventFacts, rhs: EventFacts) -> Bool {
-        lhs.position == rhs.position && lhs.occurredAt == rhs.occurredAt && lhs.recordedAt == rhs.recordedAt
-            && (lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields)
-    }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(position)
-        hasher.combine(occurredAt)
-        hasher.combine(recordedAt)
-        hasher.combine(storage.fields)
-    }
 
     /// Whether this is an API response with a 2xx status.
     public var isSuccessfulResponse: Bool { kind == .apiResponse && (status.map { (200..<300).contains($0) } ?? false) }
@@ -318,7 +167,9 @@ public struct EventFacts: Sendable, Hashable {
         self.position = position
         self.occurredAt = occurredAt
         self.recordedAt = recordedAt
-        storage = Storage(Fields(eventId: eventId, kind: kind, origin: origin))
+        self.eventId = eventId
+        self.kind = kind
+        self.origin = origin
     }
 
     /// The parts of a stored event's decoded JSON that ``init(_:)`` reads: parsing only these

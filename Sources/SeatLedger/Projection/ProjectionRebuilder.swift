@@ -265,7 +265,10 @@ struct ProjectionRebuilder {
     /// ``identitySplitMinimum`` events when ``scansOnReaderThread`` allows other connections.
     private func scanIdentity() throws -> IdentityScan {
         let head = try store.head().position
+        var reported = -1
         func report(_ total: Int) {
+            guard total != reported else { return }  // the join repeats the last count when the later half finished first
+            reported = total
             counted?(RebuildCount(step: "resolving identities", done: total, total: Int(head), unit: "events"))
         }
         guard scansOnReaderThread, head >= Int64(max(2, identitySplitMinimum)), splitsIdentityScan,

@@ -8,8 +8,7 @@ import LedgerEvents
 import Testing
 
 /// The facts codec and the shortcuts the ingest and the rebuild take must give exactly what the
-/// general code gives: encoded facts, boxed (copy-on-write) facts, byte-split envelope paths and
-/// timestamps.
+/// general code gives: encoded facts, facts as values, byte-split envelope paths and timestamps.
 @Suite("Rebuild fast paths")
 struct RebuildFastPathTests {
     /// The identifiers `forEachIdentifier` visits on decoded facts, as UTF-8 bytes, sorted.
@@ -101,7 +100,7 @@ struct RebuildFastPathTests {
         #expect(FactsCodec.decode(blob) == nil)
     }
 
-    @Test("boxed facts copy on write: a changed copy leaves the original as it was")
+    @Test("facts are values: a changed copy leaves the original as it was")
     func copyOnWrite() throws {
         let original = try #require(StreamGenerator.stream(seed: 8).facts.first { !$0.transactions.isEmpty })
         var copy = original
@@ -121,7 +120,7 @@ struct RebuildFastPathTests {
         #expect(original.type != "CHANGED" && original.memberAppTransactionIds != ["x"])
         #expect(original == (try #require(FactsCodec.decode(FactsCodec.encode(original)))))
         #expect(copy != original)
-        // Equal fields in two different boxes are equal and hash alike.
+        // Equal fields decoded separately are equal and hash alike.
         let rebuilt = try #require(FactsCodec.decode(FactsCodec.encode(original)))
         #expect(rebuilt == original && rebuilt.hashValue == original.hashValue)
         var moved = original
