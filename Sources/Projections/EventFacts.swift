@@ -114,15 +114,21 @@ public struct EventFacts: Sendable, Hashable {
     public var occurredAt: EpochMillis
     public var recordedAt: EpochMillis
 
+    /// The event id (notification UUID or API-response id).
     public var eventId: String
+    /// Notification or API response.
     public var kind: EventKind
+    /// Where the event came from (webhook, file, spool, …).
     public var origin: EventOrigin
     /// `notificationType` (notifications) or endpoint name (API responses).
     public var type: String? = nil
+    /// The notification subtype.
     public var subtype: String? = nil
     /// HTTP status (API responses).
     public var status: Int64? = nil
+    /// The signed transactions the event carries.
     public var transactions: [TransactionFact] = []
+    /// The signed renewal infos the event carries.
     public var renewals: [RenewalFact] = []
     /// `unclaimInfo.unclaimSeatIds`.
     public var unclaimSeatIds: [String] = []
@@ -134,17 +140,21 @@ public struct EventFacts: Sendable, Hashable {
     public var seatPathClaimId: String? = nil
     /// `seatClaimId` returned by Claim Seat.
     public var claimedSeatId: String? = nil
+    /// `requestIdentifier` of a Claim Seat request.
     public var requestIdentifier: String? = nil
     /// `appTransactionId` of a Claim/Associate request.
     public var requestAppTransactionId: String? = nil
     /// `context.memberRef` of an envelope.
     public var memberRef: String? = nil
+    /// The seat information of a notification or response.
     public var seatInfo: SeatInfoFact? = nil
     /// The customer id a Get Customer Groups call was made for.
     public var customerId: String? = nil
+    /// The groups a Get Customer Groups call returned.
     public var customerGroups: [CustomerGroupFact] = []
     /// The group a Get Group Members call listed.
     public var membersGroupId: String? = nil
+    /// The members' app transaction ids a Get Group Members call listed.
     public var memberAppTransactionIds: [String] = []
     /// The event id a retraction (`seatledger retract`) withdraws from every projection.
     public var retractedEventId: String? = nil
