@@ -1,7 +1,20 @@
 import AppStoreModels
 import CSQLite
+import LedgerStorage
 
 extension EventStore {
+    /// The table, for a ledger of schema 1 made before it existed: created on the first
+    /// `token add` (only `api_tokens` is touched; the log never is).
+    static let createAPITokensTable = """
+        CREATE TABLE IF NOT EXISTS api_tokens (
+            name       TEXT PRIMARY KEY,
+            scope      TEXT NOT NULL,
+            sha256     TEXT NOT NULL UNIQUE,
+            created_at INTEGER NOT NULL,
+            revoked_at INTEGER
+        )
+        """
+
     private static func isMissingTokenTable(_ error: any Error) -> Bool {
         (error as? SQLiteError)?.description.contains("no such table: api_tokens") ?? false
     }
@@ -9,7 +22,7 @@ extension EventStore {
     /// Adds a token (its SHA-256 only), creating `api_tokens` on a ledger that predates it.
     public func addAPIToken(name: String, scope: String, sha256: String, now: EpochMillis) throws {
         let existingRevokedAt: Int64?? = try connection.writeTransaction {
-            try connection.execute(APITokenRecord.createTableSQLite)
+            try connection.execute(Self.createAPITokensTable)
             let select = try connection.prepare("SELECT revoked_at FROM api_tokens WHERE name = ?")
             try select.bind(.text(name))
             let found: Int64?? = try select.step() ? .some(select.optionalInt64(0)) : .none

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import LedgerEvents
+import LedgerStorage
 
 extension EventStore {
     /// Streams stored records from `position` in log order, `batchSize` at a time.
@@ -51,33 +52,20 @@ extension EventStore {
 
     /// Appends records copied from another store, verbatim, in one transaction.
     ///
-    /// Each record must continue the chain (its position is the head's plus one and its previous
-    /// hash is the head's hash) and its hash must match its contents; otherwise nothing of the
-    /// batch is written and ``ChainContinuityError`` says where.
+    /// Each record must continue the chain (``ChainContinuity``); otherwise nothing of the batch is
+    /// written and ``ChainContinuityError`` says where.
     public func appendVerbatim(_ records: [StoredEventRecord]) throws {
         guard !records.isEmpty else { return }
         try write {
-            var (position, hash) = try head()
             let insertEvent = try connection.prepare(Self.insertEventSQL)
             let insertDecoded = try connection.prepare(Self.insertDecodedSQL)
             let insertKey = try connection.prepare("INSERT OR IGNORE INTO event_keys(key_value, key_kind, position) VALUES (?, ?, ?)")
             let insertArrival = try connection.prepare(
                 "INSERT INTO arrivals(event_id, recorded_at, source, duplicate) VALUES (?, ?, ?, 0)")
             let insertFacts = try connection.prepare("INSERT OR REPLACE INTO event_facts(position, facts) VALUES (?, ?)")
+            _ = try ChainContinuity.check(records, after: try head(), location: path)
             for record in records {
                 let event = record.event
-                guard event.position == position + 1 else {
-                    throw ChainContinuityError(location: path, position: event.position,
-                                               problem: "the destination's next position is \(position + 1)")
-                }
-                guard record.previousHash == hash else {
-                    throw ChainContinuityError(location: path, position: event.position,
-                                               problem: "its previous hash does not match the destination's head")
-                }
-                guard EventChain.hash(previous: hash, row: record.chainRow) == event.hash else {
-                    throw ChainContinuityError(location: path, position: event.position,
-                                               problem: "its hash does not match its contents")
-                }
                 insertEvent.reset()
                 try insertEvent.bind([
                     .integer(event.position), .text(event.eventId), .text(event.kind.rawValue), .optional(event.type),
@@ -100,8 +88,6 @@ extension EventStore {
                     insertFacts.reset()
                     try insertFacts.bind(.integer(event.position), .blob(facts)).run()
                 }
-                position = event.position
-                hash = event.hash
             }
         }
     }

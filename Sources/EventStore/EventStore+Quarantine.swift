@@ -1,42 +1,6 @@
 import AppStoreModels
 import Foundation
 
-/// A quarantined input.
-public struct QuarantineRecord: Sendable {
-    /// Quarantine id.
-    public let id: Int64
-    /// When it was rejected (epoch ms).
-    public let recordedAt: EpochMillis
-    /// Where it came from.
-    public let source: String
-    /// Machine code, e.g. `bad_signature`.
-    public let errorCode: String
-    /// Human reason.
-    public let reason: String
-    /// The input exactly as received.
-    public let raw: Data
-    /// `open`, `released` (appended after a retry) or `duplicate` (already in the ledger on retry).
-    public let state: String
-    /// When a retry resolved it.
-    public let resolvedAt: EpochMillis?
-    /// What the retry did, e.g. `appended at position 42`.
-    public let resolution: String?
-
-    /// Creates a record (for other ``LedgerStore`` implementations).
-    public init(id: Int64, recordedAt: EpochMillis, source: String, errorCode: String, reason: String, raw: Data,
-                state: String, resolvedAt: EpochMillis?, resolution: String?) {
-        self.id = id
-        self.recordedAt = recordedAt
-        self.source = source
-        self.errorCode = errorCode
-        self.reason = reason
-        self.raw = raw
-        self.state = state
-        self.resolvedAt = resolvedAt
-        self.resolution = resolution
-    }
-}
-
 extension EventStore {
     /// Quarantined inputs, oldest first; `state` filters (`open`, `released`, `duplicate`).
     public func quarantine(state: String? = nil, limit: Int = Int.max) throws(SQLiteError) -> [QuarantineRecord] {
@@ -104,33 +68,4 @@ extension EventStore {
 }
 
 import LedgerEvents
-
-/// An event produced by retrying a quarantined input.
-public struct NewEventForRetry: Sendable {
-    /// The quarantine id it came from.
-    public let quarantineId: Int64
-    /// The event.
-    public let event: NewEvent
-    /// Whether this is the input's own event (an envelope may also yield history items).
-    public let isPrimary: Bool
-    /// The state the quarantine row takes when the event is appended, with its resolution text
-    /// (`nil`: `released`, "appended at position N"). A dismissal's decision event sets `dismissed`.
-    public let resolvedState: String?
-    /// The resolution text of ``resolvedState`` (the position is added).
-    public let resolutionText: String?
-
-    /// Creates a retry item.
-    public init(quarantineId: Int64, event: NewEvent, isPrimary: Bool, resolvedState: String? = nil, resolutionText: String? = nil) {
-        self.quarantineId = quarantineId
-        self.event = event
-        self.isPrimary = isPrimary
-        self.resolvedState = resolvedState
-        self.resolutionText = resolutionText
-    }
-
-    /// The row's state and resolution once the event is appended at `position`.
-    public func appendedResolution(at position: Int64) -> (state: String, resolution: String) {
-        guard let resolvedState else { return ("released", "appended at position \(position)") }
-        return (resolvedState, "\(resolutionText ?? resolvedState) (decision at position \(position))")
-    }
-}
+import LedgerStorage

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import LedgerEvents
+import LedgerStorage
 
 extension EventStore {
     private static let eventColumns = """

@@ -1,67 +1,6 @@
 import AppStoreModels
 import Foundation
-
-/// A Claim Seat request as the ledger remembers it: its `requestIdentifier` is written **before**
-/// Apple is called, so a retry after a crash reuses it and Apple returns the same `seatClaimId`
-/// instead of taking a second seat. Not an event (the responses are); an operational table.
-public struct ClaimRequestRecord: Sendable, Equatable {
-    /// The idempotency key sent to Apple.
-    public let requestIdentifier: String
-    /// The purchaser's original transaction id (the group).
-    public let originalTransactionId: String
-    /// Our member reference, if given.
-    public let memberRef: String?
-    /// The member's app transaction id, if given.
-    public let appTransactionId: String?
-    /// `pending` (sent or about to be; outcome unknown), `claimed`, or `failed` (Apple refused).
-    public let state: String
-    /// When the request was written.
-    public let createdAt: EpochMillis
-    /// Last change.
-    public let updatedAt: EpochMillis
-    /// Requests sent so far (over all runs).
-    public let attempts: Int64
-    /// Apple's answer when claimed.
-    public let seatClaimId: String?
-    /// The last HTTP status seen.
-    public let lastStatus: Int64?
-    /// The last error (HTTP error or no response).
-    public let lastError: String?
-
-    /// Creates a record (for other ``LedgerStore`` implementations).
-    public init(requestIdentifier: String, originalTransactionId: String, memberRef: String?, appTransactionId: String?,
-                state: String, createdAt: EpochMillis, updatedAt: EpochMillis, attempts: Int64, seatClaimId: String?,
-                lastStatus: Int64?, lastError: String?) {
-        self.requestIdentifier = requestIdentifier
-        self.originalTransactionId = originalTransactionId
-        self.memberRef = memberRef
-        self.appTransactionId = appTransactionId
-        self.state = state
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-        self.attempts = attempts
-        self.seatClaimId = seatClaimId
-        self.lastStatus = lastStatus
-        self.lastError = lastError
-    }
-
-    /// `pending`: sent (or about to be) with the outcome unknown; reuse its identifier.
-    public static let pending = "pending"
-    /// Apple answered 2xx with a `seatClaimId`.
-    public static let claimed = "claimed"
-    /// Apple refused it (a non-retryable error); a new claim needs a new identifier.
-    public static let failed = "failed"
-
-    /// JSON form for `--json` output.
-    public var json: JSONValue {
-        [
-            "requestIdentifier": .string(requestIdentifier), "originalTransactionId": .string(originalTransactionId),
-            "memberRef": .optional(memberRef), "appTransactionId": .optional(appTransactionId), "state": .string(state),
-            "createdAt": .timestamp(createdAt), "updatedAt": .timestamp(updatedAt), "attempts": .int(attempts),
-            "seatClaimId": .optional(seatClaimId), "lastStatus": .optional(lastStatus), "lastError": .optional(lastError),
-        ]
-    }
-}
+import LedgerStorage
 
 extension EventStore {
     private static let claimColumns = """
@@ -77,72 +16,41 @@ extension EventStore {
                            lastStatus: statement.optionalInt64(9), lastError: statement.optionalText(10))
     }
 
-    private func claimError(_ error: any Error) -> EventStoreError {
+    private func claimError(_ error: any Error) -> LedgerStoreError {
         if let sqlite = error as? SQLiteError {
             if sqlite.description.contains("no such table: claim_requests") {
                 return .badConfiguration("this ledger has no claim_requests table (it was created by an older development build); create a new ledger with `seatledger init`")
             }
-            return .sqlite(sqlite)
+            return .database(sqlite)
         }
-        if let store = error as? EventStoreError { return store }
+        if let store = error as? LedgerStoreError { return store }
         return .badConfiguration("\(error)")
     }
 
-    /// The unfinished (`pending`) request for the same group and member, or a new one with
-    /// `newIdentifier`, in one write transaction (two processes cannot both create one).
-    ///
-    /// The member is matched by `memberRef` when given, else by `appTransactionId`, else it is the
-    /// group's anonymous pending claim. `explicitIdentifier` resumes that exact request (any state
-    /// but `claimed` … which is returned as is).
-    ///
-    /// - Returns: the record and whether it already existed (a resumed claim).
-    public func beginClaimRequest(originalTransactionId: String, memberRef: String?, appTransactionId: String?,
-                                  newIdentifier: String, explicitIdentifier: String? = nil,
-                                  now: EpochMillis) throws(EventStoreError) -> (record: ClaimRequestRecord, resumed: Bool) {
+    /// Nothing: SQLite's writer lock already keeps a second writer out of the caller's transaction.
+    public func lockClaimRequests(originalTransactionId: String) throws {}
+
+    /// The group's `pending` requests, oldest first.
+    public func pendingClaimRequests(originalTransactionId: String) throws(LedgerStoreError) -> [ClaimRequestRecord] {
+        try claimRequests(originalTransactionId: originalTransactionId, state: ClaimRequestRecord.pending)
+    }
+
+    /// Stores a new request (inside the caller's write transaction).
+    public func insertClaimRequest(_ record: ClaimRequestRecord) throws(LedgerStoreError) {
         do {
-            return try connection.writeTransaction {
-                if let explicitIdentifier {
-                    let select = try connection.prepare("SELECT \(Self.claimColumns) FROM claim_requests WHERE request_identifier = ?")
-                    defer { select.reset() }
-                    try select.bind(.text(explicitIdentifier))
-                    if try select.step() { return (readClaim(select), true) }
-                }
-                let sql: String
-                var values: [SQLiteValue] = [.text(originalTransactionId)]
-                if let memberRef {
-                    sql = "SELECT \(Self.claimColumns) FROM claim_requests WHERE original_transaction_id = ? AND state = 'pending' AND member_ref = ? ORDER BY created_at LIMIT 1"
-                    values.append(.text(memberRef))
-                } else if let appTransactionId {
-                    sql = "SELECT \(Self.claimColumns) FROM claim_requests WHERE original_transaction_id = ? AND state = 'pending' AND member_ref IS NULL AND app_transaction_id = ? ORDER BY created_at LIMIT 1"
-                    values.append(.text(appTransactionId))
-                } else {
-                    sql = "SELECT \(Self.claimColumns) FROM claim_requests WHERE original_transaction_id = ? AND state = 'pending' AND member_ref IS NULL AND app_transaction_id IS NULL ORDER BY created_at LIMIT 1"
-                }
-                if explicitIdentifier == nil {
-                    let select = try connection.prepare(sql)
-                    defer { select.reset() }
-                    try select.bind(values)
-                    if try select.step() { return (readClaim(select), true) }
-                }
-                let identifier = explicitIdentifier ?? newIdentifier
-                try connection.prepare("""
-                    INSERT INTO claim_requests(request_identifier, original_transaction_id, member_ref, app_transaction_id, state,
-                                               created_at, updated_at, attempts)
-                    VALUES (?, ?, ?, ?, 'pending', ?, ?, 0)
-                    """).bind(.text(identifier), .text(originalTransactionId), .optional(memberRef), .optional(appTransactionId),
-                              .integer(now), .integer(now)).run()
-                return (ClaimRequestRecord(requestIdentifier: identifier, originalTransactionId: originalTransactionId,
-                                           memberRef: memberRef, appTransactionId: appTransactionId, state: ClaimRequestRecord.pending,
-                                           createdAt: now, updatedAt: now, attempts: 0, seatClaimId: nil, lastStatus: nil,
-                                           lastError: nil), false)
-            }
-        } catch {
-            throw claimError(error)
-        }
+            try connection.prepare("""
+                INSERT INTO claim_requests(request_identifier, original_transaction_id, member_ref, app_transaction_id, state,
+                                           created_at, updated_at, attempts, seat_claim_id, last_status, last_error)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).bind(.text(record.requestIdentifier), .text(record.originalTransactionId), .optional(record.memberRef),
+                          .optional(record.appTransactionId), .text(record.state), .integer(record.createdAt),
+                          .integer(record.updatedAt), .integer(record.attempts), .optional(record.seatClaimId),
+                          .optional(record.lastStatus), .optional(record.lastError)).run()
+        } catch { throw claimError(error) }
     }
 
     /// Counts one more request sent for `requestIdentifier` (call just before sending).
-    public func noteClaimAttempts(_ requestIdentifier: String, count: Int, now: EpochMillis) throws(EventStoreError) {
+    public func noteClaimAttempts(_ requestIdentifier: String, count: Int, now: EpochMillis) throws(LedgerStoreError) {
         do {
             try connection.writeTransaction {
                 try connection.prepare("UPDATE claim_requests SET attempts = attempts + ?, updated_at = ? WHERE request_identifier = ?")
@@ -153,7 +61,7 @@ extension EventStore {
 
     /// Records the outcome: `state` (`pending` keeps it resumable), the claim id, last status and error.
     public func updateClaimRequest(_ requestIdentifier: String, state: String, seatClaimId: String?, lastStatus: Int64?,
-                                   lastError: String?, now: EpochMillis) throws(EventStoreError) {
+                                   lastError: String?, now: EpochMillis) throws(LedgerStoreError) {
         do {
             try connection.writeTransaction {
                 try connection.prepare("""
@@ -166,7 +74,7 @@ extension EventStore {
     }
 
     /// One request by identifier.
-    public func claimRequest(_ requestIdentifier: String) throws(EventStoreError) -> ClaimRequestRecord? {
+    public func claimRequest(_ requestIdentifier: String) throws(LedgerStoreError) -> ClaimRequestRecord? {
         do {
             let select = try connection.prepare("SELECT \(Self.claimColumns) FROM claim_requests WHERE request_identifier = ?")
             defer { select.reset() }
@@ -176,7 +84,7 @@ extension EventStore {
     }
 
     /// Requests, oldest first, optionally only one group's and/or one state.
-    public func claimRequests(originalTransactionId: String? = nil, state: String? = nil) throws(EventStoreError) -> [ClaimRequestRecord] {
+    public func claimRequests(originalTransactionId: String? = nil, state: String? = nil) throws(LedgerStoreError) -> [ClaimRequestRecord] {
         do {
             var clauses: [String] = []
             var values: [SQLiteValue] = []

@@ -2,6 +2,7 @@ import AppStoreModels
 import CSQLite
 import Foundation
 import LedgerEvents
+import LedgerStorage
 
 /// The SQLite ledger: append-only events with a hash chain, identifier index, quarantine and
 /// trust configuration. The only type in SeatLedger that speaks SQL.
@@ -38,7 +39,7 @@ public final class EventStore {
 
     /// Creates a new ledger file with its configuration and trust roots.
     public static func create(at path: String, configuration: LedgerConfiguration,
-                              roots: [StoredTrustRoot]) throws(EventStoreError) -> EventStore {
+                              roots: [StoredTrustRoot]) throws(LedgerStoreError) -> EventStore {
         if FileManager.default.fileExists(atPath: path) { throw .alreadyExists(path: path) }
         do {
             let connection = try SQLiteConnection(path: path, create: true)
@@ -55,8 +56,8 @@ public final class EventStore {
             }
             return store
         } catch let error as SQLiteError {
-            throw .sqlite(error)
-        } catch let error as EventStoreError {
+            throw .database(error)
+        } catch let error as LedgerStoreError {
             throw error
         } catch {
             throw .badConfiguration("\(error)")
@@ -64,17 +65,17 @@ public final class EventStore {
     }
 
     /// Opens an existing ledger, refusing files that are not ledgers or are of a newer schema.
-    public static func open(at path: String, readOnly: Bool = false) throws(EventStoreError) -> EventStore {
+    public static func open(at path: String, readOnly: Bool = false) throws(LedgerStoreError) -> EventStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw .missing(path: path) }
         if isDirectory.boolValue { throw .notALedger(path: path) }
         do {
             let (connection, appID) = try Self.connect(path, readOnly: readOnly)
             let store = EventStore(connection: connection, path: path)
-            guard appID == LedgerSchema.applicationID else { throw EventStoreError.notALedger(path: path) }
+            guard appID == LedgerSchema.applicationID else { throw LedgerStoreError.notALedger(path: path) }
             let version = try connection.scalarInt("PRAGMA user_version") ?? 0
             if version > LedgerSchema.currentVersion {
-                throw EventStoreError.newerSchema(path: path, found: version, supported: LedgerSchema.currentVersion)
+                throw LedgerStoreError.newerSchema(path: path, found: version, supported: LedgerSchema.currentVersion)
             }
             if !readOnly {
                 try store.configureConnection()
@@ -85,8 +86,8 @@ public final class EventStore {
             return store
         } catch let error as SQLiteError {
             if error.primaryResultCode == SQLITE_NOTADB { throw .notALedger(path: path) }
-            throw .sqlite(error)
-        } catch let error as EventStoreError {
+            throw .database(error)
+        } catch let error as LedgerStoreError {
             throw error
         } catch {
             throw .badConfiguration("\(error)")
@@ -201,7 +202,7 @@ public final class EventStore {
     }
 
     /// The stored configuration.
-    public func configuration() throws(EventStoreError) -> LedgerConfiguration {
+    public func configuration() throws(LedgerStoreError) -> LedgerConfiguration {
         let values = try configValues()
         guard let bundleId = values["bundle_id"], let environment = values["environment"] else {
             throw .badConfiguration("bundle_id or environment missing from the config table")
@@ -211,24 +212,24 @@ public final class EventStore {
     }
 
     /// Every key/value of the config table.
-    public func configValues() throws(EventStoreError) -> [String: String] {
+    public func configValues() throws(LedgerStoreError) -> [String: String] {
         do {
             let statement = try connection.prepare("SELECT key, value FROM config")
             var values: [String: String] = [:]
             while try statement.step() { values[statement.text(0)] = statement.text(1) }
             return values
-        } catch { throw .sqlite(error) }
+        } catch { throw .database(error) }
     }
 
     /// Sets one free-form configuration value (e.g. `api_credentials_file`).
-    public func setConfigValue(_ key: String, _ value: String) throws(EventStoreError) {
+    public func setConfigValue(_ key: String, _ value: String) throws(LedgerStoreError) {
         do {
             try connection.writeTransaction {
                 try connection.prepare("INSERT OR REPLACE INTO config(key, value) VALUES (?, ?)")
                     .bind(.text(key), .text(value)).run()
                 try linkRecords([(.config, key, RecordChain.configDigest(value: value))])
             }
-        } catch let error as SQLiteError { throw .sqlite(error) } catch { throw .badConfiguration("\(error)") }
+        } catch let error as SQLiteError { throw .database(error) } catch { throw .badConfiguration("\(error)") }
     }
 
     /// Inserts a root unless its fingerprint is present, and links a new one; returns whether it was new.
@@ -242,18 +243,18 @@ public final class EventStore {
     }
 
     /// Adds trust roots (ignoring ones already present); returns how many were new.
-    public func addRoots(_ roots: [StoredTrustRoot]) throws(EventStoreError) -> Int {
+    public func addRoots(_ roots: [StoredTrustRoot]) throws(LedgerStoreError) -> Int {
         do {
             return try connection.writeTransaction {
                 var added = 0
                 for root in roots where try insertRoot(root) { added += 1 }
                 return added
             }
-        } catch let error as SQLiteError { throw .sqlite(error) } catch { throw .badConfiguration("\(error)") }
+        } catch let error as SQLiteError { throw .database(error) } catch { throw .badConfiguration("\(error)") }
     }
 
     /// The configured trust roots.
-    public func trustRoots() throws(EventStoreError) -> [StoredTrustRoot] {
+    public func trustRoots() throws(LedgerStoreError) -> [StoredTrustRoot] {
         do {
             let statement = try connection.prepare("SELECT fingerprint, der, subject, added_at FROM trust_roots ORDER BY added_at, fingerprint")
             var roots: [StoredTrustRoot] = []
@@ -262,7 +263,7 @@ public final class EventStore {
                                              subject: statement.text(2), addedAt: statement.int64(3)))
             }
             return roots
-        } catch { throw .sqlite(error) }
+        } catch { throw .database(error) }
     }
 }
 

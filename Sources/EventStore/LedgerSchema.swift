@@ -1,3 +1,4 @@
+import LedgerStorage
 /// The SQLite schema of a ledger file, and its version.
 ///
 /// The `events` table is the truth and is append-only: triggers refuse UPDATE and DELETE, so

@@ -18,6 +18,12 @@ import Foundation
 /// StoredDecoded.restore(stored, kind: .notification, raw: raw) == decoded  // true
 /// ```
 public enum StoredDecoded {
+    /// Version of the decoder that wrote a store's `event_decoded` rows; bump to re-derive the cache.
+    ///
+    /// 2: `decoded` is stored without a notification's nested JWS strings (``strip(_:kind:)``);
+    /// reads put them back from `raw`. Rows of version 1 hold them and read unchanged.
+    public static let decoderVersion: Int64 = 2
+
     /// The nested JWS members of a notification's `data` that are stored only in `raw`, each with
     /// the top-level member holding its decoded payload.
     static let nested: [(jws: String, decoded: String)] = [

@@ -1,4 +1,4 @@
-import EventStore
+import LedgerStorage
 import Foundation
 import PostgresClient
 
@@ -21,7 +21,7 @@ public enum PostgresConnectionURL {
     /// `url` with its scheme lower-cased, after checking what libpq would otherwise refuse with a
     /// message quoting the URL: an invalid percent-escape, or an IPv6 host whose `[` is not closed.
     /// A `key=value` connection string is returned as it is. Errors name the URL redacted.
-    public static func checked(_ url: String) throws(EventStoreError) -> String {
+    public static func checked(_ url: String) throws(LedgerStoreError) -> String {
         guard let scheme = schemeLength(url) else { return url }
         let normalized = url.prefix(scheme).lowercased() + url.dropFirst(scheme)
         let bytes = Array(normalized.utf8)

@@ -1,5 +1,5 @@
 import AppStoreModels
-import EventStore
+import LedgerStorage
 import PostgresClient
 
 extension PostgresEventStore {

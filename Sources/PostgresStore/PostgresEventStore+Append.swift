@@ -1,5 +1,5 @@
 import AppStoreModels
-import EventStore
+import LedgerStorage
 import Foundation
 import JWSVerification
 import LedgerEvents
@@ -24,7 +24,8 @@ extension PostgresEventStore {
     ///    under READ COMMITTED a waiter continues from the committed head);
     /// 2. `SELECT … FROM unnest($1) JOIN events ON event_id`: the batch's ids already
     ///    stored (race-free while the lock is held; the UNIQUE constraint backs it up);
-    /// 3. positions, chain hashes and arrival ids are assigned here, in memory (`EventChain`);
+    /// 3. ``AppendPlan`` decides duplicates, positions, chain hashes and outcomes, in memory, and
+    ///    arrival ids continue the head's;
     /// 4. binary `COPY` into `events`, `event_decoded`, `event_keys` and `arrivals`;
     /// 5. rejections: one lookup of open quarantine rows with the same bytes, one `COPY` of the new ones;
     /// 6. `UPDATE ledger_head` with the new position, hash and ids; then `afterAppend`.
@@ -37,49 +38,17 @@ extension PostgresEventStore {
             return BatchResult(outcomes: [], quarantineIds: [], appended: [])
         }
         let now = clock()
-        let start = try lockHead()
-        var head = start
-        let stored = try storedPositions(of: events)
-
-        var outcomes: [AppendOutcome] = []
-        outcomes.reserveCapacity(events.count)
-        var appended: [LedgerEvent] = []
-        var appendedSources: [NewEvent] = []
-        var arrivals: [(eventId: String, source: String, duplicate: Bool)] = []
-        arrivals.reserveCapacity(events.count)
-        // Keyed by the id's bytes, as the UNIQUE constraint compares them (Swift's String equality
-        // would take canonically equivalent spellings for one id).
-        var inBatch: [[UInt8]: Int64] = [:]
-        for event in events {
-            let key = Array(event.eventId.utf8)
-            if let existing = inBatch[key] ?? stored[key] {
-                outcomes.append(.duplicate(existingPosition: existing))
-                arrivals.append((event.eventId, event.source, true))
-                continue
-            }
-            head.position += 1
-            let row = EventChain.Row(position: head.position, eventId: event.eventId, kind: event.kind.rawValue,
-                                     type: event.type, subtype: event.subtype, status: event.status,
-                                     occurredAt: event.occurredAt, recordedAt: now, source: event.source,
-                                     origin: event.origin.rawValue, raw: event.raw)
-            let hash = EventChain.hash(previous: head.hash, row: row)
-            arrivals.append((event.eventId, event.source, false))
-            inBatch[key] = head.position
-            outcomes.append(.appended(position: head.position))
-            appended.append(LedgerEvent(position: head.position, eventId: event.eventId, kind: event.kind, type: event.type,
-                                        subtype: event.subtype, status: event.status, occurredAt: event.occurredAt,
-                                        recordedAt: now, source: event.source, origin: event.origin, raw: event.raw,
-                                        decoded: event.decoded, verification: event.verification, hash: hash))
-            appendedSources.append(event)
-            head.hash = hash
-        }
-        try copyEvents(appended, sources: appendedSources, previousHash: start.hash)
-        if let first = appended.first?.position {
+        var head = try lockHead()
+        let plan = AppendPlan(events: events, head: (head.position, head.hash), recordedAt: now,
+                              stored: try storedPositions(of: events))
+        try copyEvents(plan.appended, sources: plan.appendedSources, previousHash: plan.previousHash)
+        (head.position, head.hash) = plan.head
+        if let first = plan.appended.first?.position {
             appendedInTransaction = min(appendedInTransaction?.lowerBound ?? first, first)...head.position
         }
-        if !arrivals.isEmpty {
+        if !plan.arrivals.isEmpty {
             try connection.copy(into: "arrivals", columns: ["id", "event_id", "recorded_at", "source", "duplicate"]) { writer in
-                for arrival in arrivals {
+                for arrival in plan.arrivals {
                     head.lastArrivalId += 1
                     try writer.writeRow(.int64(head.lastArrivalId), .text(arrival.eventId), .int64(now), .text(arrival.source),
                                         .int64(arrival.duplicate ? 1 : 0))
@@ -88,8 +57,8 @@ extension PostgresEventStore {
         }
         let (quarantineIds, earlierQuarantineIds) = try quarantine(rejections, at: now, head: &head)
         try updateHead(head)
-        try afterAppend?(appended)
-        return BatchResult(outcomes: outcomes, quarantineIds: quarantineIds, appended: appended,
+        try afterAppend?(plan.appended)
+        return BatchResult(outcomes: plan.outcomes, quarantineIds: quarantineIds, appended: plan.appended,
                            earlierQuarantineIds: earlierQuarantineIds)
     }
 
@@ -125,15 +94,13 @@ extension PostgresEventStore {
                           lastQuarantineId: try row.int64(3))
     }
 
-    /// Positions of the batch's event ids that are already stored, by event id.
-    /// Positions of the events already stored, keyed by the bytes of their ids.
+    /// Positions of the batch's ids already stored, keyed by the ids' bytes (``AppendPlan``'s
+    /// input), in one query (race-free while the append lock is held).
     private func storedPositions(of events: [NewEvent]) throws -> [[UInt8]: Int64] {
         guard !events.isEmpty else { return [:] }
-        var seen = Set<[UInt8]>()
-        let ids = events.map(\.eventId).filter { seen.insert(Array($0.utf8)).inserted }
         let result = try connection.run(
             "SELECT e.event_id, e.position FROM unnest($1::text[]) AS q(v) JOIN events e ON e.event_id = q.v",
-            [PostgresArrayLiteral.texts(ids)])
+            [PostgresArrayLiteral.texts(AppendPlan.distinctIds(of: events))])
         var positions: [[UInt8]: Int64] = [:]
         for row in result { positions[Array(try row.text(0).utf8)] = try row.int64(1) }
         return positions
@@ -156,7 +123,7 @@ extension PostgresEventStore {
         try connection.copy(into: "event_decoded", columns: ["position", "decoded", "verification", "decoder_version"]) { writer in
             for (event, source) in zip(appended, sources) {
                 try writer.writeRow(.int64(event.position), .text(source.decodedText), .text(source.verificationText),
-                                    .int64(EventStore.decoderVersion))
+                                    .int64(StoredDecoded.decoderVersion))
             }
         }
         try connection.copy(into: "event_keys", columns: ["key_value", "key_kind", "position"]) { writer in
@@ -168,53 +135,35 @@ extension PostgresEventStore {
         }
     }
 
-    /// Quarantines `rejections` (the same bytes refused for the same reason are kept once, while
-    /// open); returns one quarantine id per rejection, and those of them that were open before.
-    /// Ids continue `head.lastQuarantineId`.
+    /// Quarantines `rejections` as ``QuarantinePlan`` says (the same bytes refused for the same
+    /// reason are kept once while open): one lookup of the open rows, one `COPY` of the new ones,
+    /// whose ids continue `head.lastQuarantineId`.
     private func quarantine(_ rejections: [QuarantineItem], at now: EpochMillis,
                             head: inout LockedHead) throws -> (ids: [Int64], earlier: Set<Int64>) {
         guard !rejections.isEmpty else { return ([], []) }
-        struct Key: Hashable {
-            let digest: String
-            let errorCode: String
-        }
-        let digests = rejections.map { SHA256Digest.hex($0.raw) }
-        var open: [Key: Int64] = [:]
+        var open: [QuarantinePlan.Key: Int64] = [:]
         let result = try connection.run("""
             SELECT raw_sha256, error_code, min(id) FROM quarantine
             WHERE raw_sha256 = ANY($1::text[]) AND state = 'open' GROUP BY raw_sha256, error_code
-            """, [PostgresArrayLiteral.texts(Set(digests))])
-        for row in result { open[Key(digest: try row.text(0), errorCode: try row.text(1))] = try row.int64(2) }
-        let earlier = Set(open.values)
-
-        var ids: [Int64] = []
-        ids.reserveCapacity(rejections.count)
-        var new: [(id: Int64, item: QuarantineItem, digest: String)] = []
-        for (item, digest) in zip(rejections, digests) {
-            let key = Key(digest: digest, errorCode: item.errorCode)
-            if let id = open[key] {
-                ids.append(id)
-                continue
-            }
-            head.lastQuarantineId += 1
-            open[key] = head.lastQuarantineId
-            new.append((head.lastQuarantineId, item, digest))
-            ids.append(head.lastQuarantineId)
-        }
-        if !new.isEmpty {
+            """, [PostgresArrayLiteral.texts(Set(QuarantinePlan.digests(of: rejections)))])
+        for row in result { open[QuarantinePlan.Key(digest: try row.text(0), errorCode: try row.text(1))] = try row.int64(2) }
+        let plan = QuarantinePlan(rejections: rejections, open: open)
+        let newIds = plan.new.indices.map { head.lastQuarantineId + 1 + Int64($0) }
+        head.lastQuarantineId += Int64(plan.new.count)
+        if !plan.new.isEmpty {
             try connection.copy(into: "quarantine", columns: ["id", "recorded_at", "source", "error_code", "reason", "raw", "raw_sha256"]) { writer in
-                for entry in new {
-                    try writer.writeRow(.int64(entry.id), .int64(now), .text(entry.item.source), .text(entry.item.errorCode),
+                for (id, entry) in zip(newIds, plan.new) {
+                    try writer.writeRow(.int64(id), .int64(now), .text(entry.item.source), .text(entry.item.errorCode),
                                         .text(entry.item.reason), .bytea(entry.item.raw), .text(entry.digest))
                 }
             }
-            try linkRecords(new.map { entry in
-                let record = QuarantineRecord(id: entry.id, recordedAt: now, source: entry.item.source, errorCode: entry.item.errorCode,
+            try linkRecords(zip(newIds, plan.new).map { id, entry in
+                let record = QuarantineRecord(id: id, recordedAt: now, source: entry.item.source, errorCode: entry.item.errorCode,
                                               reason: entry.item.reason, raw: entry.item.raw, state: "open", resolvedAt: nil, resolution: nil)
-                return (.quarantine, String(entry.id), RecordChain.quarantineDigest(record))
+                return (.quarantine, String(id), RecordChain.quarantineDigest(record))
             })
         }
-        return (ids, earlier.intersection(ids))
+        return plan.quarantineIds(newIds: newIds)
     }
 
     /// The last position and its chain hash (0 and the genesis hash for an empty ledger).

@@ -1,5 +1,5 @@
 import AppStoreModels
-import EventStore
+import LedgerStorage
 import Foundation
 import PostgresClient
 
@@ -28,7 +28,7 @@ extension PostgresEventStore {
     public func configuration() throws -> LedgerConfiguration {
         let values = try configValues()
         guard let bundleId = values["bundle_id"], let environment = values["environment"] else {
-            throw EventStoreError.badConfiguration("bundle_id or environment missing from the config table")
+            throw LedgerStoreError.badConfiguration("bundle_id or environment missing from the config table")
         }
         return try LedgerConfiguration(bundleId: bundleId, environment: AppStoreEnvironment(rawValue: environment),
                                        appAppleId: values["app_apple_id"].flatMap { Int64($0) })

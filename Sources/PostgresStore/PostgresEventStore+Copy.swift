@@ -1,5 +1,5 @@
 import AppStoreModels
-import EventStore
+import LedgerStorage
 import Foundation
 import LedgerEvents
 import PostgresClient
@@ -47,32 +47,15 @@ extension PostgresEventStore {
     /// Appends records copied from another store, verbatim, in one transaction (under the append
     /// lock, like any append).
     ///
-    /// Each record must continue the chain (its position is the head's plus one and its previous
-    /// hash is the head's hash) and its hash must match its contents; otherwise nothing of the
-    /// batch is written and ``ChainContinuityError`` says where. Arrivals are logged at the
+    /// Each record must continue the chain (``ChainContinuity``); otherwise nothing of the batch is
+    /// written and ``ChainContinuityError`` says where. Arrivals are logged at the
     /// records' own recording times, as SQLite's store does.
     public func appendVerbatim(_ records: [StoredEventRecord]) throws {
         guard !records.isEmpty else { return }
         try write {
             var head = try lockHead()
             let start = head
-            for record in records {
-                let event = record.event
-                guard event.position == head.position + 1 else {
-                    throw ChainContinuityError(location: location, position: event.position,
-                                               problem: "the destination's next position is \(head.position + 1)")
-                }
-                guard record.previousHash == head.hash else {
-                    throw ChainContinuityError(location: location, position: event.position,
-                                               problem: "its previous hash does not match the destination's head")
-                }
-                guard EventChain.hash(previous: head.hash, row: record.chainRow) == event.hash else {
-                    throw ChainContinuityError(location: location, position: event.position,
-                                               problem: "its hash does not match its contents")
-                }
-                head.position = event.position
-                head.hash = event.hash
-            }
+            (head.position, head.hash) = try ChainContinuity.check(records, after: (head.position, head.hash), location: location)
             try connection.copy(into: "events", columns: Self.eventRowColumns) { writer in
                 for record in records {
                     let event = record.event

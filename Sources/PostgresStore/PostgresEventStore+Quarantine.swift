@@ -1,5 +1,5 @@
 import AppStoreModels
-import EventStore
+import LedgerStorage
 import Foundation
 import LedgerEvents
 import PostgresClient

@@ -1,4 +1,4 @@
-import EventStore
+import LedgerStorage
 import Foundation
 import PostgresClient
 

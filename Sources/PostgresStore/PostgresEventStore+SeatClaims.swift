@@ -1,5 +1,5 @@
 import AppStoreModels
-import EventStore
+import LedgerStorage
 import Foundation
 import PostgresClient
 
@@ -17,54 +17,29 @@ extension PostgresEventStore {
                            lastStatus: try row.optionalInt64(9), lastError: try row.optionalText(10))
     }
 
-    /// The unfinished (`pending`) request for the same group and member, or a new one with
-    /// `newIdentifier`, in one write transaction (see ``EventStore/beginClaimRequest(originalTransactionId:memberRef:appTransactionId:newIdentifier:explicitIdentifier:now:)``).
-    ///
-    /// Two processes beginning a claim for the same member at once serialise on a transaction-level
-    /// advisory lock keyed by the group, so they cannot both create one (SQLite's writer lock does
-    /// this there).
-    ///
-    /// - Returns: the record and whether it already existed (a resumed claim).
-    public func beginClaimRequest(originalTransactionId: String, memberRef: String?, appTransactionId: String?,
-                                  newIdentifier: String, explicitIdentifier: String?,
-                                  now: EpochMillis) throws -> (record: ClaimRequestRecord, resumed: Bool) {
-        try write {
-            try connection.run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
-                                         [.text("seatledger.claim:" + originalTransactionId)])
-            if let explicitIdentifier {
-                let result = try connection.run(
-                    "SELECT \(Self.claimColumns) FROM claim_requests WHERE request_identifier = $1",
-                    [.text(explicitIdentifier)])
-                if let row = result.first { return (try readClaim(row), true) }
-            } else {
-                let result: PostgresResult
-                let prefix = "SELECT \(Self.claimColumns) FROM claim_requests WHERE original_transaction_id = $1 AND state = 'pending'"
-                if let memberRef {
-                    result = try connection.run("\(prefix) AND member_ref = $2 ORDER BY created_at LIMIT 1",
-                                                          [.text(originalTransactionId), .text(memberRef)])
-                } else if let appTransactionId {
-                    result = try connection.run(
-                        "\(prefix) AND member_ref IS NULL AND app_transaction_id = $2 ORDER BY created_at LIMIT 1",
-                        [.text(originalTransactionId), .text(appTransactionId)])
-                } else {
-                    result = try connection.run(
-                        "\(prefix) AND member_ref IS NULL AND app_transaction_id IS NULL ORDER BY created_at LIMIT 1",
-                        [.text(originalTransactionId)])
-                }
-                if let row = result.first { return (try readClaim(row), true) }
-            }
-            let identifier = explicitIdentifier ?? newIdentifier
-            try connection.run("""
-                INSERT INTO claim_requests (request_identifier, original_transaction_id, member_ref, app_transaction_id, state,
-                                            created_at, updated_at, attempts)
-                VALUES ($1, $2, $3, $4, 'pending', $5, $6, 0)
-                """, [.text(identifier), .text(originalTransactionId), .optional(memberRef), .optional(appTransactionId),
-                      .int64(now), .int64(now)])
-            return (ClaimRequestRecord(requestIdentifier: identifier, originalTransactionId: originalTransactionId,
-                                       memberRef: memberRef, appTransactionId: appTransactionId, state: ClaimRequestRecord.pending,
-                                       createdAt: now, updatedAt: now, attempts: 0, seatClaimId: nil, lastStatus: nil,
-                                       lastError: nil), false)
-        }
+    /// Takes a transaction-level advisory lock keyed by the group, so two processes beginning a
+    /// claim for the same member at once serialise and cannot both create one (SQLite's writer
+    /// lock does this there).
+    public func lockClaimRequests(originalTransactionId: String) throws {
+        try connection.run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                           [.text("seatledger.claim:" + originalTransactionId)])
+    }
+
+    /// The group's `pending` requests, oldest first.
+    public func pendingClaimRequests(originalTransactionId: String) throws -> [ClaimRequestRecord] {
+        try claimRequests(originalTransactionId: originalTransactionId, state: ClaimRequestRecord.pending)
+    }
+
+    /// Stores a new request (inside the caller's write transaction).
+    public func insertClaimRequest(_ record: ClaimRequestRecord) throws {
+        try connection.run("""
+            INSERT INTO claim_requests (request_identifier, original_transaction_id, member_ref, app_transaction_id, state,
+                                        created_at, updated_at, attempts, seat_claim_id, last_status, last_error)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            """, [.text(record.requestIdentifier), .text(record.originalTransactionId), .optional(record.memberRef),
+                  .optional(record.appTransactionId), .text(record.state), .int64(record.createdAt), .int64(record.updatedAt),
+                  .int64(record.attempts), .optional(record.seatClaimId), .optional(record.lastStatus),
+                  .optional(record.lastError)])
     }
 
     /// Counts `count` more requests sent for `requestIdentifier` (call just before sending).

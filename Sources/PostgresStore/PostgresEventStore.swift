@@ -1,5 +1,5 @@
 import AppStoreModels
-import EventStore
+import LedgerStorage
 import Foundation
 import LedgerEvents
 import PostgresClient
@@ -76,7 +76,7 @@ public final class PostgresEventStore: LedgerStore {
         let store = PostgresEventStore(connection: try connect(url), url: url, isReader: false)
         try store.requireUTF8()
         try store.connection.transaction {
-            if try store.schemaExists() { throw EventStoreError.alreadyExists(path: store.location) }
+            if try store.schemaExists() { throw LedgerStoreError.alreadyExists(path: store.location) }
             try store.connection.execute(PostgresLedgerSchema.current)
             try store.connection.query(
                 "INSERT INTO ledger_meta (singleton, application_id, schema_version) VALUES (true, $1, $2)",
@@ -92,8 +92,8 @@ public final class PostgresEventStore: LedgerStore {
     }
 
     /// Opens the ledger in the database `url` names, refusing a database without one
-    /// (``EventStoreError/missing(path:)``), with a foreign `ledger_meta`
-    /// (``EventStoreError/notALedger(path:)``) or with a newer schema (``EventStoreError/newerSchema(path:found:supported:)``).
+    /// (``LedgerStoreError/missing(path:)``), with a foreign `ledger_meta`
+    /// (``LedgerStoreError/notALedger(path:)``) or with a newer schema (``LedgerStoreError/newerSchema(path:found:supported:)``).
     ///
     /// With `readOnly`, every transaction of the session is read-only (as SQLite's read-only open):
     /// a command that only reads cannot write by mistake.
@@ -106,7 +106,7 @@ public final class PostgresEventStore: LedgerStore {
     private func requireUTF8() throws {
         let encoding = try connection.query("SHOW server_encoding").first.map { try $0.text(0) } ?? "unknown"
         guard encoding.uppercased().replacingOccurrences(of: "-", with: "") == "UTF8" else {
-            throw EventStoreError.badConfiguration(
+            throw LedgerStoreError.badConfiguration(
                 "\(location) uses server encoding \(encoding); a SeatLedger ledger needs a UTF8 database "
                     + "(createdb --encoding=UTF8 --template=template0 …)")
         }
@@ -114,15 +114,15 @@ public final class PostgresEventStore: LedgerStore {
 
     private static func open(url: String, reader: Bool) throws -> PostgresEventStore {
         let store = PostgresEventStore(connection: try connect(url), url: url, isReader: reader)
-        guard try store.schemaExists() else { throw EventStoreError.missing(path: store.location) }
+        guard try store.schemaExists() else { throw LedgerStoreError.missing(path: store.location) }
         try store.requireUTF8()
         let meta = try store.connection.query("SELECT application_id, schema_version FROM ledger_meta")
         guard let row = meta.first, try row.int64(0) == PostgresLedgerSchema.applicationID else {
-            throw EventStoreError.notALedger(path: store.location)
+            throw LedgerStoreError.notALedger(path: store.location)
         }
         let version = try row.int64(1)
         if version > PostgresLedgerSchema.currentVersion {
-            throw EventStoreError.newerSchema(path: store.location, found: version, supported: PostgresLedgerSchema.currentVersion)
+            throw LedgerStoreError.newerSchema(path: store.location, found: version, supported: PostgresLedgerSchema.currentVersion)
         }
         try store.configureSession()
         if !reader && version < PostgresLedgerSchema.currentVersion { try store.upgradeSchema() }

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStorage
 
 /// A head anchor file kept outside the ledger: one line, `<position> <hash hex>`, the ledger's
 /// head when it was last written.

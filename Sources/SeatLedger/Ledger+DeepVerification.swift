@@ -4,6 +4,7 @@ import Foundation
 import JWSVerification
 import LedgerConcurrency
 import LedgerEvents
+import LedgerStorage
 import Projections
 
 /// What ``Ledger/verifyDeeply(progress:)`` found: every event re-verified from its raw bytes.

@@ -3,6 +3,7 @@ import JWSVerification
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 
 /// The result of retrying quarantined inputs.
 public struct QuarantineRetrySummary: Sendable, Equatable {

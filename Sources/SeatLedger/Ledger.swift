@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import JWSVerification
 import LedgerEvents
+import LedgerStorage
 import Projections
 
 /// A SeatLedger ledger: the library entry point a Swift server embeds.
@@ -46,7 +47,7 @@ public final class Ledger {
                 + "release with projection rules \(rules) or later. Reads still work."
             : nil
         let anchors = try store.trustRoots().map { root throws(VerificationError) in try TrustAnchor(der: Data(root.der)) }
-        guard !anchors.isEmpty else { throw EventStoreError.badConfiguration("no trust roots configured; add one with `seatledger config add-root FILE`") }
+        guard !anchors.isEmpty else { throw LedgerStoreError.badConfiguration("no trust roots configured; add one with `seatledger config add-root FILE`") }
         self.decoder = MessageDecoder(verifier: try SignedPayloadVerifier(trustAnchors: anchors), configuration: configuration)
     }
 
@@ -56,7 +57,7 @@ public final class Ledger {
     ///   - path: a SQLite file path or a `postgresql://` URL (see ``StoreLocation``).
     ///   - rootCertificates: root certificates (DER) payload chains must end at.
     public static func create(path: String, configuration: LedgerConfiguration, rootCertificates: [TrustAnchor]) throws -> Ledger {
-        guard !rootCertificates.isEmpty else { throw EventStoreError.badConfiguration("at least one root certificate is required") }
+        guard !rootCertificates.isEmpty else { throw LedgerStoreError.badConfiguration("at least one root certificate is required") }
         let now = Timestamp.millis(Date())
         let roots = rootCertificates.map {
             StoredTrustRoot(fingerprint: $0.sha256Fingerprint, der: [UInt8]($0.der), subject: $0.subject, addedAt: now)
@@ -156,7 +157,7 @@ public final class Ledger {
 
     /// Throws when this build must not write the ledger (see ``writeRefusal``).
     func requireWritable() throws {
-        if let writeRefusal { throw EventStoreError.badConfiguration(writeRefusal) }
+        if let writeRefusal { throw LedgerStoreError.badConfiguration(writeRefusal) }
     }
 
     /// How many batches ``ingestPipelined(lookahead:next:onBatch:)`` keeps queued for decoding

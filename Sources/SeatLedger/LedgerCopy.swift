@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 
 /// Copies a ledger to another store (for example an embedded SQLite file to PostgreSQL) with its
 /// hash chain intact: the same positions, recording times and hashes.
@@ -201,7 +202,7 @@ public struct LedgerCopy {
     static func openIfExists(_ location: StoreLocation) throws -> (any LedgerStore)? {
         do {
             return try location.open()
-        } catch EventStoreError.missing {
+        } catch LedgerStoreError.missing {
             return nil
         } catch is LedgerNotFound {
             return nil

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStorage
 
 /// A ledger file found damaged: refused for writing until it is restored.
 public struct DamagedLedgerError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -47,7 +48,7 @@ enum LedgerSoundness {
         let problems: [String]
         do {
             problems = try file.integrityProblems()
-        } catch where EventStoreError.isCorruption(error) {
+        } catch where LedgerStoreError.isCorruption(error) {
             problems = ["\(error)"]
         }
         guard !problems.isEmpty else { return }
@@ -65,7 +66,7 @@ enum LedgerSoundness {
 
     /// Rethrows `error`, first recording the damage when it is SQLite's `SQLITE_CORRUPT` on a file ledger.
     static func noting(_ error: any Error, in store: any LedgerStore) -> any Error {
-        guard EventStoreError.isCorruption(error), let file = store as? EventStore else { return error }
+        guard LedgerStoreError.isCorruption(error), let file = store as? EventStore else { return error }
         return DamagedLedgerError(path: file.path, problem: "\(error)", marker: record("\(error)", for: file.path))
     }
 }

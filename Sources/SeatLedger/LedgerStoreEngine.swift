@@ -1,4 +1,5 @@
 import EventStore
+import LedgerStorage
 import Synchronization
 
 /// A storage engine for ledgers that live at a URL (`postgresql://…`) rather than in a SQLite file.

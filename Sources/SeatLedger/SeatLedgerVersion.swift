@@ -1,4 +1,5 @@
 import EventStore
+import LedgerStorage
 
 /// The version of this build and of the formats it writes, as `seatledger --version` prints them.
 public enum SeatLedgerVersion {

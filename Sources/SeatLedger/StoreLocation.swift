@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStorage
 
 /// Where a ledger lives: an embedded SQLite file (the default) or a PostgreSQL database.
 ///
@@ -47,13 +48,13 @@ public enum StoreLocation: Sendable, Equatable, CustomStringConvertible {
 
     /// The registered PostgreSQL engine, or the error saying how to get one.
     private static func requirePostgresEngine(_ url: String) throws -> any LedgerStoreEngine {
-        guard let engine = postgresEngine else { throw EventStoreError.engineNotLinked(location: redacted(url)) }
+        guard let engine = postgresEngine else { throw LedgerStoreError.engineNotLinked(location: redacted(url)) }
         return engine
     }
 
     /// The error for a "file path" that is a URL of another kind (`redis://…`, `https://…`): no
     /// ledger can live there, and "no ledger at redis://…; create one" would mislead.
-    static func unsupportedURL(_ path: String) -> EventStoreError? {
+    static func unsupportedURL(_ path: String) -> LedgerStoreError? {
         guard let schemeEnd = path.range(of: "://"), !path[..<schemeEnd.lowerBound].isEmpty,
               path[..<schemeEnd.lowerBound].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
         else { return nil }

@@ -2,6 +2,7 @@ import AppStoreAPI
 import AppStoreModels
 import EventStore
 import Foundation
+import LedgerStorage
 import SeatLedger
 import Projections
 import Reports

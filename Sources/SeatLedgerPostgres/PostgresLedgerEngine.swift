@@ -1,4 +1,5 @@
 import EventStore
+import LedgerStorage
 import PostgresStore
 import SeatLedger
 

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import HTTPServer
+import LedgerStorage
 import Projections
 import Reports
 import SeatLedger

@@ -1,3 +1,4 @@
+import LedgerStorage
 import struct AppStoreAPI.APICredentialsError
 import struct AppStoreAPI.APIUsageError
 import struct AppStoreAPI.APICallResult

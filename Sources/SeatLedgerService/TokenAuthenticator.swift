@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import JWSVerification
+import LedgerStorage
 import SeatLedger
 import Synchronization
 

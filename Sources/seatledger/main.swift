@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStorage
 import SeatLedger
 import SeatLedgerPostgres
 
@@ -144,7 +145,7 @@ let versionText = """
 func errorCode(of error: any Error) -> String {
     switch error {
     case is LedgerNotFound: return "no_ledger"
-    case EventStoreError.missing: return "no_ledger"
+    case LedgerStoreError.missing: return "no_ledger"
     case is GroupNotFound: return "not_found"
     default: return "error"
     }

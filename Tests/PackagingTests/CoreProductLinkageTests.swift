@@ -56,6 +56,46 @@ struct CoreProductLinkageTests {
         }
     }
 
+    @Test("the storage contract depends on no engine, and each engine's store only on its own C library",
+          arguments: [ModuleRule(module: "LedgerStorage", required: [], forbidden: ["CSQLite", "CLibPQ", "EventStore"]),
+                      ModuleRule(module: "EventStore", required: ["CSQLite", "LedgerStorage"], forbidden: ["CLibPQ", "PostgresClient"]),
+                      ModuleRule(module: "PostgresStore", required: ["CLibPQ", "LedgerStorage"], forbidden: ["CSQLite", "EventStore"])])
+    func storageModulesDependOnlyOnTheirEngine(_ rule: ModuleRule) throws {
+        let (module, required, forbidden) = (rule.module, rule.required, rule.forbidden)
+        // A scratch path of its own: the running `swift test` holds the lock on the package's `.build`.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-describe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let described = try Self.run(["swift", "package", "--package-path", Self.repository.path, "--scratch-path", scratch.path,
+                                      "describe", "--type", "json"])
+        #expect(described.status == 0, "\(described.output)")
+        // `describe` may print build-system notes before the JSON.
+        let json = try #require(described.output.firstIndex(of: "{").map { described.output[$0...] })
+        struct Description: Decodable {
+            struct Target: Decodable {
+                let name: String
+                let target_dependencies: [String]?
+            }
+            let targets: [Target]
+        }
+        let targets = try JSONDecoder().decode(Description.self, from: Data(json.utf8)).targets
+        let direct = Dictionary(targets.map { ($0.name, Set($0.target_dependencies ?? [])) }, uniquingKeysWith: { first, _ in first })
+        #expect(direct[module] != nil, "no target \(module)")
+        var reached = Set<String>(), frontier = [module]
+        while let next = frontier.popLast() {
+            for dependency in direct[next] ?? [] where reached.insert(dependency).inserted { frontier.append(dependency) }
+        }
+        #expect(required.isSubset(of: reached), "\(module) reaches \(reached.sorted())")
+        #expect(reached.isDisjoint(with: forbidden), "\(module) depends on \(reached.intersection(forbidden).sorted())")
+    }
+
+    /// A module, the targets it must reach and those it must not.
+    struct ModuleRule: Sendable, CustomTestStringConvertible {
+        let module: String
+        let required: Set<String>
+        let forbidden: Set<String>
+        var testDescription: String { module }
+    }
+
     /// Runs `arguments` (looked up on PATH) and returns its exit status and combined output.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()

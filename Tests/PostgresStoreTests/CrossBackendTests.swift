@@ -2,6 +2,8 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
+import LedgerStoreConformance
 import PostgresStore
 import Testing
 

@@ -2,6 +2,8 @@ import EventStore
 import Foundation
 import GroupSimulator
 import LedgerEvents
+import LedgerStorage
+import LedgerStoreConformance
 import PostgresClient
 import PostgresStore
 import PostgresTestSupport

@@ -1,6 +1,8 @@
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
+import LedgerStoreConformance
 import PostgresClient
 import PostgresStore
 import PostgresTestSupport

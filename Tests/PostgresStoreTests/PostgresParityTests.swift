@@ -2,6 +2,8 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
+import LedgerStoreConformance
 import PostgresClient
 import PostgresStore
 import PostgresTestSupport
@@ -19,7 +21,7 @@ struct PostgresParityTests {
             _ = try PostgresEventStore.create(url: cluster.url(database: "latin"), configuration: TestData.configuration(),
                                               roots: [TestData.root])
             Issue.record("a LATIN1 database was accepted")
-        } catch let error as EventStoreError {
+        } catch let error as LedgerStoreError {
             #expect("\(error)".contains("uses server encoding LATIN1; a SeatLedger ledger needs a UTF8 database"), "\(error)")
         }
         let tables = try PostgresConnection(url: cluster.url(database: "latin"))

@@ -1,5 +1,7 @@
 import EventStore
 import Foundation
+import LedgerStorage
+import LedgerStoreConformance
 import PostgresClient
 import PostgresStore
 import PostgresTestSupport

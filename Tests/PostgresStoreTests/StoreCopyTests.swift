@@ -1,6 +1,8 @@
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
+import LedgerStoreConformance
 import PostgresStore
 import Testing
 

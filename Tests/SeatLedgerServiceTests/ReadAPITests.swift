@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import HTTPTestSupport
+import LedgerStorage
 import SeatLedger
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import HTTPTestSupport
+import LedgerStorage
 import SeatLedger
 import Testing
 

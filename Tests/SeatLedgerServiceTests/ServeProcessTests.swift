@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import HTTPTestSupport
 import JWSVerification
+import LedgerStorage
 import SeatLedger
 import Synchronization
 import Testing

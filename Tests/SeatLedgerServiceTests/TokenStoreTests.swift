@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStorage
 import SeatLedgerService
 import Testing
 

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import LedgerStorage
 
 /// One SQLite connection, owned: closed in `deinit`.
 ///

@@ -1,10 +1,11 @@
 import CSQLite
+import LedgerStorage
 
 /// A failed `sqlite3_*` call: the result code, SQLite's message and the SQL that was running.
 ///
 /// Modelled on GRDB's `DatabaseError`: one error type for every SQLite failure so callers can
 /// switch on ``resultCode`` (e.g. `SQLITE_BUSY`, `SQLITE_CONSTRAINT`).
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+public struct SQLiteError: DatabaseFailure {
     /// The extended result code.
     public let resultCode: Int32
     /// SQLite's message for the failure.

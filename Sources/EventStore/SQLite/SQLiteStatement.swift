@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import LedgerStorage
 
 /// A prepared statement, owned: finalized in `deinit`.
 public final class SQLiteStatement {

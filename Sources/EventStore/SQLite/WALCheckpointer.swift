@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import LedgerStorage
 
 /// Copies the write-ahead log into the database file on a thread and connection of its own while
 /// a long ingest appends, so the writer does not stop for it.

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import LedgerEvents
 import Foundation
+import LedgerStorage
 
 extension MessageDecoder {
     /// The `notificationUUID` a body in Apple's form (`{"signedPayload":"…"}`) claims, read from

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import JWSVerification
 import LedgerEvents
+import LedgerStorage
 
 /// Turns one inbound message into verified, decoded events, or a rejection.
 ///

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import LedgerConcurrency
+import LedgerStorage
 
 /// A `Sendable` handle on a ledger for servers: one writer that group-commits concurrent appends,
 /// a pool of read connections, and `async` methods that never block Swift's cooperative threads.

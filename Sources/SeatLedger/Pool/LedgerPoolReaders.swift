@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import LedgerConcurrency
+import LedgerStorage
 
 /// The read connections of a ``LedgerPool``: `count` dedicated threads, each owning one read-only
 /// ``Ledger``, taking read jobs from one shared queue in arrival order.

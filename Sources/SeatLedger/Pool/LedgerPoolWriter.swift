@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import LedgerConcurrency
+import LedgerStorage
 import Synchronization
 
 /// The single writer of a ``LedgerPool``: one dedicated thread owning the one read-write

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 import Projections
 
 /// Keeps the stored projections (each event's facts and the group index) in step with the log.

@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import LedgerConcurrency
 import LedgerEvents
+import LedgerStorage
 import Projections
 import Synchronization
 

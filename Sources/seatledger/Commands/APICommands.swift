@@ -2,6 +2,7 @@ import AppStoreAPI
 import AppStoreModels
 import EventStore
 import Foundation
+import LedgerStorage
 import Projections
 import Reports
 import SeatLedger

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import JWSVerification
+import LedgerStorage
 import SeatLedger
 
 /// `seatledger check`: verify standalone JWS files without appending anything.

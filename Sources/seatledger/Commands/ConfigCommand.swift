@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import JWSVerification
+import LedgerStorage
 import SeatLedger
 
 /// `seatledger config [show|add-root FILE]`: the trust configuration recorded in the ledger.

@@ -3,6 +3,7 @@ import DemoSamples
 import EventStore
 import Foundation
 import JWSVerification
+import LedgerStorage
 import Projections
 import Reports
 import SeatLedger

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import JWSVerification
+import LedgerStorage
 import SeatLedger
 
 /// `seatledger init`: create a ledger file with its trust configuration.

@@ -1,6 +1,7 @@
 import AppStoreModels
 import EventStore
 import Foundation
+import LedgerStorage
 import SeatLedger
 
 /// `seatledger verify`: recompute the hash chain (and, with projections, compare them).
@@ -56,7 +57,7 @@ enum VerifyCommand: Command {
             let problems = try store.integrityProblems()
             guard problems.isEmpty else { return corrupt(problems.joined(separator: "; "), arguments) }
             return try check(store, arguments)
-        } catch where EventStoreError.isCorruption(error) {
+        } catch where LedgerStoreError.isCorruption(error) {
             return corrupt("\(error)", arguments)
         }
     }

@@ -4,6 +4,7 @@ import Foundation
 import HTTPTestSupport
 import JWSSigning
 import JWSVerification
+import LedgerStorage
 import SeatLedger
 import Synchronization
 

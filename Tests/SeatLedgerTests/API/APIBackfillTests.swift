@@ -5,6 +5,7 @@ import Foundation
 import GroupSimulator
 import JWSSigning
 import LedgerEvents
+import LedgerStorage
 import SeatLedger
 import SeatLedgerAppStoreAPI
 import Testing

@@ -3,6 +3,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import JWSSigning
+import LedgerStorage
 import SeatLedger
 import SeatLedgerAppStoreAPI
 import Testing

@@ -3,6 +3,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 import Projections
 import SeatLedger
 import SeatLedgerAppStoreAPI

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import HTTPTestSupport
 import LedgerEvents
+import LedgerStorage
 import Testing
 
 /// A real `seatledger serve` process on the fixture's ledger, talking to the fixture's stand-in.

@@ -2,6 +2,7 @@ import AppStoreModels
 @testable import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 import Testing
 
 /// `withBackgroundCheckpoints`: the write-ahead log is copied into the database file by a thread

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 @testable import LedgerEvents
+import LedgerStorage
 import Testing
 
 @testable import SeatLedger

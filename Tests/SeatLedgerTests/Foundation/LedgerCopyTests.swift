@@ -4,6 +4,7 @@ import Foundation
 import GroupSimulator
 import LedgerEvents
 @testable import SeatLedger
+import LedgerStorage
 import Testing
 
 /// `seatledger copy`: the chain carries over, an interrupted copy resumes, and a broken source

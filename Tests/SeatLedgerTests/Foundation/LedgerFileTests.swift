@@ -1,6 +1,7 @@
 import AppStoreModels
 import EventStore
 import Foundation
+import LedgerStorage
 import SeatLedger
 import Testing
 
@@ -143,7 +144,7 @@ struct LedgerFileTests {
             #expect(result.stderr.contains("schema version 99"), "\(command): \(result)")
             #expect(result.stderr.contains("newer"), "\(command): \(result)")
         }
-        let error = #expect(throws: EventStoreError.self) { _ = try Ledger.open(path: test.path) }
+        let error = #expect(throws: LedgerStoreError.self) { _ = try Ledger.open(path: test.path) }
         guard case .newerSchema(_, let found, _)? = error else {
             Issue.record("expected newerSchema, got \(String(describing: error))")
             return

@@ -2,6 +2,7 @@ import AppStoreModels
 @testable import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 import Testing
 
 /// How a rebuild refills the SQLite projections: the group index's secondary index is built once.

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStorage
 import PostgresTestSupport
 import SeatLedger
 import SeatLedgerPostgres

@@ -1,6 +1,7 @@
 import AppStoreModels
 @testable import EventStore
 import Foundation
+import LedgerStorage
 import PostgresTestSupport
 @testable import SeatLedger
 import SeatLedgerPostgres

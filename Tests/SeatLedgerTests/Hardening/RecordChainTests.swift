@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 @testable import SeatLedger
+import LedgerStorage
 import Testing
 
 /// The record chain covers what is not an event: configuration values, trust roots and quarantine

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import JWSVerification
+import LedgerStorage
 import PostgresTestSupport
 import SeatLedger
 import SeatLedgerPostgres

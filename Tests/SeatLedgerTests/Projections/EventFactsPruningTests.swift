@@ -4,6 +4,7 @@ import Foundation
 import LedgerEvents
 @testable import Projections
 @testable import SeatLedger
+import LedgerStorage
 import Testing
 
 /// A rebuild derives facts from only the parts of the decoded JSON that `EventFacts` reads

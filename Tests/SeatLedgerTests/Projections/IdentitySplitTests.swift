@@ -4,6 +4,7 @@ import Foundation
 import LedgerEvents
 @testable import Projections
 @testable import SeatLedger
+import LedgerStorage
 import Testing
 
 /// A rebuild gathers the identity evidence of the two halves of a large log on two threads and

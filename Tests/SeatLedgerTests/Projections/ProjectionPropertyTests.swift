@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import GroupSimulator
 import LedgerEvents
+import LedgerStorage
 import Projections
 @testable import SeatLedger
 import Testing

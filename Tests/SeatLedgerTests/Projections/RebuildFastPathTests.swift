@@ -5,6 +5,7 @@ import GroupSimulator
 import LedgerEvents
 @testable import Projections
 @testable import SeatLedger
+import LedgerStorage
 import Testing
 
 /// The facts codec and the shortcuts the ingest and the rebuild take must give exactly what the

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 import Projections
 @testable import SeatLedger
 import Testing

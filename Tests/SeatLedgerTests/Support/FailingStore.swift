@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 import Synchronization
 
 /// Which connection of a ``FailingStore`` an operation ran on: the store the test handed over, or
@@ -291,12 +292,15 @@ final class FailingStore: LedgerStore {
 
     // MARK: Seat claims
 
-    func beginClaimRequest(originalTransactionId: String, memberRef: String?, appTransactionId: String?,
-                           newIdentifier: String, explicitIdentifier: String?,
-                           now: EpochMillis) throws -> (record: ClaimRequestRecord, resumed: Bool) {
-        try base.beginClaimRequest(originalTransactionId: originalTransactionId, memberRef: memberRef, appTransactionId: appTransactionId,
-                                   newIdentifier: newIdentifier, explicitIdentifier: explicitIdentifier, now: now)
+    func lockClaimRequests(originalTransactionId: String) throws {
+        try base.lockClaimRequests(originalTransactionId: originalTransactionId)
     }
+
+    func pendingClaimRequests(originalTransactionId: String) throws -> [ClaimRequestRecord] {
+        try base.pendingClaimRequests(originalTransactionId: originalTransactionId)
+    }
+
+    func insertClaimRequest(_ record: ClaimRequestRecord) throws { try base.insertClaimRequest(record) }
 
     func noteClaimAttempts(_ requestIdentifier: String, count: Int, now: EpochMillis) throws {
         try base.noteClaimAttempts(requestIdentifier, count: count, now: now)

@@ -1,5 +1,6 @@
 import AppStoreModels
 import EventStore
+import LedgerStorage
 import Projections
 @testable import SeatLedger
 

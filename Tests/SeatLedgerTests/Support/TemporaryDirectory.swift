@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import LedgerStorage
 
 /// A fresh directory under the system temporary directory, removed (with its contents) when the
 /// object is deallocated. Keep a reference for as long as the files are needed.

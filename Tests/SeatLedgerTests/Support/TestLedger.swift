@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import JWSVerification
+import LedgerStorage
 import SeatLedger
 
 /// A ledger file in its own temporary directory, created with the library (`Ledger.create`).

@@ -6,6 +6,7 @@ import Foundation
 import GroupSimulator
 import JWSVerification
 import LedgerEvents
+import LedgerStorage
 import SeatLedger
 
 /// `build-ledger`: the rebuild benchmark's ledger, made with the library rather than the CLI.

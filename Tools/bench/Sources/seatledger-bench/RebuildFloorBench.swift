@@ -1,6 +1,7 @@
 import CSQLite
 import EventStore
 import Foundation
+import LedgerStorage
 
 /// The storage floor of a rebuild: what SQLite alone takes to read a rebuild's input and write its
 /// output for one ledger, with no computation in between.

@@ -1,24 +1,41 @@
 import AppStoreModels
-import EventStore
 import Foundation
 import JWSVerification
 import LedgerEvents
-import PostgresClient
-import PostgresStore
+import LedgerStorage
 import Projections
 import Testing
 
-/// The ``LedgerStore`` contract, run against both engines: the SQLite ``EventStore`` on a file in
-/// a temporary directory and ``PostgresEventStore`` on a throwaway cluster. Every expectation is
+/// The ``LedgerStore`` contract, run against every engine: the SQLite `EventStore` on a file in a
+/// temporary directory (`EventStoreTests`) and `PostgresEventStore` on a throwaway cluster
+/// (`PostgresStoreTests`). Every expectation is
 /// the same for both; where SQLite's behaviour is the reference, the expected values are written
 /// out here, so the PostgreSQL store is held to them.
-@Suite("LedgerStore conformance (SQLite and PostgreSQL)")
-struct LedgerStoreConformanceTests {
+///
+/// Each engine's test target runs every check of ``checks`` against its ``ConformanceEngine``
+/// (`@Test(arguments: LedgerStoreConformance.checks)`).
+public enum LedgerStoreConformance {
     struct Refused: Error {}
 
-    @Test("append: positions 1…N, head, the chain as EventChain computes it, verifyChain", arguments: Backend.allCases)
-    func appendHeadAndChain(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// Every check, named as the test output shows it.
+    public static let checks: [ConformanceCheck] = [
+        ConformanceCheck("append: positions 1…N, head, the chain as EventChain computes it, verifyChain", appendHeadAndChain),
+        ConformanceCheck("idempotency: the same event twice in a batch and across batches appends once; every arrival is counted", idempotency),
+        ConformanceCheck("quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release", quarantine),
+        ConformanceCheck("reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints", reads),
+        ConformanceCheck("facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch (whole or a range), volume, in and out of transactions", facts),
+        ConformanceCheck("group index and snapshots: replace, look up, order, last snapshot wins, clear", groupProjections),
+        ConformanceCheck("a rebuild's bulk insert into emptied projections reads back like replaceGroups, in one transaction", rebuiltGroups),
+        ConformanceCheck("claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing", claimRequests),
+        ConformanceCheck("configuration and trust roots", configurationAndRoots),
+        ConformanceCheck("transactions: all or nothing, afterAppend failure appends nothing, transactions do not nest", transactions),
+        ConformanceCheck("openReader: committed data only, one snapshot per read, refuses writes", reader),
+        ConformanceCheck("create refuses an existing ledger; open finds it again", createAndOpen),
+    ]
+
+    /// append: positions 1…N, head, the chain as EventChain computes it, verifyChain
+    public static func appendHeadAndChain(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         #expect(try store.head().position == 0)
         #expect(try store.head().hash == EventChain.genesis)
@@ -56,10 +73,9 @@ struct LedgerStoreConformanceTests {
         #expect(try store.lastOccurredAt() == TestData.apiEvent(5).occurredAt)
     }
 
-    @Test("idempotency: the same event twice in a batch and across batches appends once; every arrival is counted",
-          arguments: Backend.allCases)
-    func idempotency(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// idempotency: the same event twice in a batch and across batches appends once; every arrival is counted
+    public static func idempotency(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         let first = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(1, source: "retry.ndjson:1"),
                                               TestData.apiEvent(2)])
@@ -83,10 +99,9 @@ struct LedgerStoreConformanceTests {
         #expect(try store.verifyChain().isIntact)
     }
 
-    @Test("quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release",
-          arguments: Backend.allCases)
-    func quarantine(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release
+    public static func quarantine(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         let first = try store.commit(events: [], rejections: [
             TestData.rejection("a"), TestData.rejection("b"), TestData.rejection("a"), TestData.rejection("a", code: "bad_form"),
@@ -135,10 +150,9 @@ struct LedgerStoreConformanceTests {
         #expect(try store.duplicateCounts(for: ["api-1"]) == ["api-1": 2])
     }
 
-    @Test("reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints",
-          arguments: Backend.allCases)
-    func reads(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints
+    public static func reads(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         let notification = TestData.notification(2)
         let result = try store.commit(events: [TestData.apiEvent(1), notification, TestData.apiEvent(3, originalTransactionId: "2000")])
@@ -186,10 +200,9 @@ struct LedgerStoreConformanceTests {
         #expect(comparable == (try store.events(at: positions.filter { $0 % 97 == 0 }).map(\.comparable)))
     }
 
-    @Test("facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch (whole or a range), volume, in and out of transactions",
-          arguments: Backend.allCases)
-    func facts(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch (whole or a range), volume, in and out of transactions
+    public static func facts(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         let notification = TestData.notification(2)
         _ = try store.commit(events: [TestData.apiEvent(1), notification, TestData.apiEvent(3)])
@@ -259,9 +272,9 @@ struct LedgerStoreConformanceTests {
         #expect(try store.factsVolume().rows == 4)
     }
 
-    @Test("group index and snapshots: replace, look up, order, last snapshot wins, clear", arguments: Backend.allCases)
-    func groupProjections(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// group index and snapshots: replace, look up, order, last snapshot wins, clear
+    public static func groupProjections(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         let rows = [
             GroupIndexRow(identifier: "t1", groupKey: "g1", role: "member"),
@@ -297,10 +310,9 @@ struct LedgerStoreConformanceTests {
         #expect(try store.groupKeys(forAny: ["1000", "2000"]).isEmpty)
     }
 
-    @Test("a rebuild's bulk insert into emptied projections reads back like replaceGroups, in one transaction",
-          arguments: Backend.allCases)
-    func rebuiltGroups(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// a rebuild's bulk insert into emptied projections reads back like replaceGroups, in one transaction
+    public static func rebuiltGroups(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         try store.replaceGroups(removing: [], rows: [GroupIndexRow(identifier: "old", groupKey: "g0", role: "key")])
         let rows = (0..<700).flatMap { g in
@@ -335,10 +347,9 @@ struct LedgerStoreConformanceTests {
         #expect(try store.groupKeys(forAny: ["x"]).isEmpty)
     }
 
-    @Test("claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing",
-          arguments: Backend.allCases)
-    func claimRequests(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing
+    public static func claimRequests(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         let first = try store.beginClaimRequest(originalTransactionId: "1000", memberRef: "m1", appTransactionId: nil,
                                                 newIdentifier: "req-1", explicitIdentifier: nil, now: 10)
@@ -385,9 +396,9 @@ struct LedgerStoreConformanceTests {
         #expect(try store.claimRequests(originalTransactionId: "1000", state: "claimed").map(\.requestIdentifier) == ["req-1"])
     }
 
-    @Test("configuration and trust roots", arguments: Backend.allCases)
-    func configurationAndRoots(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// configuration and trust roots
+    public static func configurationAndRoots(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         #expect(try store.configuration() == TestData.configuration())
         let values = try store.configValues()
@@ -407,15 +418,15 @@ struct LedgerStoreConformanceTests {
         #expect(try store.addRoots([]) == 0)
 
         let production = try LedgerConfiguration(bundleId: "com.example.prod", environment: .production, appAppleId: 123_456_789)
-        let other = try StoreFixture.make(backend, configuration: production, roots: [])
+        let other = try StoreFixture.make(on: engine, configuration: production, roots: [])
         #expect(try other.store.configuration() == production)
         #expect(try other.store.configValues()["app_apple_id"] == "123456789")
         #expect(try other.store.trustRoots().isEmpty)
     }
 
-    @Test("transactions: all or nothing, afterAppend failure appends nothing, transactions do not nest", arguments: Backend.allCases)
-    func transactions(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// transactions: all or nothing, afterAppend failure appends nothing, transactions do not nest
+    public static func transactions(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         #expect(throws: Refused.self) {
             _ = try store.commit(events: [TestData.apiEvent(1)], rejections: [TestData.rejection("a")]) { _ in throw Refused() }
@@ -450,9 +461,9 @@ struct LedgerStoreConformanceTests {
         #expect(try store.commit(events: [TestData.apiEvent(2)]).outcomes == [.appended(position: 2)])
     }
 
-    @Test("openReader: committed data only, one snapshot per read, refuses writes", arguments: Backend.allCases)
-    func reader(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// openReader: committed data only, one snapshot per read, refuses writes
+    public static func reader(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         _ = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(2)])
         let reader = try #require(try store.openReader())
@@ -471,19 +482,14 @@ struct LedgerStoreConformanceTests {
         #expect(try store.eventCount() == 3)
     }
 
-    @Test("create refuses an existing ledger; open finds it again", arguments: Backend.allCases)
-    func createAndOpen(_ backend: Backend) throws {
-        let fixture = try StoreFixture.make(backend)
+    /// create refuses an existing ledger; open finds it again
+    public static func createAndOpen(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
         _ = try fixture.store.commit(events: [TestData.apiEvent(1)])
         do {
-            switch backend {
-            case .sqlite: _ = try EventStore.create(at: fixture.store.location, configuration: TestData.configuration(), roots: [])
-            case .postgres:
-                let url = try #require(fixture.cluster).url()
-                _ = try PostgresEventStore.create(url: url, configuration: TestData.configuration(), roots: [])
-            }
+            try fixture.ledger.createAgain()
             Issue.record("created a second ledger over the first")
-        } catch let error as EventStoreError {
+        } catch let error as LedgerStoreError {
             guard case .alreadyExists = error else { Issue.record("unexpected \(error)"); return }
         }
         let reopened = try fixture.reopen()
@@ -492,4 +498,19 @@ struct LedgerStoreConformanceTests {
         #expect(try reopened.commit(events: [TestData.apiEvent(2)]).outcomes == [.appended(position: 2)])
         #expect(try fixture.store.verifyChain().eventsChecked == 2)
     }
+}
+
+/// One check of the conformance suite: a name and what it runs against an engine.
+public struct ConformanceCheck: Sendable, CustomTestStringConvertible {
+    /// What it checks, as the test output shows it.
+    public let name: String
+    /// Runs the check on a fresh ledger of `engine`; expectations are recorded with `#expect`.
+    public let run: @Sendable (any ConformanceEngine) throws -> Void
+
+    init(_ name: String, _ run: @escaping @Sendable (any ConformanceEngine) throws -> Void) {
+        self.name = name
+        self.run = run
+    }
+
+    public var testDescription: String { name }
 }

@@ -10,7 +10,7 @@ public struct LedgerConfiguration: Sendable, Equatable {
     public var appAppleId: Int64?
 
     /// Creates a configuration; `appAppleId` is required when the environment is Production.
-    public init(bundleId: String, environment: AppStoreEnvironment, appAppleId: Int64?) throws(EventStoreError) {
+    public init(bundleId: String, environment: AppStoreEnvironment, appAppleId: Int64?) throws(LedgerStoreError) {
         guard !bundleId.isEmpty else { throw .badConfiguration("bundle id is empty") }
         if environment == .production, appAppleId == nil {
             throw .badConfiguration("--app-apple-id is required for a Production ledger")

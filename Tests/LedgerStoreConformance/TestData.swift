@@ -1,27 +1,27 @@
 import AppStoreModels
-import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 
 /// Events, rejections and configuration for the store tests: synthetic (the store does not verify
 /// signatures; the pipeline did that before), but shaped like the real ones, including a
 /// notification whose nested JWS strings the store strips from `decoded` and restores from `raw`.
-enum TestData {
-    static func configuration() throws -> LedgerConfiguration {
+public enum TestData {
+    public static func configuration() throws -> LedgerConfiguration {
         try LedgerConfiguration(bundleId: "com.example.seats", environment: .sandbox, appAppleId: nil)
     }
 
-    static let root = StoredTrustRoot(fingerprint: String(repeating: "ab", count: 32), der: [0x30, 0x82, 0x01, 0x0A],
+    public static let root = StoredTrustRoot(fingerprint: String(repeating: "ab", count: 32), der: [0x30, 0x82, 0x01, 0x0A],
                                       subject: "CN=SeatLedger Test Root", addedAt: 1_000)
 
-    static func verification(_ n: Int) -> [VerificationRecord] {
+    public static func verification(_ n: Int) -> [VerificationRecord] {
         [VerificationRecord(path: "signedPayload", rootFingerprint: root.fingerprint,
                             intermediateFingerprint: String(repeating: "cd", count: 32),
                             leafFingerprint: String(format: "%064x", n))]
     }
 
     /// An `apiResponse` event mentioning `originalTransactionId` (and a transaction id of its own).
-    static func apiEvent(_ n: Int, id: String? = nil, originalTransactionId: String = "1000", source: String? = nil,
+    public static func apiEvent(_ n: Int, id: String? = nil, originalTransactionId: String = "1000", source: String? = nil,
                          payloadBytes: Int = 0) -> NewEvent {
         let eventId = id ?? "api-\(n)"
         let padding = String(repeating: "x", count: payloadBytes)
@@ -43,7 +43,7 @@ enum TestData {
 
     /// A notification whose decoded form holds the nested `signedTransactionInfo` JWS string, as the
     /// decoder produces it; the store keeps it only in `raw`.
-    static func notification(_ n: Int, uuid: String? = nil, originalTransactionId: String = "1000") -> NewEvent {
+    public static func notification(_ n: Int, uuid: String? = nil, originalTransactionId: String = "1000") -> NewEvent {
         let transactionJWS = "eyJhbGciOiJFUzI1NiJ9." + Base64URL.encode(Data(#"{"transactionId":"n\#(n)"}"#.utf8)) + ".c2lnbmF0dXJl"
         let notificationUUID = uuid ?? "00000000-0000-4000-8000-\(String(format: "%012d", n))"
         let payload: JSONValue = [
@@ -67,14 +67,14 @@ enum TestData {
     }
 
     /// A rejected input.
-    static func rejection(_ text: String, code: String = "bad_signature", source: String = "test.ndjson:99") -> QuarantineItem {
+    public static func rejection(_ text: String, code: String = "bad_signature", source: String = "test.ndjson:99") -> QuarantineItem {
         QuarantineItem(source: source, errorCode: code, reason: "\(code): \(text)", raw: Data(text.utf8))
     }
 }
 
 extension LedgerEvent {
     /// Every stored field, for comparing events across stores.
-    var comparable: String {
+    public var comparable: String {
         [String(position), eventId, kind.rawValue, type ?? "-", subtype ?? "-", status.map(String.init) ?? "-",
          String(occurredAt), String(recordedAt), source, origin.rawValue, raw.base64EncodedString(),
          decoded.canonicalString(), verification.map { $0.json.canonicalString() }.joined(separator: ","),
@@ -84,7 +84,7 @@ extension LedgerEvent {
 
 extension QuarantineRecord {
     /// Every field, for comparing records across stores.
-    var comparable: String {
+    public var comparable: String {
         [String(id), String(recordedAt), source, errorCode, reason, raw.base64EncodedString(), state,
          resolvedAt.map(String.init) ?? "-", resolution ?? "-"].joined(separator: "|")
     }

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Why the ledger file could not be used.
-public enum EventStoreError: Error, Sendable, CustomStringConvertible {
+/// Why a ledger could not be used, on any engine.
+public enum LedgerStoreError: Error, Sendable, CustomStringConvertible {
     /// The file exists but is not a SeatLedger ledger.
     case notALedger(path: String)
     /// The file was written by a newer SeatLedger.
@@ -12,8 +12,8 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
     case alreadyExists(path: String)
     /// The stored configuration is incomplete or unreadable.
     case badConfiguration(String)
-    /// A SQLite call failed.
-    case sqlite(SQLiteError)
+    /// The database engine failed (SQLite: a `SQLiteError`).
+    case database(any DatabaseFailure)
     /// The location is a URL of a kind no ledger lives at (`redis://…`); `hint` says what to do.
     case unsupportedLocation(scheme: String, hint: String)
     /// The location is a PostgreSQL URL, but this program registered no PostgreSQL engine.
@@ -35,7 +35,7 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
             return "\(path) already exists; refusing to overwrite it"
         case .badConfiguration(let detail):
             return "ledger configuration is invalid: \(detail)"
-        case .sqlite(let error):
+        case .database(let error):
             return error.description
         case .unsupportedLocation(let scheme, let hint):
             return "\(scheme):// is not a ledger location: give a SQLite file path or a postgresql:// URL\(hint)"
@@ -46,12 +46,19 @@ public enum EventStoreError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-extension EventStoreError {
+extension LedgerStoreError {
     /// Whether `error` says the database file is damaged (SQLite `SQLITE_CORRUPT` / `SQLITE_NOTADB`
     /// met while reading a ledger it had opened), as opposed to a usage or environment failure.
     public static func isCorruption(_ error: any Error) -> Bool {
-        if let error = error as? SQLiteError { return error.isCorruption }
-        if case .sqlite(let inner)? = error as? EventStoreError { return inner.isCorruption }
+        if let error = error as? any DatabaseFailure { return error.isCorruption }
+        if case .database(let inner)? = error as? LedgerStoreError { return inner.isCorruption }
         return false
     }
+}
+
+/// A failure of a database engine's own call (SQLite's `SQLiteError`), which ``LedgerStoreError``
+/// carries without this module knowing the engine.
+public protocol DatabaseFailure: Error, Sendable, CustomStringConvertible {
+    /// Whether it says the stored database is damaged (not a usage or environment failure).
+    var isCorruption: Bool { get }
 }

@@ -27,18 +27,6 @@ public struct APITokenRecord: Sendable, Equatable {
 
     /// The scopes a token may have.
     public static let scopes: Set<String> = ["read", "seats"]
-
-    /// The table, for a ledger of schema 1 made before it existed: created on the first
-    /// `token add` (only `api_tokens` is touched; the log never is). SQLite dialect.
-    static let createTableSQLite = """
-        CREATE TABLE IF NOT EXISTS api_tokens (
-            name       TEXT PRIMARY KEY,
-            scope      TEXT NOT NULL,
-            sha256     TEXT NOT NULL UNIQUE,
-            created_at INTEGER NOT NULL,
-            revoked_at INTEGER
-        )
-        """
 }
 
 /// Why a token could not be added or revoked.

@@ -1,0 +1,70 @@
+import AppStoreModels
+import Foundation
+import LedgerEvents
+import LedgerStorage
+
+extension EventStore: LedgerStore {
+    /// The file path.
+    public var location: String { path }
+
+    /// An embedded file has no server connection to lose.
+    public func isConnectionLoss(_ error: any Error) -> Bool { false }
+
+    /// `PRAGMA quick_check` (structure, no index contents; linear in the file size): up to 20 findings.
+    public func integrityProblems() throws -> [String] {
+        let statement = try connection.prepare("PRAGMA quick_check(20)")
+        defer { statement.reset() }
+        var found: [String] = []
+        while try statement.step() { found.append(statement.text(0)) }
+        return found == ["ok"] ? [] : found
+    }
+
+    /// `SQLITE_TOOBIG` ("string or blob too big"), `SQLITE_MISMATCH` or `SQLITE_RANGE`.
+    public func refusesInput(_ error: any Error) -> Bool {
+        let sqlite: SQLiteError
+        if let error = error as? SQLiteError { sqlite = error } else if case .database(let error as SQLiteError)? = error as? LedgerStoreError { sqlite = error } else { return false }
+        return sqlite.isRefusalOfValue
+    }
+
+    /// Nothing to do: an embedded file has no server connection.
+    public func reconnect() throws {}
+
+    /// Runs `body` with `PRAGMA cache_size` set to `mebibytes`, then restores the previous size.
+    public func withPageCache<T>(mebibytes: Int, _ body: () throws -> T) throws -> T {
+        let previous = try connection.scalarInt("PRAGMA cache_size") ?? -65_536
+        try setPageCache(mebibytes: mebibytes)
+        defer { try? connection.execute("PRAGMA cache_size = \(previous)") }  // a cache size only: nothing is lost if it fails
+        return try body()
+    }
+
+    /// Runs `body` with WAL checkpoints on a thread and connection of their own
+    /// (``WALCheckpointer``); an in-memory database just runs `body`.
+    public func withBackgroundCheckpoints<T>(_ body: () throws -> T) throws -> T {
+        try withBackgroundCheckpoints(thresholdFrames: WALCheckpointer.defaultThresholdFrames,
+                                      hardLimitFrames: WALCheckpointer.defaultHardLimitFrames) { _ in try body() }
+    }
+
+    /// ``withBackgroundCheckpoints(_:)`` with given thresholds; `body` gets the checkpointer
+    /// (`nil` when none runs: an in-memory or read-only database, or a nested call).
+    func withBackgroundCheckpoints<T>(thresholdFrames: Int32, hardLimitFrames: Int32,
+                                      _ body: (WALCheckpointer?) throws -> T) throws -> T {
+        guard isFileBacked, !connection.isReadOnly, backgroundCheckpointer == nil else { return try body(nil) }
+        let checkpointer = try WALCheckpointer(path: path, thresholdFrames: thresholdFrames, hardLimitFrames: hardLimitFrames)
+        checkpointer.install(on: connection)
+        backgroundCheckpointer = checkpointer
+        defer {
+            checkpointer.uninstall(from: connection)
+            checkpointer.stop()
+            backgroundCheckpointer = nil
+        }
+        return try body(checkpointer)
+    }
+
+    /// A read-only connection to the same file, or `nil` for an in-memory database.
+    public func openReader() throws -> (any LedgerStore)? {
+        guard isFileBacked else { return nil }
+        let reader = try EventStore.open(at: path, readOnly: true)
+        try reader.setPageCache(mebibytes: 8)
+        return reader
+    }
+}

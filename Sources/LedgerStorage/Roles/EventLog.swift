@@ -1,0 +1,62 @@
+import AppStoreModels
+import Foundation
+import LedgerEvents
+
+/// The append-only, gap-free, hash-chained event log: appending (with the quarantine of a batch's
+/// rejections in the same transaction), reading, and copying it verbatim to another store.
+///
+/// What an append decides (duplicates, positions, chain hashes, outcomes) is ``AppendPlan``, written
+/// once; an engine only reads and writes rows.
+public protocol EventLog {
+    /// Appends verified events and quarantines rejections atomically; `afterAppend` runs in the same
+    /// transaction with the appended events (projections).
+    func commit(events: [NewEvent], rejections: [QuarantineItem], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
+    /// Appends events that were quarantined and now verify, resolving their quarantine rows.
+    func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
+    /// The last position and its chain hash (`(0, genesis)` when empty).
+    func head() throws -> (position: Int64, hash: Data)
+    /// Recomputes the hash chain from the raw bytes and reports the first break.
+    func verifyChain(progress: ((Int64) -> Void)?) throws -> ChainVerification
+    /// What `verify` checks of the arrivals log: its rows, its highest id, and the events (at most
+    /// `limit` ids, and how many in all) that have no first, non-duplicate arrival.
+    func arrivalSummary(limit: Int) throws -> ArrivalSummary
+
+    // MARK: Reading events
+
+    /// The number of events.
+    func eventCount() throws -> Int64
+    /// The latest Apple-signed time of any event.
+    func lastOccurredAt() throws -> EpochMillis?
+    /// The event at `position`.
+    func event(at position: Int64) throws -> LedgerEvent?
+    /// The event with `eventId`.
+    func event(id eventId: String) throws -> LedgerEvent?
+    /// The position and raw bytes of the event with `eventId` (no decoded JSON restored): what a
+    /// re-run compares a line with before verifying it.
+    func storedBytes(ofEventId eventId: String) throws -> (position: Int64, raw: Data)?
+    /// The events at `positions`, in that order (missing ones skipped).
+    func events(at positions: [Int64]) throws -> [LedgerEvent]
+    /// Streams events from `position` in log order.
+    func forEachEvent(from position: Int64, _ body: (LedgerEvent) throws -> Void) throws
+    /// Positions of events that mention `value` (optionally as one kind of identifier).
+    func positions(mentioning value: String, kind: IdentifierKind?) throws -> [Int64]
+    /// Positions of events that mention any of `identifiers`.
+    func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64>
+    /// Positions of events that mention each of `identifiers`, in one round trip: every identifier
+    /// is a key of the result (with an empty set when no event mentions it).
+    func positions(byIdentifier identifiers: Set<String>) throws -> [String: Set<Int64>]
+    /// The identifiers stored for the event at `position`.
+    func identifiers(at position: Int64) throws -> [EventIdentifier]
+    /// How many duplicate arrivals each event had.
+    func duplicateCounts(for eventIds: [String]) throws -> [String: Int]
+    /// The leaf certificate fingerprint that signed each event, by event id.
+    func leafFingerprints(at positions: Set<Int64>) throws -> [String: String]
+
+    // MARK: Copying a ledger between stores
+
+    /// Streams the stored records (row, chain link, decode, keys, facts) from `position` in log order.
+    func forEachStoredRecord(from position: Int64, batchSize: Int, _ body: ([StoredEventRecord]) throws -> Void) throws
+    /// Appends records copied from another store verbatim, in one transaction, refusing any that do
+    /// not continue this store's chain (``ChainContinuityError``).
+    func appendVerbatim(_ records: [StoredEventRecord]) throws
+}
