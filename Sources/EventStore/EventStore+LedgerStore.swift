@@ -61,7 +61,7 @@ extension EventStore: LedgerStore {
     }
 
     /// A read-only connection to the same file, or `nil` for an in-memory database.
-    public func openReader() throws -> (any LedgerStore)? {
+    public func openReader() throws -> sending (any LedgerStore)? {
         guard isFileBacked else { return nil }
         let reader = try EventStore.open(at: path, readOnly: true)
         try reader.setPageCache(mebibytes: 8)

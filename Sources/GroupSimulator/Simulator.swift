@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import JWSSigning
+import LedgerConcurrency
 import Synchronization
 
 /// A scenario run up to (but not including) signing: its events, step times and truth model.
@@ -141,21 +142,16 @@ public final class GroupSimulator: Sendable {
 
     /// Renders many events on all cores, keeping their order.
     func renderAll(_ events: [PlannedEvent]) throws -> [String] {
-        let box = LineBox(count: events.count)
-        let failure = Mutex<Error?>(nil)
+        // Chunks of 32 events, so a worker's claim is not per event; results come back in order.
         let chunk = 32
-        let chunks = (events.count + chunk - 1) / chunk
-        DispatchQueue.concurrentPerform(iterations: chunks) { c in
-            for i in (c * chunk)..<min(events.count, (c + 1) * chunk) {
-                do {
-                    box.set(i, try render(events[i]))
-                } catch {
-                    failure.withLock { if $0 == nil { $0 = error } }
-                }
-            }
+        let ranges = stride(from: 0, to: events.count, by: chunk).map { $0..<min(events.count, $0 + chunk) }
+        let rendered = parallelMap(ranges) { range in
+            Result { () throws -> [String] in try range.map { try render(events[$0]) } }
         }
-        if let error = failure.withLock({ $0 }) { throw error }
-        return box.lines
+        var lines: [String] = []
+        lines.reserveCapacity(events.count)
+        for result in rendered { lines.append(contentsOf: try result.get()) }
+        return lines
     }
 
     /// Runs one scenario (group index 0): signed lines, fault drills, history pages and expected states.
@@ -263,18 +259,4 @@ public final class GroupSimulator: Sendable {
         }
         return jws
     }
-}
-
-/// Lines written from many threads, each index exactly once.
-private final class LineBox: @unchecked Sendable {
-    // @unchecked Sendable: concurrentPerform writes disjoint indexes; reads happen after it returns.
-    private var storage: [String]
-
-    init(count: Int) { storage = [String](repeating: "", count: count) }
-
-    func set(_ index: Int, _ line: String) {
-        storage.withUnsafeMutableBufferPointer { $0[index] = line }
-    }
-
-    var lines: [String] { storage }
 }

@@ -272,7 +272,7 @@ public final class PostgresEventStore: LedgerStore {
 
     /// A second store on a new connection to the same database, whose session refuses writes.
     /// It sees committed data only; each ``read(_:)`` is one snapshot.
-    public func openReader() throws -> (any LedgerStore)? {
+    public func openReader() throws -> sending (any LedgerStore)? {
         let reader = try PostgresEventStore.open(url: url, reader: true)
         reader.clock = clock
         return reader

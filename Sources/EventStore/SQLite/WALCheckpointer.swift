@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import LedgerConcurrency
 import LedgerStorage
 
 /// Copies the write-ahead log into the database file on a thread and connection of its own while
@@ -21,16 +22,17 @@ import LedgerStorage
 ///
 /// Durability is unchanged: every commit is `fsync`ed in the WAL by the writer
 /// (`synchronous = FULL`); a checkpoint only moves committed pages into the main file.
-final class WALCheckpointer: @unchecked Sendable {
-    // @unchecked Sendable: `requested`, `stopping` and `finished` are only touched while holding
-    // `condition`'s lock; `connection` is created in init and used by the checkpoint thread alone.
-    private let condition = NSCondition()
-    private var requested = false
-    private var stopping = false
-    private var finished = false
-    private var counts = Counts()
-    private let connection: SQLiteConnection
-    private var thread: Thread?
+///
+/// `Sendable` without `@unchecked`: the flags and counts live in the kit's ``Monitor``, and the
+/// second connection goes to the checkpoint thread in a ``Handoff`` (that thread alone uses it).
+final class WALCheckpointer: Sendable {
+    private struct State: Sendable {
+        var requested = false
+        var stopping = false
+        var finished = false
+        var counts = Counts()
+    }
+    private let state = Monitor(State())
 
     /// WAL frames after which the checkpoint thread is woken (SQLite's own default threshold).
     let thresholdFrames: Int32
@@ -53,18 +55,14 @@ final class WALCheckpointer: @unchecked Sendable {
     }
 
     /// What happened so far.
-    var statistics: Counts {
-        condition.lock()
-        defer { condition.unlock() }
-        return counts
-    }
+    var statistics: Counts { state.withLock { $0.counts } }
 
     /// Opens a second connection to the ledger file at `path` and starts the checkpoint thread.
     init(path: String, thresholdFrames: Int32 = defaultThresholdFrames,
          hardLimitFrames: Int32 = defaultHardLimitFrames) throws(SQLiteError) {
         self.thresholdFrames = thresholdFrames
         self.hardLimitFrames = hardLimitFrames
-        connection = try SQLiteConnection(path: path, create: false)
+        let connection = try SQLiteConnection(path: path, create: false)
         connection.setBusyTimeout(milliseconds: 30_000)
         // The checkpoint's fsyncs follow this connection's setting: as durable as the writer's.
         // The pragma also reads the schema, which is what puts this connection in WAL mode:
@@ -73,68 +71,47 @@ final class WALCheckpointer: @unchecked Sendable {
         guard try connection.scalarText("PRAGMA journal_mode") == "wal" else {
             throw SQLiteError(resultCode: SQLITE_MISUSE, message: "background checkpoints need a ledger in WAL mode", path: path)
         }
-        let thread = Thread { [self] in run() }
+        let handOver = Handoff(connection)
+        let thread = Thread { [self] in run(on: handOver.take()) }
         thread.name = "seatledger.wal.checkpoint"
-        self.thread = thread
         thread.start()
     }
 
-    private func run() {
-        defer {
-            condition.lock()
-            finished = true
-            condition.broadcast()
-            condition.unlock()
-        }
+    private func run(on connection: SQLiteConnection) {
+        defer { state.update { $0.finished = true } }
         while true {
-            condition.lock()
-            while !requested && !stopping { condition.wait() }
-            let work = requested
-            requested = false
-            condition.unlock()
+            let work = state.wait(until: { $0.requested || $0.stopping }) { state -> Bool in
+                defer { state.requested = false }
+                return state.requested
+            }
             guard work else { return }
             // PASSIVE: copy what can be copied without waiting for anyone; a busy or failed
             // checkpoint is only deferred (the next request, or the writer's own, retries it).
             _ = sqlite3_wal_checkpoint_v2(connection.handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            condition.lock()
-            counts.background += 1
-            condition.unlock()
+            state.withLock { $0.counts.background += 1 }
         }
     }
 
     /// Called by the writer's hook after each commit with the frames in the log.
     fileprivate func committed(frames: Int32, writer database: OpaquePointer?) {
-        condition.lock()
-        counts.largestLog = max(counts.largestLog, frames)
-        condition.unlock()
+        state.withLock { $0.counts.largestLog = max($0.counts.largestLog, frames) }
         if frames >= hardLimitFrames {
             // The thread has copied all but the latest commits: the writer copies the rest, and
             // its next transaction restarts the log.
             _ = sqlite3_wal_checkpoint_v2(database, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-            condition.lock()
-            counts.writer += 1
-            condition.unlock()
+            state.withLock { $0.counts.writer += 1 }
         } else if frames >= thresholdFrames {
             request()
         }
     }
 
     /// Asks for a checkpoint soon (requests while one runs coalesce into one more).
-    func request() {
-        condition.lock()
-        requested = true
-        condition.signal()
-        condition.unlock()
-    }
+    func request() { state.update { $0.requested = true } }
 
     /// Finishes the checkpoint in progress (and one requested before this call), then stops.
     func stop() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while !finished { condition.wait() }
-        condition.unlock()
-        thread = nil
+        state.update { $0.stopping = true }
+        state.wait(until: { $0.finished }) { _ in }
     }
 
     /// Routes `writer`'s commits to this checkpointer instead of SQLite's automatic checkpoint,

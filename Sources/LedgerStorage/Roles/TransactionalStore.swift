@@ -17,7 +17,7 @@ public protocol TransactionalStore: AnyObject {
     func read<T>(_ body: () throws -> T) throws -> T
     /// A second, read-only store on the same data for a scan on another thread, or `nil` when the
     /// engine cannot open one (an in-memory database). It sees committed data only.
-    func openReader() throws -> (any LedgerStore)?
+    func openReader() throws -> sending (any LedgerStore)?
     /// Whether `error` means the connection to the database server is gone (a restart): the
     /// transaction in flight did not commit, and after ``reconnect()`` the work can be retried.
     func isConnectionLoss(_ error: any Error) -> Bool

@@ -1,5 +1,6 @@
 import Foundation
 import JWSVerification
+import LedgerConcurrency
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -80,88 +81,67 @@ public struct OversizedLine: Sendable, Equatable {
 }
 
 /// One split line: its bytes (or an over-long line's kept prefix) and, for that, what it was.
-struct ReadLine {
+struct ReadLine: Sendable {
     var data: Data
     var oversize: OversizedLine?
 }
 
 /// The reading thread of a ``LineReader`` and the bounded queue of line blocks it fills.
 ///
-/// `@unchecked Sendable` is safe: every mutable field is read and written only while holding
-/// `condition`'s lock (``peak`` is an `Atomic`); `handle`, `chunkSize`, `budget` and `wholeUpTo`
-/// are immutable, and `handle` is used only by the reading thread once it has started.
-private final class LineSource: @unchecked Sendable {
+/// The queue is the kit's ``LedgerConcurrency/BoundedChannel``, weighted in bytes: the thread
+/// waits while about ``LineReader/readAheadBytes`` of lines are ready, a read error closes the
+/// channel with that error (the consumer gets it after the lines read before it), and the
+/// consumer going away cancels it, which ends the thread at its next block. `Sendable` without
+/// `@unchecked`: every stored property is immutable or thread-safe, and `handle` is read only by
+/// the reading thread once it has started.
+private final class LineSource: Sendable {
     enum Item { case lines([ReadLine]), end }
+
+    /// One published block: its lines and their bytes. Its weight in the channel counts each
+    /// line's newline too, so a block of empty lines still counts against the budget.
+    private struct Block: Sendable {
+        let lines: [ReadLine]
+        let bytes: Int
+        var weight: Int { bytes + lines.count }
+    }
 
     private let handle: FileHandle
     private let chunkSize: Int
-    private let budget: Int
     private let wholeUpTo: Int
-    private let condition = NSCondition()
-    private var queue: [(lines: [ReadLine], bytes: Int)] = []
-    private var queuedBytes = 0
-    private var failure: Error?
-    private var atEnd = false
-    private var cancelled = false
-    private var started = false
+    private let blocks: BoundedChannel<Block>
+    private let started = Atomic<Bool>(false)
     private let peak = Atomic<Int>(0)
 
     init(handle: FileHandle, chunkSize: Int, budget: Int, wholeUpTo: Int) {
         self.handle = handle
         self.chunkSize = chunkSize
-        self.budget = budget
         self.wholeUpTo = wholeUpTo
+        self.blocks = BoundedChannel(capacity: budget, weight: { $0.weight })
     }
 
     var peakBufferBytes: Int { peak.load(ordering: .relaxed) }
 
     /// The next block of lines (waiting for the reading thread), `.end` at end of input, or the read error.
     func take() throws -> Item {
-        condition.lock()
-        defer { condition.unlock() }
-        if !started {
-            started = true
+        if !started.exchange(true, ordering: .acquiringAndReleasing) {
             let thread = Thread { [self] in produce() }
             thread.name = "seatledger-lines"
             thread.start()
         }
-        while queue.isEmpty && !atEnd && failure == nil { condition.wait() }
-        if !queue.isEmpty {
-            let block = queue.removeFirst()
-            queuedBytes -= block.bytes
-            condition.broadcast()
-            return .lines(block.lines)
-        }
-        if let failure { throw failure }
-        return .end
+        guard let block = try blocks.receive() else { return .end }
+        return .lines(block.lines)
     }
 
     /// Stops the reading thread after its current read (the consumer is gone).
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    func cancel() { blocks.cancel() }
 
     /// Hands a block to the consumer, waiting while the queue is over budget; `false` once cancelled.
     private func publish(_ lines: [ReadLine], bytes: Int) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while queuedBytes >= budget && !cancelled { condition.wait() }
-        if cancelled { return false }
-        queue.append((lines, bytes))
-        queuedBytes += bytes
-        condition.broadcast()
-        return true
+        blocks.send(Block(lines: lines, bytes: bytes))
     }
 
-    private func finish(_ error: Error?) {
-        condition.lock()
-        if let error { failure = error } else { atEnd = true }
-        condition.broadcast()
-        condition.unlock()
-    }
+    /// End of input (`nil`) or the read error: the consumer gets it after the blocks before it.
+    private func finish(_ error: Error?) { blocks.close(throwing: error) }
 
     /// An over-long line being streamed: its kept prefix, its length so far and its running digest.
     private struct Oversize {

@@ -107,55 +107,14 @@ final class DecodeWorkers: Sendable {
     }
 }
 
-/// One batch being decoded by several threads, one message at a time.
-///
-/// `@unchecked Sendable` is safe: each slot of `slots` is written exactly once, by the thread
-/// that claimed its index from the atomic `next` counter, and read only in `finish` after
-/// `remaining` reached zero; the acquire-release decrement of `remaining` plus the `done`
-/// semaphore order every write before that read. The buffer is allocated once and never resized.
-final class DecodeJob: @unchecked Sendable {
-    private let messages: [InboundMessage]
-    private let slots: UnsafeMutablePointer<PreparedMessage?>
-    private let next = Atomic<Int>(0)
-    private let remaining: Atomic<Int>
-    private let done = DispatchSemaphore(value: 0)
-    private var collected = false
+/// One batch being decoded by several threads, one message at a time (the kit's
+/// ``LedgerConcurrency/SharedWork``: results in input order).
+typealias DecodeJob = SharedWork<InboundMessage, PreparedMessage>
 
-    init(_ messages: [InboundMessage]) {
-        self.messages = messages
-        slots = .allocate(capacity: max(1, messages.count))
-        slots.initialize(repeating: nil, count: max(1, messages.count))
-        remaining = Atomic(messages.count)
-        if messages.isEmpty { done.signal() }
-    }
-
-    deinit {
-        slots.deinitialize(count: max(1, messages.count))
-        slots.deallocate()
-    }
-
-    /// Whether some message of this batch has not been claimed by any thread yet.
-    var hasUnclaimed: Bool { next.load(ordering: .relaxed) < messages.count }
-
+extension SharedWork where Item == InboundMessage, Output == PreparedMessage {
     /// Decodes messages until none is left to claim.
-    func work(decoder: MessageDecoder) {
-        while true {
-            let index = next.wrappingAdd(1, ordering: .relaxed).oldValue
-            guard index < messages.count else { return }
-            (slots + index).pointee = decoder.prepare(messages[index])
-            if remaining.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 { done.signal() }
-        }
-    }
+    func work(decoder: MessageDecoder) { work { decoder.prepare($0) } }
 
     /// Helps decode what is left, waits for the other threads, and returns the results in input order.
-    func finish(decoder: MessageDecoder) -> [PreparedMessage] {
-        precondition(!collected, "a decode job is collected once")
-        collected = true
-        work(decoder: decoder)
-        done.wait()
-        return (0..<messages.count).map { index in
-            // Every index was claimed and stored before `remaining` reached zero.
-            (slots + index).pointee ?? PreparedMessage(result: .failure(IngestRejection(code: "internal", reason: "not decoded")), facts: [])
-        }
-    }
+    func finish(decoder: MessageDecoder) -> [PreparedMessage] { finish { decoder.prepare($0) } }
 }

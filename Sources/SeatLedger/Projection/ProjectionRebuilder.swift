@@ -356,15 +356,15 @@ struct ProjectionRebuilder {
     /// cache), and hands each value it sends to `consume` on this thread, in order; a failure of
     /// either side stops both and is rethrown here.
     private static func stream<Value: Sendable>(
-        from reader: any LedgerStore, onThreadNamed name: String, capacity: Int,
+        from reader: sending any LedgerStore, onThreadNamed name: String, capacity: Int,
         produce: @escaping @Sendable (_ reader: any LedgerStore, _ send: (Value) throws -> Void) throws -> Void,
         consume: (Value) throws -> Void
     ) throws {
         let channel = BoundedChannel<Value>(capacity: capacity)
-        let handOver = ReaderHandOver(reader)
+        let handOver = Handoff(reader)
         let thread = Thread {
             do {
-                let reader = handOver.store
+                let reader = handOver.take()
                 try reader.withPageCache(mebibytes: scanCacheMebibytes) {
                     try reader.read {
                         try produce(reader) { value in
@@ -404,11 +404,11 @@ struct ProjectionRebuilder {
 
 /// The identity scan of the later half of the log, on a thread of its own.
 ///
-/// `Sendable` without `@unchecked`: the reader store travels in a ``ReaderHandOver`` (used by the
-/// scanning thread alone), the outcome sits in a `Mutex` and its arrival is a ``OneShot``, and the
+/// `Sendable` without `@unchecked`: the reader store travels in a ``LedgerConcurrency/Handoff``
+/// (taken by the scanning thread, which alone uses it), the outcome sits in a `Mutex` and its arrival is a ``OneShot``, and the
 /// counters are atomic.
 private final class LaterHalfScan: Sendable {
-    private let store: ReaderHandOver
+    private let store: Handoff<any LedgerStore>
     private let outcome = Mutex<Result<ProjectionRebuilder.IdentityScan, any Error>?>(nil)
     private let done = OneShot<Void>()
     /// Rows scanned so far (for progress).
@@ -416,11 +416,12 @@ private final class LaterHalfScan: Sendable {
     private let cancelled = Atomic<Bool>(false)
     private let failed = Atomic<Bool>(false)
 
-    init(_ store: any LedgerStore) { self.store = ReaderHandOver(store) }
+    init(_ store: sending any LedgerStore) { self.store = Handoff(store) }
 
     /// Runs the scan (on the scanning thread) and keeps its outcome.
     func run(_ body: (any LedgerStore) throws -> ProjectionRebuilder.IdentityScan) {
-        let result = Result { try body(store.store) }
+        let reader = store.take()
+        let result = Result { try body(reader) }
         if case .failure = result { failed.store(true, ordering: .releasing) }
         outcome.withLock { $0 = result }
         done.set(())
@@ -444,13 +445,4 @@ private final class LaterHalfScan: Sendable {
         guard let taken else { preconditionFailure("the scan's outcome was taken already") }
         return try taken.get()
     }
-}
-
-/// Moves a freshly opened reader store to the scan thread.
-///
-/// `@unchecked Sendable` is safe: the store is created by the rebuilding thread, handed over
-/// before the scan thread starts, and from then on used by the scan thread alone.
-private final class ReaderHandOver: @unchecked Sendable {
-    let store: any LedgerStore
-    init(_ store: any LedgerStore) { self.store = store }
 }

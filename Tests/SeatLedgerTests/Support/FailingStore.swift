@@ -176,9 +176,10 @@ final class FailingStore: LedgerStore {
     func write<T>(_ body: () throws -> T) throws -> T { try base.write(body) }
     func read<T>(_ body: () throws -> T) throws -> T { try base.read(body) }
 
-    func openReader() throws -> (any LedgerStore)? {
+    func openReader() throws -> sending (any LedgerStore)? {
         try plan.enter(.openReader, on: role)
-        return try base.openReader().map { FailingStore(wrapping: $0, plan: plan, role: .reader) }
+        guard let reader = try base.openReader() else { return nil }
+        return FailingStore(wrapping: reader, plan: plan, role: .reader)
     }
 
     func isConnectionLoss(_ error: any Error) -> Bool { base.isConnectionLoss(error) }
