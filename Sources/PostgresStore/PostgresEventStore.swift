@@ -246,9 +246,8 @@ public final class PostgresEventStore: LedgerStore {
 
     /// Runs `body` in one read-only snapshot (REPEATABLE READ READ ONLY). Does not nest.
     public func read<T>(_ body: () throws -> T) throws -> T {
-        guard transactionState == .none else {
-            throw PostgresError(kind: .usage, message: "cannot start a read transaction within a transaction; transactions do not nest")
-        }
+        // Inside a transaction already open on this store, `body` reads in that one.
+        guard transactionState == .none else { return try body() }
         transactionState = .read
         defer { transactionState = .none }
         do {

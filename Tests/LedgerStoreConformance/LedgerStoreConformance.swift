@@ -28,7 +28,7 @@ public enum LedgerStoreConformance {
         ConformanceCheck("a rebuild's bulk insert into emptied projections reads back like replaceGroups, in one transaction", rebuiltGroups),
         ConformanceCheck("claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing", claimRequests),
         ConformanceCheck("configuration and trust roots", configurationAndRoots),
-        ConformanceCheck("transactions: all or nothing, afterAppend failure appends nothing, transactions do not nest", transactions),
+        ConformanceCheck("transactions: all or nothing, afterAppend failure appends nothing, writes do not nest, a read joins an open transaction", transactions),
         ConformanceCheck("openReader: committed data only, one snapshot per read, refuses writes", reader),
         ConformanceCheck("create refuses an existing ledger; open finds it again", createAndOpen),
     ]
@@ -424,7 +424,8 @@ public enum LedgerStoreConformance {
         #expect(try other.store.trustRoots().isEmpty)
     }
 
-    /// transactions: all or nothing, afterAppend failure appends nothing, transactions do not nest
+    /// transactions: all or nothing, afterAppend failure appends nothing, writes do not nest, a read
+    /// joins an open transaction
     public static func transactions(_ engine: any ConformanceEngine) throws {
         let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
@@ -438,23 +439,24 @@ public enum LedgerStoreConformance {
         #expect(retried.outcomes == [.appended(position: 1)], "a rolled-back batch consumes no position")
         #expect(retried.quarantineIds == [1], "nor a quarantine id")
 
-        // Nested transactions are refused, and the refusal leaves the outer one usable.
+        // A nested write is refused, and the refusal leaves the outer one usable; a nested read
+        // joins the outer transaction and sees its uncommitted writes.
         var nestedWriteFailed = false
-        var nestedReadFailed = false
+        var factsInNestedRead: [Int64: Data]?
         try store.write {
             try store.storeFacts(position: 1, facts: Data([1]))
             do { try store.write { } } catch { nestedWriteFailed = true }
-            do { try store.read { } } catch { nestedReadFailed = true }
+            factsInNestedRead = try store.read { try store.facts(at: [1]) }
             do { _ = try store.commit(events: [TestData.apiEvent(2)]) } catch { }
         }
         #expect(nestedWriteFailed)
-        #expect(nestedReadFailed)
+        #expect(factsInNestedRead == [1: Data([1])], "the nested read ran in the outer transaction")
         #expect(try store.facts(at: [1]) == [1: Data([1])], "the outer transaction committed")
         #expect(try store.eventCount() == 1, "the nested commit appended nothing")
         var nestedInRead = false
         let positionInRead = try store.read { () throws -> Int64 in
             do { try store.write { } } catch { nestedInRead = true }
-            return try store.head().position
+            return try store.read { try store.head().position }
         }
         #expect(positionInRead == 1)
         #expect(nestedInRead)

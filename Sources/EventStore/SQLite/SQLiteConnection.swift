@@ -131,7 +131,12 @@ public final class SQLiteConnection {
     }
 
     /// Runs `body` inside a deferred read transaction so every read sees one snapshot.
+    ///
+    /// Inside a transaction already open on this connection (a read job of the ledger pool runs
+    /// in one snapshot and may call a read that takes its own), `body` joins it: it reads that
+    /// transaction's snapshot, and the outer transaction ends it.
     public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction { return try body() }
         resetStatements()
         try execute("BEGIN DEFERRED")
         do {

@@ -13,7 +13,8 @@ public protocol TransactionalStore: AnyObject {
 
     /// Runs `body` in one write transaction (all or nothing). Transactions do not nest.
     func write<T>(_ body: () throws -> T) throws -> T
-    /// Runs `body` in one read snapshot.
+    /// Runs `body` in one read snapshot; inside a transaction already open on this store, in
+    /// that transaction's.
     func read<T>(_ body: () throws -> T) throws -> T
     /// A second, read-only store on the same data for a scan on another thread, or `nil` when the
     /// engine cannot open one (an in-memory database). It sees committed data only.
