@@ -114,9 +114,13 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Human-readable JSON: sorted keys, two-space indent, one member per line.
-    public func prettyString() -> String {
+    public func prettyString() -> String { prettyString(indent: 0) }
+
+    /// The pretty form as it appears nested `indent` levels deep (two spaces a level, the first
+    /// line not indented), so a long array can be printed one element at a time.
+    public func prettyString(indent: Int) -> String {
         var out: [UInt8] = []
-        writePretty(into: &out, indent: 0)
+        writePretty(into: &out, indent: max(0, indent))
         return String(decoding: out, as: UTF8.self)
     }
 

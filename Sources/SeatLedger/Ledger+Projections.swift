@@ -49,19 +49,25 @@ extension Ledger {
     /// cores. Both serve issue 25's `groups --json` target (100,000 groups in under 3 s, bench
     /// step 5c).
     public func groups(asOf: EpochMillis, knownAt: EpochMillis? = nil) throws -> [GroupState] {
+        var states: [GroupState] = []
+        try forEachGroup(asOf: asOf, knownAt: knownAt) { states.append($0) }
+        return states
+    }
+
+    /// Calls `body` with every group's state as of `asOf`, in the order of ``groups(asOf:knownAt:)``,
+    /// holding only one chunk of groups at a time (`groups --json` prints as it goes, so its memory
+    /// does not grow with the ledger: 2.1 GB for 100,000 groups when the whole array was built).
+    public func forEachGroup(asOf: EpochMillis, knownAt: EpochMillis? = nil, _ body: (GroupState) throws -> Void) throws {
         let maintainer = ProjectionMaintainer(store: store)
-        return try store.read {
+        try store.read {
             let keys = try store.allGroupKeys()
-            var states: [GroupState] = []
-            states.reserveCapacity(keys.count)
             for start in stride(from: 0, to: keys.count, by: Self.groupsChunk) {
                 let loaded = try keys[start..<min(keys.count, start + Self.groupsChunk)].compactMap { try maintainer.group($0) }
                 let chunk = parallelMap(loaded.map { GroupToFold(membership: $0.0, facts: $0.1) }) { group in
                     Self.existingState(group.membership, facts: group.facts, asOf: asOf, knownAt: knownAt)
                 }
-                states.append(contentsOf: chunk.compactMap { $0 })
+                for state in chunk { if let state { try body(state) } }
             }
-            return states
         }
     }
 

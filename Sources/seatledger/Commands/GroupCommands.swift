@@ -28,11 +28,18 @@ enum GroupsCommand: Command {
         let clocks = try Clocks(arguments)
         let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
-        let groups = try ledger.groups(asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") {
-            Terminal.json(.array(groups.map(\.json)))
+            // Printed a group at a time: the same bytes as the whole array's pretty form, without
+            // holding every group in memory.
+            var printed = 0
+            try ledger.forEachGroup(asOf: clocks.asOf, knownAt: clocks.knownAt) { group in
+                Terminal.out((printed == 0 ? "[\n  " : ",\n  ") + group.json.prettyString(indent: 1), terminator: "")
+                printed += 1
+            }
+            Terminal.out(printed == 0 ? "[]" : "\n]")
             return .success
         }
+        let groups = try ledger.groups(asOf: clocks.asOf, knownAt: clocks.knownAt)
         if groups.isEmpty { Terminal.out("No groups."); return .success }
         Terminal.out(GroupText.table(groups, width: Terminal.width))
         return .success
