@@ -3,7 +3,7 @@
 /// Everything the CLI says about a command (its help, "did you mean", shell completions,
 /// `seatledger help --json`) is derived from these declarations and the `commands` list in
 /// `main.swift`, so a command added there gets all of it.
-protocol Command {
+protocol Command: Sendable {
     /// The word after `seatledger`.
     static var name: String { get }
     /// One line for the command list.
