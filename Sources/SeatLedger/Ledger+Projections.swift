@@ -57,6 +57,7 @@ extension Ledger {
     /// Calls `body` with every group's state as of `asOf`, in the order of ``groups(asOf:knownAt:)``,
     /// holding only one chunk of groups at a time (`groups --json` prints as it goes, so its memory
     /// does not grow with the ledger: 2.1 GB for 100,000 groups when the whole array was built).
+    /// `body` runs inside the listing's read snapshot, so it must not write to this ledger.
     public func forEachGroup(asOf: EpochMillis, knownAt: EpochMillis? = nil, _ body: (GroupState) throws -> Void) throws {
         let maintainer = ProjectionMaintainer(store: store)
         try store.read {
