@@ -72,13 +72,20 @@ final class WALCheckpointer: Sendable {
             throw SQLiteError(resultCode: SQLITE_MISUSE, message: "background checkpoints need a ledger in WAL mode", path: path)
         }
         let handOver = Handoff(connection)
-        let thread = Thread { [self] in run(on: handOver.take()) }
+        let thread = Thread { [self] in
+            do {
+                let connection = handOver.take()
+                run(on: connection)
+            }
+            // The connection is released at the end of the scope above, so it is closed by the
+            // time `stop()` returns.
+            state.update { $0.finished = true }
+        }
         thread.name = "seatledger.wal.checkpoint"
         thread.start()
     }
 
     private func run(on connection: SQLiteConnection) {
-        defer { state.update { $0.finished = true } }
         while true {
             let work = state.wait(until: { $0.requested || $0.stopping }) { state -> Bool in
                 defer { state.requested = false }
