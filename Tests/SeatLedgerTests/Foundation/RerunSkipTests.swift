@@ -53,7 +53,7 @@ struct RerunSkipTests {
     func onPostgres() throws {
         let cluster = try PostgresTestCluster()
         let template = try TestLedger()
-        let url = try cluster.url()
+        let url = cluster.url()
         let store = try StoreLocation(url).create(configuration: template.store.configuration(), roots: template.store.trustRoots())
         try Self.check(try Ledger.open(store: store)) { try Ledger.open(path: url) }
     }

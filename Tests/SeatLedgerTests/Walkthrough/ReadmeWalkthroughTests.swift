@@ -71,8 +71,8 @@ struct ReadmeWalkthroughTests {
         let file = try directory.write(Data(script.utf8), to: "walkthrough.sh")
         let output = directory.url.appendingPathComponent("walkthrough.out")
         let errors = directory.url.appendingPathComponent("walkthrough.err")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [file.path]
