@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "LedgerStoreConformance", "EventStore", "LedgerStorage", "PostgresClient", "PostgresTestSupport", "GroupSimulator", "Projections", "LedgerEvents", "AppStoreModels", "JWSVerification"]),
         .testTarget(name: "PackagingTests"),
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels"]),
-        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "AppStoreModels"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "AppStoreModels", "LedgerEvents"]),
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport", "JWSVerification"]),
         .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "GroupSimulator", "PostgresClient", "PostgresTestSupport", "LedgerEvents", "SeatLedgerPostgres"]),

@@ -25,10 +25,10 @@ public enum GroupProjection {
     public static func project(_ membership: GroupMembership, facts: [EventFacts], asOf: EpochMillis,
                                knownAt: EpochMillis?) -> GroupState {
         // A retraction recorded by `knownAt` withdraws its event; before that moment the event counted.
-        let known = Retraction.withdraw(facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true })
+        let known = Retraction.withdraw(knownAt.map { knownAt in facts.subset { $0.recordedAt <= knownAt } } ?? facts)
         let times = EffectiveTimes(known)
-        let visible = known.filter { times.effectiveAt($0) <= asOf }
-            .sorted { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }
+        let visible = known.subset { times.effectiveAt($0) <= asOf }
+            .sortedIfNeeded { ($0.occurredAt, $0.eventId) < ($1.occurredAt, $1.eventId) }
         // Identity as of the moment: links whose evidence is not visible yet do not count.
         let current = GroupIdentityResolver.resolve(visible)[membership.groupKey] ?? GroupMembership(groupKey: membership.groupKey)
         var state = evaluate(current, visible, times: times, at: asOf)
@@ -176,8 +176,8 @@ struct FactIndex {
     private var factsByClaim: [String: [Int]] = [:]
 
     init(_ all: [EventFacts], times: EffectiveTimes, at t: EpochMillis) {
-        effective = all.filter { times.effectiveAt($0) <= t }
-        facts = effective.filter { $0.occurredAt <= t }
+        effective = all.subset { times.effectiveAt($0) <= t }
+        facts = effective.subset { $0.occurredAt <= t }
         for (offset, fact) in facts.enumerated() {
             var claims: [String] = fact.unclaimSeatIds
             if let id = fact.claimedSeatId { claims.append(id) }
