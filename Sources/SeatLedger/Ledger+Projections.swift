@@ -1,6 +1,7 @@
 import AppStoreModels
 import EventStore
 import Foundation
+import LedgerConcurrency
 import LedgerEvents
 import LedgerStorage
 import Projections
@@ -58,23 +59,40 @@ extension Ledger {
     /// holding only one chunk of groups at a time (`groups --json` prints as it goes, so its memory
     /// does not grow with the ledger: 2.1 GB for 100,000 groups when the whole array was built).
     /// `body` runs inside the listing's read snapshot, so it must not write to this ledger.
+    ///
+    /// A pipeline of two chunks: while one chunk is folded (on all cores), the calling thread
+    /// gives the chunk before it to `body` and reads the next one, so the store's reads and the
+    /// printing (a third of the work, serial on the one connection) overlap the folds.
     public func forEachGroup(asOf: EpochMillis, knownAt: EpochMillis? = nil, _ body: (GroupState) throws -> Void) throws {
         let maintainer = ProjectionMaintainer(store: store)
         try store.read {
             let keys = try store.allGroupKeys()
+            var folding: OneShot<[GroupState?]>?
+            // A fold in flight is pure work on its own copies; waiting for it before leaving keeps
+            // its threads from outliving the call even when the store or `body` throws.
+            defer { _ = folding?.wait() }
             for start in stride(from: 0, to: keys.count, by: Self.groupsChunk) {
                 let loaded = try keys[start..<min(keys.count, start + Self.groupsChunk)].compactMap { try maintainer.group($0) }
-                let chunk = parallelMap(loaded.map { GroupToFold(membership: $0.0, facts: $0.1) }) { group in
-                    Self.existingState(group.membership, facts: group.facts, asOf: asOf, knownAt: knownAt)
+                    .map { GroupToFold(membership: $0.0, facts: $0.1) }
+                let next = OneShot<[GroupState?]>.running {
+                    parallelMap(loaded, workers: Self.foldWorkers) { Self.existingState($0.membership, facts: $0.facts, asOf: asOf, knownAt: knownAt) }
                 }
-                for state in chunk { if let state { try body(state) } }
+                let previous = folding
+                folding = next
+                for state in previous?.wait() ?? [] { if let state { try body(state) } }
             }
+            let last = folding
+            folding = nil
+            for state in last?.wait() ?? [] { if let state { try body(state) } }
         }
     }
 
     /// Groups read before their folds run in parallel: enough to keep the cores busy, few enough
-    /// that their facts stay a few megabytes.
+    /// that their facts stay a few megabytes (two chunks are in memory at a time).
     static let groupsChunk = 512
+
+    /// Threads folding a chunk: the cores but the one that reads and prints.
+    static var foldWorkers: Int { max(1, ParallelWork.defaultWorkers - 1) }
 
     /// One group read from the store, to be folded on another thread.
     private struct GroupToFold: Sendable {
@@ -87,9 +105,13 @@ extension Ledger {
     /// an empty UNKNOWN group.
     private static func existingState(_ membership: GroupMembership, facts: [EventFacts],
                                       asOf: EpochMillis, knownAt: EpochMillis?) -> GroupState? {
-        let known = facts.filter { fact in knownAt.map { fact.recordedAt <= $0 } ?? true }
-        let times = EffectiveTimes(known)
-        guard known.contains(where: { times.effectiveAt($0) <= asOf }) else { return nil }
+        let known = knownAt.map { knownAt in facts.filter { $0.recordedAt <= knownAt } } ?? facts
+        // Nothing takes effect after its event was signed, so an event signed by `asOf` settles
+        // it without computing every effective time.
+        if !known.contains(where: { $0.occurredAt <= asOf }) {
+            let times = EffectiveTimes(known)
+            guard known.contains(where: { times.effectiveAt($0) <= asOf }) else { return nil }
+        }
         return GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: knownAt)
     }
 
@@ -104,9 +126,9 @@ extension Ledger {
         let maintainer = ProjectionMaintainer(store: store)
         var result: [MemberInGroup] = []
         for key in keys {
-            guard let (membership, facts) = try maintainer.group(key) else { continue }
+            guard let (membership, facts, rows) = try maintainer.groupWithRows(key) else { continue }
             let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: knownAt)
-            let aliases = Set(try store.groupIndexRows(groupKeys: [key]).filter { $0.identifier == identifier }.map(\.role))
+            let aliases = Set(rows.filter { $0.identifier == identifier }.map(\.role))
             let owners = Self.transactionOwners(of: identifier, in: facts)
             func names(_ member: MemberState) -> Bool {
                 member.matches(identifier) || (member.originalTransactionId.map(owners.contains) ?? false)

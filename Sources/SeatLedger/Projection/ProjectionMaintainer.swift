@@ -70,9 +70,15 @@ struct ProjectionMaintainer {
 
     /// A group's membership and the facts of every event that concerns it.
     func group(_ key: String) throws -> (GroupMembership, [EventFacts])? {
-        guard let membership = Self.memberships(from: try store.groupIndexRows(groupKeys: [key]))[key] else { return nil }
+        try groupWithRows(key).map { ($0.membership, $0.facts) }
+    }
+
+    /// ``group(_:)`` with the index rows it was read from (a member lookup reads their roles).
+    func groupWithRows(_ key: String) throws -> (membership: GroupMembership, facts: [EventFacts], rows: [GroupIndexRow])? {
+        let rows = try store.groupIndexRows(groupKeys: [key])
+        guard let membership = Self.memberships(from: rows)[key] else { return nil }
         let positions = try store.positions(mentioningAny: membership.identifiers.union(membership.aliases))
-        return (membership, membership.relevant(try loadFacts(positions)))
+        return (membership, membership.relevant(try loadFacts(positions)), rows)
     }
 
     // MARK: Maintaining
