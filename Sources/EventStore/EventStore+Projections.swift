@@ -123,6 +123,10 @@ extension EventStore {
         return keys
     }
 
+    /// Nothing to do: a write transaction (`BEGIN IMMEDIATE`) already holds the database's one
+    /// write lock, which every append needs, until it commits.
+    public func holdAppendsForRebuild() throws(SQLiteError) {}
+
     /// Deletes every group index row before a rebuild; events and facts are untouched.
     public func clearProjections() throws(SQLiteError) {
         try connection.execute("DELETE FROM group_index")

@@ -66,8 +66,15 @@ extension PostgresEventStore {
     /// would then insert again (a unique violation), and the rebuild's scans would see different logs.
     public func clearProjections() throws {
         try atomically {
-            _ = try connection.run("SELECT position FROM ledger_head FOR UPDATE")
+            try holdAppendsForRebuild()
             try connection.run("DELETE FROM group_index")
         }
+    }
+
+    /// Takes the append lock (`ledger_head FOR UPDATE`, which appenders queue on) for the rest of
+    /// the transaction: a rebuild that rewrites only the groups that differ does not clear the
+    /// index, and must still keep appends out while it scans the log and compares.
+    public func holdAppendsForRebuild() throws {
+        _ = try connection.run("SELECT position FROM ledger_head FOR UPDATE")
     }
 }

@@ -14,6 +14,10 @@ public protocol GroupIndexStore {
     func allGroupKeys() throws -> [String]
     /// Deletes every group index row before a rebuild; events and facts are untouched.
     func clearProjections() throws
+    /// Holds appends off for the rest of the caller's write transaction, so that the log a
+    /// rebuild scans and the index it rewrites stay as they are until it commits (SQLite: the
+    /// write transaction already does; PostgreSQL: the append lock, `ledger_head FOR UPDATE`).
+    func holdAppendsForRebuild() throws
     /// Runs `body`, which refills the emptied projections inside the caller's write transaction,
     /// with the group index's secondary index (by group key) built once at the end instead of
     /// row by row, where the engine can do that without blocking readers (SQLite: they keep

@@ -158,19 +158,31 @@ struct RebuiltProjectionsSQLiteTests {
         #expect(try after.json()["projectionsChecked"] == true)
     }
 
-    @Test("rebuild --progress reports its last phase too (the index rows put in place, the commit), with the row count")
-    func progressNamesTheLastPhase() throws {
+    @Test("rebuild --progress reports its last phase too (nothing to write, or the index rows put in place and the commit, with the row count)",
+          arguments: [false, true])
+    func progressNamesTheLastPhase(emptiedIndex: Bool) throws {
         let test = try TestLedger()
         let factory = try PayloadFactory()
         try test.append(line: try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction()))
         let rows = try test.store.groupIndexRows(groupKeys: Set(try test.store.allGroupKeys())).count
+        if emptiedIndex {
+            let sql = try RawSQLite(path: test.path)
+            try sql.execute("DELETE FROM group_index")
+            sql.close()
+        }
         let result = try CLI.run(["rebuild", "--db", test.path, "--progress"])
         #expect(result.exitCode == 0, "\(result)")
         let lines = result.stderr.split(separator: "\n")
-        #expect(lines.last == "rebuild: putting \(rows) group index rows in place and committing", "\(result)")
         // Each counted step shows done of total, the share and its rate (its first and last report always).
         #expect(result.stderr.contains("rebuild: resolving identities: 1 of 1 events (100%) · "), "\(result)")
-        #expect(result.stderr.contains("rebuild: writing the group index: 1 of 1 groups (100%) · "), "\(result)")
+        if emptiedIndex {
+            #expect(lines.last == "rebuild: putting \(rows) group index rows in place and committing", "\(result)")
+            #expect(result.stderr.contains("rebuild: writing the group index: 1 of 1 groups (100%) · "), "\(result)")
+        } else {
+            #expect(lines.last == "rebuild: the group index matches the log: nothing to write", "\(result)")
+            #expect(result.stderr.contains("rebuild: comparing the group index: 1 of 1 groups (100%) · "), "\(result)")
+            #expect(!result.stderr.contains("writing the group index"), "\(result)")
+        }
         #expect(result.stderr.contains("/s\n"), "\(result)")
     }
 }

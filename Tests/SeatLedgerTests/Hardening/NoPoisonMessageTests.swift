@@ -15,7 +15,7 @@ struct NoPoisonMessageTests {
     /// A file of `before`, one line of `size` bytes (`x`s inside a JSON string), then `after`.
     static func fileWithLongLine(_ directory: TemporaryDirectory, size: Int, before: String, after: String) throws -> (URL, Data) {
         let url = directory.url("long.ndjson")
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: url.path, contents: nil), "could not create \(url.path)")
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }
         try handle.write(contentsOf: Data((before + "\n").utf8))

@@ -17,6 +17,8 @@ struct RebuildFailureTests {
         let fault: PlannedFault
         /// Whether a third of the stored facts are deleted first, so the derive stage has work.
         var deletesFacts = false
+        /// How the stored index is damaged first, which decides how the rebuild writes it.
+        var damage: IndexDamage = .none
         /// Writes that must have succeeded in the failed transaction before the fault: what its
         /// rollback has to undo.
         var writesBeforeFault: [StoreOperation]
@@ -25,18 +27,27 @@ struct RebuildFailureTests {
 
         var testDescription: String { name }
 
+        // The identity scan now runs before the index is compared or written: nothing to undo.
         static let laterIdentityHalf = FaultPoint(
             name: "the later identity half (reader, ranged scan) after 1 batch",
             fault: PlannedFault(operation: .forEachFactsBatchInRange, role: .reader, trigger: .afterBatches(1)),
-            writesBeforeFault: [.clearProjections], neverReached: [.forEachFactsBatchOfWholeLog, .insertRebuiltGroups])
+            damage: .everyGroup,
+            writesBeforeFault: [], neverReached: [.forEachFactsBatchOfWholeLog, .clearProjections, .insertRebuiltGroups, .replaceGroups])
         static let earlierIdentityHalf = FaultPoint(
             name: "the earlier identity half (main store, ranged scan) after 1 batch",
             fault: PlannedFault(operation: .forEachFactsBatchInRange, role: .main, trigger: .afterBatches(1)),
-            writesBeforeFault: [.clearProjections], neverReached: [.forEachFactsBatchOfWholeLog, .insertRebuiltGroups])
+            damage: .everyGroup,
+            writesBeforeFault: [], neverReached: [.forEachFactsBatchOfWholeLog, .clearProjections, .insertRebuiltGroups, .replaceGroups])
         static let secondGroupWrite = FaultPoint(
-            name: "the second insertRebuiltGroups",
+            name: "the second insertRebuiltGroups (every group differs: the whole index written)",
             fault: PlannedFault(operation: .insertRebuiltGroups, role: .main, trigger: .afterCalls(1)),
-            writesBeforeFault: [.clearProjections, .insertRebuiltGroups])
+            damage: .everyGroup,
+            writesBeforeFault: [.clearProjections, .insertRebuiltGroups], neverReached: [.replaceGroups])
+        static let secondGroupRewrite = FaultPoint(
+            name: "the second replaceGroups (a few groups differ: only they are rewritten)",
+            fault: PlannedFault(operation: .replaceGroups, role: .main, trigger: .afterCalls(1)),
+            damage: .someGroups,
+            writesBeforeFault: [.replaceGroups], neverReached: [.clearProjections, .insertRebuiltGroups])
         static let eventsForFactsRead = FaultPoint(
             name: "the third eventsForFacts (reader) of the derive stage",
             fault: PlannedFault(operation: .eventsForFacts, role: .reader, trigger: .afterCalls(2)), deletesFacts: true,
@@ -53,7 +64,7 @@ struct RebuildFailureTests {
         try Self.checkRebuildFails(at: point)
     }
 
-    @Test("a failing group write rolls the rebuilt index back", arguments: [FaultPoint.secondGroupWrite])
+    @Test("a failing group write rolls the rebuilt index back", arguments: [FaultPoint.secondGroupWrite, .secondGroupRewrite])
     func groupWriteFails(point: FaultPoint) throws {
         try Self.checkRebuildFails(at: point)
     }
@@ -61,6 +72,16 @@ struct RebuildFailureTests {
     @Test("a failing derive stage rolls the derived facts back", arguments: [FaultPoint.eventsForFactsRead, .storeFactsWrite])
     func deriveFails(point: FaultPoint) throws {
         try Self.checkRebuildFails(at: point)
+    }
+
+    /// How ``checkRebuildFails(at:)`` damages the stored index before the rebuild.
+    enum IndexDamage: Sendable, Equatable {
+        /// Intact: the rebuild compares and writes nothing.
+        case none
+        /// Every group differs: the rebuild empties the index and writes every group.
+        case everyGroup
+        /// Sixteen groups are missing: the rebuild rewrites them, a few per call.
+        case someGroups
     }
 
     // MARK: The check
@@ -75,6 +96,13 @@ struct RebuildFailureTests {
             try sql.execute("DELETE FROM event_facts WHERE position % 3 = 0")
             sql.close()
             #expect(try test.store.positionsWithoutFacts().count > 300, "several derive batches of 64")
+        }
+        if point.damage != .none {
+            // Every group loses its non-key rows, or every 25th group loses all of its rows.
+            let sql = try RawSQLite(path: test.path)
+            try sql.execute(point.damage == .everyGroup ? "DELETE FROM group_index WHERE role != 'key'"
+                : "DELETE FROM group_index WHERE group_key IN (SELECT DISTINCT group_key FROM group_index ORDER BY group_key LIMIT 16)")
+            sql.close()
         }
         let before = try StoredLedger(test)
         try #require(before.groupIndex.count >= 400 && before.facts.count >= 1_000

@@ -23,6 +23,7 @@ enum StoreOperation: String, Sendable, Hashable {
     case forEachFactsBatchOfWholeLog
     case clearProjections
     case insertRebuiltGroups
+    case replaceGroups
     case openReader
 }
 
@@ -274,8 +275,11 @@ final class FailingStore: LedgerStore {
     func groupIndexRows(groupKeys: Set<String>) throws -> [GroupIndexRow] { try base.groupIndexRows(groupKeys: groupKeys) }
 
     func replaceGroups(removing: Set<String>, rows: [GroupIndexRow]) throws {
+        try plan.enter(.replaceGroups, on: role)
         try base.replaceGroups(removing: removing, rows: rows)
     }
+
+    func holdAppendsForRebuild() throws { try base.holdAppendsForRebuild() }
 
     func allGroupKeys() throws -> [String] { try base.allGroupKeys() }
 
