@@ -165,12 +165,20 @@ extension Ledger {
     /// `progress` gets a line at each phase; `counted`, how far each counted step has got.
     @discardableResult
     public func rebuildProjections(progress: ((String) -> Void)? = nil, counted: ((RebuildCount) -> Void)? = nil) throws -> Int {
+        try rebuild(progress: progress, counted: counted).groups
+    }
+
+    /// ``rebuildProjections(progress:counted:)``, reporting how much of the group index it wrote:
+    /// the groups whose stored rows differed from the log (none on an intact ledger), or every
+    /// group when the index was empty or differed by half.
+    @discardableResult
+    public func rebuild(progress: ((String) -> Void)? = nil, counted: ((RebuildCount) -> Void)? = nil) throws -> RebuildReport {
         try requireWritable()
         var rebuilder = ProjectionRebuilder(store: store)
         rebuilder.counted = counted
-        let groups = try rebuilder.rebuildAll(progress: progress)
+        let report = try rebuilder.rebuildAllReporting(progress: progress)
         try recordCurrentProjectionRules()
-        return groups
+        return report
     }
 
     /// Group keys whose stored projection differs from a fresh recomputation (empty: all match).

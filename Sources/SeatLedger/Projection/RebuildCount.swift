@@ -3,7 +3,7 @@
 /// A rebuild reports it for each step whose size is known in advance (deriving facts, resolving
 /// identities, writing the group index), so a caller can show the share, a rate and an ETA.
 public struct RebuildCount: Sendable, Equatable {
-    /// The step: `deriving facts`, `resolving identities` or `writing the group index`.
+    /// The step: `deriving facts`, `resolving identities`, `comparing the group index` or `writing the group index`.
     public let step: String
     /// Items of the step done so far.
     public let done: Int

@@ -142,10 +142,13 @@ enum RebuildCommand: Command {
     static let help = """
     Usage: seatledger rebuild [--db PATH] [--json] [--progress]
 
-    Derives the facts of events that lack them, resolves every group from the facts again and
-    replaces the group index in one transaction (streaming: memory grows with the number of
-    identifiers, not events). Events are never modified. No group state is stored: every read
-    folds the group's events at the moment it asks about.
+    Derives the facts of events that lack them, resolves every group from the facts again
+    (streaming: memory grows with the number of identifiers, not events) and, in one
+    transaction, rewrites the groups whose stored index rows differ from that result: none on an
+    intact ledger. An empty index, or one that differs by half, is emptied and written whole.
+    Events are never modified. No group state is stored: every read folds the group's events at
+    the moment it asks about. --json: {"events", "groups", "groupsRewritten", "groupsRemoved"
+    (null when written whole), "indexWrittenWhole", "seconds"}.
 
     Options:
     \(HelpText.db)
@@ -157,16 +160,21 @@ enum RebuildCommand: Command {
         let ledger = try Ledger.open(path: arguments.databasePath)
         let progress = ProgressReporter(label: "rebuild", arguments: arguments)
         let started = Date()
-        let count = try ledger.rebuildProjections(progress: { message in progress.phase(message) }, counted: { count in
+        let report = try ledger.rebuild(progress: { message in progress.phase(message) }, counted: { count in
             progress.report(step: count.step, done: Int64(count.done), total: Int64(count.total), unit: count.unit)
         })
         progress.finish()
         let events = try ledger.store.eventCount()
         let seconds = Date().timeIntervalSince(started)
         if arguments.flag("json") {
-            Terminal.json(["groups": .count(count), "events": .int(events), "seconds": .double((seconds * 1000).rounded() / 1000)])
+            Terminal.json(["groups": .count(report.groups), "events": .int(events), "groupsRewritten": .count(report.groupsRewritten),
+                           "groupsRemoved": report.groupsRemoved.map { .count($0) } ?? .null,
+                           "indexWrittenWhole": .bool(report.indexWrittenWhole), "seconds": .double((seconds * 1000).rounded() / 1000)])
         } else {
-            Terminal.out("Rebuilt \(count) groups from \(events) events in \(String(format: "%.2f", seconds)) s.")
+            let written = report.indexWrittenWhole ? "index written whole"
+                : report.groupsRewritten == 0 && report.groupsRemoved == 0 ? "index already matched the log"
+                : "\(report.groupsRewritten) groups rewritten, \(report.groupsRemoved ?? 0) removed"
+            Terminal.out("Rebuilt \(report.groups) groups from \(events) events in \(String(format: "%.2f", seconds)) s (\(written)).")
         }
         return .success
     }

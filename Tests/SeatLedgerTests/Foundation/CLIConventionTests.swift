@@ -38,7 +38,7 @@ struct CLIConventionTests {
         for (key, value) in environment { env[key] = value }
         process.environment = env
         let output = directory.url("out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: output.path, contents: nil), "could not create \(output.path)")
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = process.standardOutput
         process.standardInput = FileHandle.nullDevice

@@ -102,3 +102,41 @@ struct RebuildRewriteTests {
         #expect(try Self.index(store) == before)
     }
 }
+
+/// What `seatledger rebuild` says it wrote, through the built binary.
+@Suite("rebuild reports what it wrote")
+struct RebuildReportCLITests {
+    @Test("--json and the text line name the groups rewritten and removed, or the index written whole")
+    func reportsWrites() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        try test.append(line: try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction()))
+        func rebuild() throws -> [String: JSONValue] {
+            let result = try CLI.run(["rebuild", "--db", test.path, "--json"])
+            #expect(result.exitCode == 0, "\(result)")
+            return try #require(try result.json().objectValue)
+        }
+        func damage(_ sql: String) throws {
+            let raw = try RawSQLite(path: test.path)
+            try raw.execute(sql)
+            raw.close()
+        }
+        let intact = try rebuild()
+        #expect(intact["groups"] == 1 && intact["groupsRewritten"] == 0 && intact["groupsRemoved"] == 0)
+        #expect(intact["indexWrittenWhole"] == false)
+        let text = try CLI.run(["rebuild", "--db", test.path])
+        #expect(text.stdout.hasSuffix(" s (index already matched the log).\n"), "\(text)")
+
+        try damage("INSERT INTO group_index(identifier, group_key, role) VALUES ('ghost', 'ghost-group', 'key')")
+        let ghost = try rebuild()
+        #expect(ghost["groupsRewritten"] == 0 && ghost["groupsRemoved"] == 1 && ghost["indexWrittenWhole"] == false, "\(ghost)")
+
+        try damage("DELETE FROM group_index")
+        let whole = try rebuild()
+        #expect(whole["groups"] == 1 && whole["groupsRewritten"] == 1 && whole["groupsRemoved"] == .null)
+        #expect(whole["indexWrittenWhole"] == true)
+        try damage("DELETE FROM group_index")
+        let wholeText = try CLI.run(["rebuild", "--db", test.path])
+        #expect(wholeText.stdout.hasSuffix(" s (index written whole).\n"), "\(wholeText)")
+    }
+}
