@@ -56,34 +56,28 @@ extension Ledger {
     }
 
     /// Calls `body` with every group's state as of `asOf`, in the order of ``groups(asOf:knownAt:)``,
-    /// holding only one chunk of groups at a time (`groups --json` prints as it goes, so its memory
+    /// holding two chunks of groups at a time (`groups --json` prints as it goes, so its memory
     /// does not grow with the ledger: 2.1 GB for 100,000 groups when the whole array was built).
     /// `body` runs inside the listing's read snapshot, so it must not write to this ledger.
     ///
-    /// A pipeline of two chunks: while one chunk is folded (on all cores), the calling thread
-    /// gives the chunk before it to `body` and reads the next one, so the store's reads and the
-    /// printing (a third of the work, serial on the one connection) overlap the folds.
+    /// A pipeline (``pipelined(chunks:produce:transform:consume:)``): while one chunk is folded
+    /// (on the cores but one), the calling thread gives the chunk before it to `body` and reads the
+    /// next one, so the store's reads and the printing (a third of the work, serial on the one
+    /// connection) overlap the folds.
     public func forEachGroup(asOf: EpochMillis, knownAt: EpochMillis? = nil, _ body: (GroupState) throws -> Void) throws {
         let maintainer = ProjectionMaintainer(store: store)
         try store.read {
             let keys = try store.allGroupKeys()
-            var folding: OneShot<[GroupState?]>?
-            // A fold in flight is pure work on its own copies; waiting for it before leaving keeps
-            // its threads from outliving the call even when the store or `body` throws.
-            defer { _ = folding?.wait() }
-            for start in stride(from: 0, to: keys.count, by: Self.groupsChunk) {
-                let loaded = try keys[start..<min(keys.count, start + Self.groupsChunk)].compactMap { try maintainer.group($0) }
-                    .map { GroupToFold(membership: $0.0, facts: $0.1) }
-                let next = OneShot<[GroupState?]>.running {
-                    parallelMap(loaded, workers: Self.foldWorkers) { Self.existingState($0.membership, facts: $0.facts, asOf: asOf, knownAt: knownAt) }
+            let chunks = stride(from: 0, to: keys.count, by: Self.groupsChunk).map { $0..<min(keys.count, $0 + Self.groupsChunk) }
+            try pipelined(chunks: chunks.count, produce: { index in
+                try keys[chunks[index]].compactMap { try maintainer.group($0) }.map { GroupToFold(membership: $0.0, facts: $0.1) }
+            }, transform: { loaded in
+                parallelMap(loaded, workers: Self.foldWorkers) {
+                    Self.existingState($0.membership, facts: $0.facts, asOf: asOf, knownAt: knownAt)
                 }
-                let previous = folding
-                folding = next
-                for state in previous?.wait() ?? [] { if let state { try body(state) } }
-            }
-            let last = folding
-            folding = nil
-            for state in last?.wait() ?? [] { if let state { try body(state) } }
+            }, consume: { states in
+                for state in states { if let state { try body(state) } }
+            })
         }
     }
 

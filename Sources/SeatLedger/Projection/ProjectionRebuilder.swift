@@ -170,21 +170,34 @@ struct ProjectionRebuilder {
         let total = identity.groups.count
         let limit = Int(Double(max(total, unseen.count)) * Self.differingShareForFullRewrite)
         var differing: [Int] = []
-        for start in stride(from: 0, to: total, by: groupsPerWrite) {
-            let ordinals = Array(start..<min(total, start + groupsPerWrite))
-            let keys = ordinals.map { identity.table.string(identity.groups[$0].key) }
-            var stored: [String: [GroupIndexRow]] = [:]
-            for row in try store.groupIndexRows(groupKeys: Set(keys)) { stored[row.groupKey, default: []].append(row) }
-            for key in keys { unseen.remove(key) }
-            // Making each group's rows and comparing them is pure: on all cores, while this
-            // thread owns the connection (a third less wall time for the comparison at a million events).
-            let storedRows = keys.map { stored[$0] ?? [] }
-            let same = parallelMap(Array(ordinals.indices)) { index in
-                Self.sameRows(storedRows[index], ProjectionMaintainer.rows(for: identity.membership(ordinals[index])))
-            }
-            for (index, isSame) in same.enumerated() where !isSame { differing.append(ordinals[index]) }
-            guard differing.count <= limit else { return nil }
-            counted?(RebuildCount(step: "comparing the group index", done: start + ordinals.count, total: total, unit: "groups"))
+        var compared = 0  // chunks
+        struct TooManyDiffer: Error {}
+        let starts = Array(stride(from: 0, to: total, by: groupsPerWrite))
+        let workers = max(1, ParallelWork.defaultWorkers - 1)
+        do {
+            // This thread reads each chunk's stored rows (it owns the connection) while the chunk
+            // before is compared on the other cores: making a group's rows and comparing them is
+            // pure.
+            try pipelined(chunks: starts.count, produce: { index -> ChunkToCompare in
+                let ordinals = Array(starts[index]..<min(total, starts[index] + groupsPerWrite))
+                let keys = ordinals.map { identity.table.string(identity.groups[$0].key) }
+                var stored: [String: [GroupIndexRow]] = [:]
+                for row in try store.groupIndexRows(groupKeys: Set(keys)) { stored[row.groupKey, default: []].append(row) }
+                for key in keys { unseen.remove(key) }
+                return ChunkToCompare(ordinals: ordinals, stored: keys.map { stored[$0] ?? [] })
+            }, transform: { chunk in
+                let same = parallelMap(Array(chunk.ordinals.indices), workers: workers) { index in
+                    Self.sameRows(chunk.stored[index], ProjectionMaintainer.rows(for: identity.membership(chunk.ordinals[index])))
+                }
+                return zip(chunk.ordinals, same).filter { !$0.1 }.map(\.0)
+            }, consume: { differingInChunk in
+                differing += differingInChunk
+                guard differing.count <= limit else { throw TooManyDiffer() }
+                compared += 1
+                counted?(RebuildCount(step: "comparing the group index", done: min(total, compared * groupsPerWrite), total: total, unit: "groups"))
+            })
+        } catch is TooManyDiffer {
+            return nil
         }
         guard differing.count + unseen.count <= limit else { return nil }
         progress?(differing.isEmpty && unseen.isEmpty ? "the group index matches the log: nothing to write"
@@ -210,6 +223,12 @@ struct ProjectionRebuilder {
         }
         try flush()
         return (differing.count, unseen.count)
+    }
+
+    /// One chunk of groups to compare: their ordinals and, for each, its stored index rows.
+    private struct ChunkToCompare: Sendable {
+        let ordinals: [Int]
+        let stored: [[GroupIndexRow]]
     }
 
     /// Whether two lists of one group's index rows hold the same rows (each sorted by identifier
