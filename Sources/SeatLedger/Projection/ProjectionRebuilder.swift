@@ -15,7 +15,9 @@ import Synchronization
 /// 2. **Identity.** One scan of the facts feeds the resolver's rules (``IdentityEvidence``) over
 ///    interned identifiers (``IdentifierTable``: each identifier stored once, maps of 4-byte ids).
 ///    Decoding runs on all cores, the resolver on one; a long log is scanned in two halves at once.
-/// 3. **Index.** Each resolved group's index rows are written.
+/// 3. **Index.** The stored index is compared with the resolved groups and only the groups that
+///    differ are rewritten (none on an intact ledger); an empty index, or one that differs by
+///    half, is emptied and every group's rows written.
 ///
 /// Nothing is folded: no group state is stored, and every read folds the group's facts at the
 /// moment it asks about. The index is the same as the one appends maintain (both come from
