@@ -155,16 +155,16 @@ struct PostgresConcurrencyTests {
               + "\(run.quarantineIds.count) quarantine outcomes in \(String(format: "%.2f", seconds)) s; the reader saw every position once")
     }
 
-    @Test("a rebuild holds the append lock from clearProjections to its commit: another process's append waits",
-          .timeLimit(.minutes(1)))
-    func rebuildHoldsTheAppendLock() throws {
+    @Test("a rebuild holds the append lock to its commit, from clearProjections (index written whole) or holdAppendsForRebuild (only differing groups rewritten): another process's append waits",
+          .timeLimit(.minutes(1)), arguments: [true, false])
+    func rebuildHoldsTheAppendLock(clearsIndex: Bool) throws {
         let fixture = try StoreFixture.make(.postgres)
         let store = fixture.store
         let url = try #require(fixture.cluster).url()
         let order = Guarded<[String]>([])
         let finished = DispatchSemaphore(value: 0)
         try store.write {
-            try store.clearProjections()
+            if clearsIndex { try store.clearProjections() } else { try store.holdAppendsForRebuild() }
             let appender = Thread {
                 defer { finished.signal() }
                 do {
@@ -187,7 +187,8 @@ struct PostgresConcurrencyTests {
                 usleep(2_000)
             }
             order.withValue { $0.append("rebuild committing") }
-            try store.insertRebuiltGroups(rows: [GroupIndexRow(identifier: "1000", groupKey: "1000", role: "key")])
+            let rows = [GroupIndexRow(identifier: "1000", groupKey: "1000", role: "key")]
+            if clearsIndex { try store.insertRebuiltGroups(rows: rows) } else { try store.replaceGroups(removing: ["1000"], rows: rows) }
         }
         finished.wait()
         #expect(order.withValue { $0 } == ["rebuild committing", "append committed"])
