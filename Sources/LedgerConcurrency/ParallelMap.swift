@@ -21,4 +21,7 @@ public func parallelMap<T: Sendable, R: Sendable>(_ items: [T], workers: Int = P
 public enum ParallelWork {
     /// One worker per active core.
     public static var defaultWorkers: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+    /// One worker per active core but the one a ``pipelined(chunks:produce:transform:consume:)``
+    /// caller keeps busy reading (at least one).
+    public static var workersBesidePipeline: Int { max(1, defaultWorkers - 1) }
 }

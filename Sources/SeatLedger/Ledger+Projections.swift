@@ -72,7 +72,7 @@ extension Ledger {
             try pipelined(chunks: chunks.count, produce: { index in
                 try keys[chunks[index]].compactMap { try maintainer.group($0) }.map { GroupToFold(membership: $0.0, facts: $0.1) }
             }, transform: { loaded in
-                parallelMap(loaded, workers: Self.foldWorkers) {
+                parallelMap(loaded, workers: ParallelWork.workersBesidePipeline) {
                     Self.existingState($0.membership, facts: $0.facts, asOf: asOf, knownAt: knownAt)
                 }
             }, consume: { states in
@@ -84,9 +84,6 @@ extension Ledger {
     /// Groups read before their folds run in parallel: enough to keep the cores busy, few enough
     /// that their facts stay a few megabytes (two chunks are in memory at a time).
     static let groupsChunk = 512
-
-    /// Threads folding a chunk: the cores but the one that reads and prints.
-    static var foldWorkers: Int { max(1, ParallelWork.defaultWorkers - 1) }
 
     /// One group read from the store, to be folded on another thread.
     private struct GroupToFold: Sendable {

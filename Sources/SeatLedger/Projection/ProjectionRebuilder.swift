@@ -175,7 +175,6 @@ struct ProjectionRebuilder {
         var compared = 0  // chunks
         struct TooManyDiffer: Error {}
         let starts = Array(stride(from: 0, to: total, by: groupsPerWrite))
-        let workers = max(1, ParallelWork.defaultWorkers - 1)
         do {
             // This thread reads each chunk's stored rows (it owns the connection) while the chunk
             // before is compared on the other cores: making a group's rows and comparing them is
@@ -188,7 +187,7 @@ struct ProjectionRebuilder {
                 for key in keys { unseen.remove(key) }
                 return ChunkToCompare(ordinals: ordinals, stored: keys.map { stored[$0] ?? [] })
             }, transform: { chunk in
-                let same = parallelMap(Array(chunk.ordinals.indices), workers: workers) { index in
+                let same = parallelMap(Array(chunk.ordinals.indices), workers: ParallelWork.workersBesidePipeline) { index in
                     Self.sameRows(chunk.stored[index], ProjectionMaintainer.rows(for: identity.membership(chunk.ordinals[index])))
                 }
                 return zip(chunk.ordinals, same).filter { !$0.1 }.map(\.0)
