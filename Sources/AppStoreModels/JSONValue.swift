@@ -124,6 +124,28 @@ public enum JSONValue: Sendable, Hashable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// `text`, a pretty form written at indent 0 (``prettyString()``), as ``prettyString(indent:)``
+    /// writes it `levels` deep: two spaces a level after every line break (a string value holds
+    /// none: line breaks in strings are escaped). A stored pretty form is printed nested this way
+    /// without being parsed (the `groups --json` listing prints stored group snapshots).
+    public static func nestingPretty(_ text: String, levels: Int) -> String {
+        guard levels > 0 else { return text }
+        let pad = [UInt8](repeating: 0x20, count: levels * 2)
+        var out: [UInt8] = []
+        var text = text
+        text.withUTF8 { bytes in
+            out.reserveCapacity(bytes.count + bytes.count / 16 * pad.count)
+            var start = 0
+            for index in bytes.indices where bytes[index] == 0x0A {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...index]))
+                out.append(contentsOf: pad)
+                start = index + 1
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     private func writePretty(into out: inout [UInt8], indent: Int) {
         let pad = [UInt8](repeating: 0x20, count: (indent + 1) * 2)
         let closing = [UInt8](repeating: 0x20, count: indent * 2)

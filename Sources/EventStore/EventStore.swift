@@ -25,6 +25,9 @@ public final class EventStore {
     var backgroundCheckpointer: WALCheckpointer?
     /// Inside ``withGroupKeyIndexBuiltAfter(_:)``: rebuilt index rows go to a temporary table first.
     var stagesRebuiltIndexRows = false
+    /// Whether the file has `group_snapshot` (schema 4): a file of an older schema opened
+    /// read-only is not upgraded, and has none.
+    public internal(set) var hasGroupSnapshots = true
 
     private init(connection: SQLiteConnection, path: String) {
         self.connection = connection
@@ -82,6 +85,7 @@ public final class EventStore {
                 if version < LedgerSchema.currentVersion { try store.upgradeSchema(from: version) }
             } else {
                 connection.setBusyTimeout(milliseconds: 10_000)
+                store.hasGroupSnapshots = version >= 4
             }
             return store
         } catch let error as SQLiteError {

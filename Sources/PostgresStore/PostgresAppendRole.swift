@@ -32,6 +32,7 @@ public enum PostgresAppendRole {
         ("quarantine", "SELECT, INSERT, UPDATE (state, resolved_at, resolution)"),  // a retry resolves, never rewrites
         ("event_facts", "SELECT, INSERT, UPDATE"),
         ("group_index", "SELECT, INSERT, DELETE"),
+        ("group_snapshot", "SELECT, INSERT, UPDATE, DELETE"),
         ("claim_requests", "SELECT, INSERT, UPDATE"),
         ("api_tokens", "SELECT"),
         ("record_chain", "SELECT, INSERT"),  // append-only, as events  // serve nodes check tokens; adding and revoking is the owner's

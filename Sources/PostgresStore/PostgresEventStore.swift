@@ -37,6 +37,11 @@ public final class PostgresEventStore: LedgerStore {
     /// Whether the ledger has a `record_chain` (schema 3): a ledger of schema 2 that a member of
     /// `seatledger_append` opens (only the owner upgrades) is written without links.
     var hasRecordChain = true
+    /// Whether the ledger has `group_snapshot` (schema 4). One that a role other than the tables'
+    /// owner opened before the owner upgraded it has none yet; its appends look again
+    /// (``PostgresEventStore/refreshGroupSnapshotPresence()``), so that none of them leaves a
+    /// snapshot the upgrade's writers stored in place after changing its group.
+    public internal(set) var hasGroupSnapshots = true
 
     /// Where the store lives: the URL without its password.
     public let location: String
@@ -127,6 +132,7 @@ public final class PostgresEventStore: LedgerStore {
         try store.configureSession()
         if !reader && version < PostgresLedgerSchema.currentVersion { try store.upgradeSchema() }
         store.hasRecordChain = try store.connection.query("SELECT to_regclass('record_chain') IS NOT NULL").first?.bool(0) ?? false
+        store.hasGroupSnapshots = try store.snapshotTableExists()
         return store
     }
 
@@ -148,6 +154,12 @@ public final class PostgresEventStore: LedgerStore {
                     // The record chain starts by covering what is already stored.
                     try appendRecordLinks(RecordChain.sealing(configuration: try configValues(), roots: try trustRoots(),
                                                               quarantine: try quarantine(state: nil, limit: Int.max)))
+                }
+                if now < 4 {
+                    let role = try connection.query("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", [.text(PostgresAppendRole.name)])
+                    if try role.first?.bool(0) ?? false {
+                        try connection.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON group_snapshot TO \(PostgresConnection.quoteIdentifier(PostgresAppendRole.name))")
+                    }
                 }
                 if now < PostgresLedgerSchema.currentVersion {
                     try connection.query("UPDATE ledger_meta SET schema_version = $1", [.int64(PostgresLedgerSchema.currentVersion)])

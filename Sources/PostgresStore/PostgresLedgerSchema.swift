@@ -17,7 +17,7 @@ enum PostgresLedgerSchema {
     static let applicationID: Int64 = 0x5345_4154
     /// `ledger_meta.schema_version` written by this build. A newer database is refused; an older
     /// one is brought up to it by ``upgrades`` when the tables' owner opens it for writing.
-    static let currentVersion: Int64 = 3
+    static let currentVersion: Int64 = 4
 
     /// The statements that bring a ledger from the version before each key to that version, as
     /// SQLite's `LedgerSchema.upgrades` (the same steps): they only drop caches.
@@ -25,10 +25,24 @@ enum PostgresLedgerSchema {
     /// - 3: `record_chain` (`RecordChain`): configuration, trust roots and quarantine rows are
     ///   hash-chained; the upgrade grants it to the append role and links every row already stored
     ///   (`PostgresEventStore.upgradeSchema`).
+    /// - 4: `group_snapshot` (each group folded at a moment, with the moment until which it holds;
+    ///   the `groups` listing serves it), created empty and granted to the append role.
     static let upgrades: [(version: Int64, sql: String)] = [
         (2, "DROP TABLE IF EXISTS group_state"),
         (3, recordChain),
+        (4, groupSnapshot),
     ]
+
+    /// Each group's state folded at `computed_at`, the same for every moment before `valid_until`,
+    /// as SQLite's `LedgerSchema.groupSnapshot`.
+    static let groupSnapshot = #"""
+        CREATE TABLE group_snapshot (
+            group_key   text COLLATE "C" PRIMARY KEY,
+            computed_at bigint NOT NULL,
+            valid_until bigint NOT NULL,
+            state       text NOT NULL
+        );
+        """#
 
     /// The record chain's table, append-only like `events` (same trigger function, defined with them).
     static let recordChain = #"""
@@ -51,7 +65,7 @@ enum PostgresLedgerSchema {
     /// Every table a ledger has, in the current schema (the role grants go over this list).
     static let tables = [
         "ledger_meta", "ledger_head", "config", "trust_roots", "events", "event_decoded", "event_keys", "arrivals",
-        "quarantine", "event_facts", "group_index", "claim_requests", "record_chain",
+        "quarantine", "event_facts", "group_index", "group_snapshot", "claim_requests", "record_chain",
         "api_tokens",
     ]
 
@@ -160,6 +174,7 @@ enum PostgresLedgerSchema {
         PRIMARY KEY (identifier, group_key, role)
     );
     CREATE INDEX group_index_key ON group_index (group_key);
+    \#(groupSnapshot)
     CREATE TABLE claim_requests (
         request_identifier      text COLLATE "C" PRIMARY KEY,
         original_transaction_id text COLLATE "C" NOT NULL,

@@ -81,6 +81,59 @@ extension Ledger {
         }
     }
 
+    /// Calls `body` with every group's `group show --json` text as of `asOf`, in the order of
+    /// ``groups(asOf:knownAt:)``, pretty-printed as ``JSONValue/prettyString(indent:)`` writes it
+    /// `levels` deep (`groups --json` prints them as the elements of one array).
+    ///
+    /// A group whose stored snapshot holds at `asOf` is printed from it, with its `asOf` set
+    /// (``ProjectionSnapshots``; only with every event recorded, `knownAt` `nil`, and projections
+    /// built by this build's rules); the others are folded as ``forEachGroup(asOf:knownAt:_:)``
+    /// folds them, on the cores but one while this thread reads the next chunk and prints.
+    /// `body` runs inside the listing's read snapshot, so it must not write to this ledger.
+    public func forEachGroupJSON(asOf: EpochMillis, knownAt: EpochMillis? = nil, levels: Int = 0,
+                                 _ body: (String) throws -> Void) throws {
+        let maintainer = ProjectionMaintainer(store: store)
+        try store.read {
+            let servesSnapshots = try knownAt == nil && store.hasGroupSnapshots && snapshotsFollowCurrentRules()
+            let keys = try store.allGroupKeys()
+            let chunks = stride(from: 0, to: keys.count, by: Self.groupsChunk).map { $0..<min(keys.count, $0 + Self.groupsChunk) }
+            try pipelined(chunks: chunks.count, produce: { index -> [ListedGroup] in
+                let chunk = keys[chunks[index]]
+                let snapshots = servesSnapshots && !chunk.isEmpty
+                    ? try store.groupSnapshots(from: chunk.first!, through: chunk.last!) : [:]
+                return try chunk.compactMap { key -> ListedGroup? in
+                    if let snapshot = snapshots[key], snapshot.holds(at: asOf),
+                       let text = ProjectionSnapshots.text(of: snapshot, asOf: asOf, levels: levels) {
+                        return .printed(text)
+                    }
+                    return try maintainer.group(key).map { .toFold(membership: $0.0, facts: $0.1) }
+                }
+            }, transform: { listed in
+                parallelMap(listed, workers: ParallelWork.workersBesidePipeline) { group -> String? in
+                    switch group {
+                    case .printed(let text): return text
+                    case .toFold(let membership, let facts):
+                        return Self.existingState(membership, facts: facts, asOf: asOf, knownAt: knownAt)?.json.prettyString(indent: levels)
+                    }
+                }
+            }, consume: { texts in
+                for text in texts { if let text { try body(text) } }
+            })
+        }
+    }
+
+    /// Whether stored snapshots were made by this build's rules: the ledger is stamped with this
+    /// build's projection rules and is not an unfinished copy (otherwise every group is folded).
+    func snapshotsFollowCurrentRules() throws -> Bool {
+        try storedProjectionRules() == ProjectionRules.version && outdatedProjectionsWarning() == nil
+    }
+
+    /// A group of a listing: printed from its snapshot, or read to be folded.
+    private enum ListedGroup: Sendable {
+        case printed(String)
+        case toFold(membership: GroupMembership, facts: [EventFacts])
+    }
+
     /// Groups read before their folds run in parallel: enough to keep the cores busy, few enough
     /// that their facts stay a few megabytes (two chunks are in memory at a time).
     static let groupsChunk = 512
@@ -94,7 +147,7 @@ extension Ledger {
     /// The group's state, or `nil` when none of its events had happened by `asOf` (or been
     /// recorded by `knownAt`): the group did not exist yet, and is left out rather than listed as
     /// an empty UNKNOWN group.
-    private static func existingState(_ membership: GroupMembership, facts: [EventFacts],
+    static func existingState(_ membership: GroupMembership, facts: [EventFacts],
                                       asOf: EpochMillis, knownAt: EpochMillis?) -> GroupState? {
         let known = knownAt.map { knownAt in facts.filter { $0.recordedAt <= knownAt } } ?? facts
         // Nothing takes effect after its event was signed, so an event signed by `asOf` settles
@@ -162,11 +215,17 @@ extension Ledger {
     /// ``rebuildProjections(progress:counted:)``, reporting how much of the group index it wrote:
     /// the groups whose stored rows differed from the log (none on an intact ledger), or every
     /// group when the index was empty or differed by half.
+    ///
+    /// Group snapshots are folded again for the rewritten groups and where they are missing or
+    /// no longer hold; `allSnapshots` folds every one again (what a snapshot that `verify` found
+    /// different from its fold needs: a rebuild does not fold a snapshot that holds).
     @discardableResult
-    public func rebuild(progress: ((String) -> Void)? = nil, counted: ((RebuildCount) -> Void)? = nil) throws -> RebuildReport {
+    public func rebuild(allSnapshots: Bool = false, progress: ((String) -> Void)? = nil,
+                        counted: ((RebuildCount) -> Void)? = nil) throws -> RebuildReport {
         try requireWritable()
         var rebuilder = ProjectionRebuilder(store: store)
         rebuilder.counted = counted
+        rebuilder.refoldsAllSnapshots = try allSnapshots || !snapshotsFollowCurrentRules()
         let report = try rebuilder.rebuildAllReporting(progress: progress)
         try recordCurrentProjectionRules()
         return report

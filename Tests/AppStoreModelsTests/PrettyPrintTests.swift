@@ -17,4 +17,18 @@ struct PrettyPrintTests {
         #expect(streamed == JSONValue.array(items).prettyString())
         #expect(JSONValue.int(5).prettyString(indent: 2) == "5")
     }
+
+    /// A stored pretty form (a group snapshot) is printed nested without being parsed again.
+    @Test("nestingPretty of the indent-0 form is the pretty form written that deep", arguments: [0, 1, 2, 5])
+    func nesting(levels: Int) {
+        let values: [JSONValue] = [
+            .object(["key": .string("line\nbreak \"quoted\" \\ tab\t"), "list": .array([.int(1), .array([]), .object(["a": .null])]),
+                     "nested": .object(["deeper": .object(["deepest": .array([.string("é"), .bool(true)])])]), "empty": .object([:])]),
+            .array([.string("x"), .object(["y": .double(1.5)])]),
+            .string("scalar\n"), .int(-3), .array([]), .object([:]),
+        ]
+        for value in values {
+            #expect(JSONValue.nestingPretty(value.prettyString(), levels: levels) == value.prettyString(indent: levels), "\(value)")
+        }
+    }
 }

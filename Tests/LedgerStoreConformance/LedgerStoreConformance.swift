@@ -26,6 +26,7 @@ public enum LedgerStoreConformance {
         ConformanceCheck("facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch (whole or a range), volume, in and out of transactions", facts),
         ConformanceCheck("group index and snapshots: replace, look up, order, last snapshot wins, clear", groupProjections),
         ConformanceCheck("a rebuild's bulk insert into emptied projections reads back like replaceGroups, in one transaction", rebuiltGroups),
+        ConformanceCheck("group snapshots: store, replace, range by bytes, validity, delete, clear, all or nothing, readers", groupSnapshots),
         ConformanceCheck("claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing", claimRequests),
         ConformanceCheck("configuration and trust roots", configurationAndRoots),
         ConformanceCheck("transactions: all or nothing, afterAppend failure appends nothing, writes do not nest, a read joins an open transaction", transactions),
@@ -308,6 +309,55 @@ public enum LedgerStoreConformance {
         try store.clearProjections()
         #expect(try store.allGroupKeys().isEmpty)
         #expect(try store.groupKeys(forAny: ["1000", "2000"]).isEmpty)
+    }
+
+    /// group snapshots: store, replace, range by bytes, validity, delete, clear, all or nothing, readers
+    public static func groupSnapshots(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let store = fixture.store
+        #expect(store.hasGroupSnapshots)
+        #expect(try store.groupSnapshots(from: "", through: "\u{10FFFF}").isEmpty)
+        // Text with what JSON and array literals escape, a NUL-free multi-line state, keys that
+        // sort differently by bytes than by a locale ("B" < "a" < "é").
+        func snapshot(_ key: String, _ at: Int64, until: Int64 = .max) -> GroupSnapshot {
+            GroupSnapshot(groupKey: key, computedAt: at, validUntil: until,
+                          state: "{\n  \"asOf\": \"\(at)\",\n  \"groupKey\": \"\(key)\",\n  \"note\": \"a \\\"quote\\\", {braces}, \\\\ back\"\n}")
+        }
+        let keys = ["B", "a", "a1", "unlinked:7", "é"]
+        try store.write { try store.storeGroupSnapshots(keys.enumerated().map { snapshot($1, Int64($0), until: 100 + Int64($0)) }) }
+        let all = try store.groupSnapshots(from: "", through: "\u{10FFFF}")
+        #expect(all.count == 5)
+        #expect(all["a"] == snapshot("a", 1, until: 101))
+        #expect(all["é"]?.state == snapshot("é", 4).state)
+        // A range is by bytes, both ends included.
+        #expect(Set(try store.groupSnapshots(from: "a", through: "unlinked:7").keys) == ["a", "a1", "unlinked:7"])
+        #expect(Set(try store.groupSnapshots(from: "B", through: "B").keys) == ["B"])
+        #expect(try store.groupSnapshots(from: "z", through: "a").isEmpty)
+        #expect(try store.groupSnapshotValidity() == Dictionary(uniqueKeysWithValues: keys.enumerated().map {
+            ($1, GroupSnapshotValidity(computedAt: Int64($0), validUntil: 100 + Int64($0)))
+        }))
+        // Storing again replaces; deleting removes only the named groups.
+        try store.storeGroupSnapshots([snapshot("a", 50)])
+        #expect(try store.groupSnapshots(from: "a", through: "a")["a"] == snapshot("a", 50))
+        try store.deleteGroupSnapshots(groupKeys: ["B", "missing"])
+        #expect(Set(try store.groupSnapshotValidity().keys) == ["a", "a1", "unlinked:7", "é"])
+        // All or nothing with the transaction around it.
+        struct Stop: Error {}
+        #expect(throws: Stop.self) {
+            try store.write {
+                try store.deleteGroupSnapshots(groupKeys: ["a1"])
+                try store.storeGroupSnapshots([snapshot("new", 9)])
+                throw Stop()
+            }
+        }
+        #expect(Set(try store.groupSnapshotValidity().keys) == ["a", "a1", "unlinked:7", "é"])
+        // A reader sees committed snapshots and cannot write them.
+        let reader = try #require(try store.openReader())
+        #expect(try reader.groupSnapshots(from: "a", through: "a")["a"] == snapshot("a", 50))
+        #expect(throws: (any Error).self) { try reader.storeGroupSnapshots([snapshot("r", 1)]) }
+        try store.clearGroupSnapshots()
+        #expect(try store.groupSnapshotValidity().isEmpty)
+        #expect(try reader.groupSnapshots(from: "", through: "\u{10FFFF}").isEmpty)
     }
 
     /// a rebuild's bulk insert into emptied projections reads back like replaceGroups, in one transaction

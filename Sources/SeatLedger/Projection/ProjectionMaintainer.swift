@@ -5,11 +5,13 @@ import LedgerEvents
 import LedgerStorage
 import Projections
 
-/// Keeps the stored projections (each event's facts and the group index) in step with the log.
+/// Keeps the stored projections (each event's facts, the group index and the group snapshots) in
+/// step with the log.
 ///
 /// Called inside the append transaction, so they commit with their events or not at all. A batch
-/// re-resolves only the groups its events touch. No group state is stored: every read folds the
-/// group's facts at the moment it asks about (`GroupProjection` is pure).
+/// re-resolves only the groups its events touch, and folds those again for their snapshots
+/// (``ProjectionSnapshots``: the `groups` listing serves them; every other read folds the group's
+/// facts at the moment it asks about, `GroupProjection` being pure).
 struct ProjectionMaintainer {
     let store: any LedgerStore
     /// Facts and identifier positions kept across the appends of one writer (see ``ProjectionCache``).
@@ -161,7 +163,32 @@ struct ProjectionMaintainer {
             }
         }
         try store.replaceGroups(removing: removing, rows: rows)
-        return keys.union(writable.keys)
+        let touched = keys.union(writable.keys)
+        try refreshSnapshots(of: touched, resolved: writable, at: first.recordedAt, known: &known)
+        return touched
+    }
+
+    /// Replaces the snapshots of the `touched` groups with folds at `moment` (the batch's
+    /// recording time), or deletes them (a group gone from the index, or not existing yet then):
+    /// no stored snapshot outlives a change to its group's facts (``ProjectionSnapshots``).
+    ///
+    /// Each group is folded from exactly what a read of it gives (the events mentioning its
+    /// identifiers and aliases, ``group(_:)``), from the facts this update already holds.
+    private func refreshSnapshots(of touched: Set<String>, resolved: [String: GroupMembership], at moment: EpochMillis,
+                                  known: inout [Int64: IdentifiedFacts]) throws {
+        guard !touched.isEmpty else { return }
+        var snapshots: [GroupSnapshot] = []
+        // A PostgreSQL ledger its tables' owner has not upgraded yet has no snapshots to keep.
+        if store.hasGroupSnapshots {
+            for key in touched.sorted() {
+                guard let membership = resolved[key] else { continue }
+                let positions = try self.positions(mentioningAny: membership.identifiers.union(membership.aliases))
+                let facts = membership.relevant(try loadIdentifiedFacts(positions, known: &known).map(\.facts))
+                if let snapshot = ProjectionSnapshots.make(membership, facts: facts, at: moment) { snapshots.append(snapshot) }
+            }
+        }
+        try store.deleteGroupSnapshots(groupKeys: touched.subtracting(snapshots.map(\.groupKey)))
+        try store.storeGroupSnapshots(snapshots)
     }
 
     /// Facts with the identifiers they mention, computed once.

@@ -143,11 +143,15 @@ struct ProjectionRebuilder {
                 let identity = try resolveIdentity(progress: progress, statistics: &statistics)
                 let total = identity.groups.count
                 if let (rewritten, removed) = try rewriteDifferingGroups(identity, progress: progress) {
-                    return RebuildReport(groups: total, groupsRewritten: rewritten, groupsRemoved: removed, indexWrittenWhole: false)
+                    let snapshots = try refreshSnapshots(changed: rewritten.union(removed), progress: progress)
+                    return RebuildReport(groups: total, groupsRewritten: rewritten.count, groupsRemoved: removed.count,
+                                         indexWrittenWhole: false, snapshotsWritten: snapshots)
                 }
                 try store.clearProjections()
                 _ = try store.withGroupKeyIndexBuiltAfter { try writeAllGroups(identity, progress: progress) }
-                return RebuildReport(groups: total, groupsRewritten: total, groupsRemoved: nil, indexWrittenWhole: true)
+                let snapshots = try refreshSnapshots(changed: nil, progress: progress)
+                return RebuildReport(groups: total, groupsRewritten: total, groupsRemoved: nil, indexWrittenWhole: true,
+                                     snapshotsWritten: snapshots)
             }
         }
     }
@@ -159,14 +163,14 @@ struct ProjectionRebuilder {
 
     /// Compares the stored index with `identity` a chunk of groups at a time and, when fewer
     /// than ``differingShareForFullRewrite`` of the groups differ, replaces only those (and
-    /// removes the stored groups the recomputation no longer has): how many it rewrote and
+    /// removes the stored groups the recomputation no longer has): the keys it rewrote and
     /// removed, or `nil` (nothing written) when the index is empty or too much of it differs.
     ///
     /// On an intact ledger this writes nothing: writing every index row again was the warm
     /// rebuild's storage floor (3.06 s of the 3.33 s that issue 25's target, 300,000 events/s
     /// over the million-event ledger, allows), so a warm rebuild is the identity scan and a read
     /// of the index.
-    private func rewriteDifferingGroups(_ identity: Identity, progress: ((String) -> Void)?) throws -> (rewritten: Int, removed: Int)? {
+    private func rewriteDifferingGroups(_ identity: Identity, progress: ((String) -> Void)?) throws -> (rewritten: Set<String>, removed: Set<String>)? {
         var unseen = Set(try store.allGroupKeys())
         guard !unseen.isEmpty else { return nil }
         let total = identity.groups.count
@@ -206,6 +210,7 @@ struct ProjectionRebuilder {
         // A few hundred groups per statement, as when the whole index is written.
         var removing = Set<String>()
         var rows: [GroupIndexRow] = []
+        var rewritten = Set<String>()
         func flush() throws {
             guard !removing.isEmpty else { return }
             try store.replaceGroups(removing: removing, rows: rows)
@@ -215,6 +220,7 @@ struct ProjectionRebuilder {
         for ordinal in differing {
             let groupRows = ProjectionMaintainer.rows(for: identity.membership(ordinal))
             removing.insert(groupRows[0].groupKey)
+            rewritten.insert(groupRows[0].groupKey)
             rows += groupRows
             if removing.count >= groupsPerWrite { try flush() }
         }
@@ -223,7 +229,41 @@ struct ProjectionRebuilder {
             if removing.count >= groupsPerWrite { try flush() }
         }
         try flush()
-        return (differing.count, unseen.count)
+        return (rewritten, unseen)
+    }
+
+    /// Whether every stored group snapshot must be folded again (the ledger's projections were
+    /// built by other rules than this build's, which its snapshots may then follow).
+    var refoldsAllSnapshots = false
+
+    /// Folds again, at the store's clock, the group snapshots that do not hold now: all of them
+    /// when `changed` is `nil` (the index was written whole) or ``refoldsAllSnapshots``; else the
+    /// groups in `changed` (rewritten or removed) and those whose snapshot is missing or no longer
+    /// holds. Removes the snapshots of groups the index does not have. Returns how many it stored.
+    ///
+    /// On an intact ledger whose snapshots hold this folds nothing: it reads each snapshot's
+    /// validity (a covering index, not the states).
+    private func refreshSnapshots(changed: Set<String>?, progress: ((String) -> Void)?) throws -> Int {
+        let now = store.clock()
+        let keys = try store.allGroupKeys()
+        var toFold: [String]
+        if let changed, !refoldsAllSnapshots {
+            let validity = try store.groupSnapshotValidity()
+            toFold = keys.filter { key in changed.contains(key) || !(validity[key].map { $0.computedAt <= now && now < $0.validUntil } ?? false) }
+            try store.deleteGroupSnapshots(groupKeys: Set(validity.keys).subtracting(keys))
+        } else {
+            try store.clearGroupSnapshots()
+            toFold = keys
+        }
+        guard !toFold.isEmpty else {
+            progress?("every group snapshot holds: none to fold")
+            return 0
+        }
+        progress?("folding \(toFold.count) group snapshots")
+        let total = toFold.count
+        return try ProjectionSnapshots.refold(toFold, at: now, in: store, chunk: groupsPerWrite) { done in
+            counted?(RebuildCount(step: "folding group snapshots", done: done, total: total, unit: "groups"))
+        }
     }
 
     /// One chunk of groups to compare: their ordinals and, for each, its stored index rows.
@@ -278,7 +318,7 @@ struct ProjectionRebuilder {
     }
 
     /// Group keys whose stored index rows differ from a recomputation (a group missing on either
-    /// side counts).
+    /// side counts), or whose stored snapshot differs from a fold of the group at its moment.
     ///
     /// The scan runs on the same connection, inside the same read snapshot as the stored rows it
     /// is compared with: a reader thread with its own connection would see appends that a running
@@ -299,6 +339,9 @@ struct ProjectionRebuilder {
                 let stored = ProjectionMaintainer.memberships(from: try store.groupIndexRows(groupKeys: [key]))[key]
                 if stored != membership { differing.insert(key) }
             }
+            // A stored snapshot must be what folding its group at its moment gives.
+            progress?("comparing the group snapshots with folds")
+            differing.formUnion(try ProjectionSnapshots.differing(in: store, chunk: groupsPerWrite))
             return differing.union(unseen).sorted()
         }
     }

@@ -2,7 +2,8 @@
 ///
 /// A rebuild compares the stored group index with the one the log gives and rewrites only the
 /// groups that differ; when the index is empty or half of it differs, it empties the index and
-/// writes every group instead (``indexWrittenWhole``).
+/// writes every group instead (``indexWrittenWhole``). Then it folds the group snapshots that
+/// need it (``snapshotsWritten``).
 public struct RebuildReport: Sendable, Equatable {
     /// The groups the log resolves to.
     public let groups: Int
@@ -14,12 +15,16 @@ public struct RebuildReport: Sendable, Equatable {
     public let groupsRemoved: Int?
     /// Whether the index was emptied and every group written again.
     public let indexWrittenWhole: Bool
+    /// The group snapshots folded and stored: those of rewritten groups and those that were
+    /// missing or no longer held (every group's when the index was written whole).
+    public let snapshotsWritten: Int
 
     /// Creates a report.
-    public init(groups: Int, groupsRewritten: Int, groupsRemoved: Int?, indexWrittenWhole: Bool) {
+    public init(groups: Int, groupsRewritten: Int, groupsRemoved: Int?, indexWrittenWhole: Bool, snapshotsWritten: Int = 0) {
         self.groups = groups
         self.groupsRewritten = groupsRewritten
         self.groupsRemoved = groupsRemoved
         self.indexWrittenWhole = indexWrittenWhole
+        self.snapshotsWritten = snapshotsWritten
     }
 }

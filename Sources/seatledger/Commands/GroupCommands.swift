@@ -30,10 +30,10 @@ enum GroupsCommand: Command {
         ledger.warnIfProjectionsOutdated(command: name)
         if arguments.flag("json") {
             // Printed a group at a time: the same bytes as the whole array's pretty form, without
-            // holding every group in memory.
+            // holding every group in memory (from the group's stored snapshot where it holds).
             var printed = 0
-            try ledger.forEachGroup(asOf: clocks.asOf, knownAt: clocks.knownAt) { group in
-                Terminal.out((printed == 0 ? "[\n  " : ",\n  ") + group.json.prettyString(indent: 1), terminator: "")
+            try ledger.forEachGroupJSON(asOf: clocks.asOf, knownAt: clocks.knownAt, levels: 1) { text in
+                Terminal.out((printed == 0 ? "[\n  " : ",\n  ") + text, terminator: "")
                 printed += 1
             }
             Terminal.out(printed == 0 ? "[]" : "\n]")
@@ -137,21 +137,23 @@ enum RebuildCommand: Command {
     static let name = "rebuild"
     static let summary = "recompute every projection from the event log"
     static let options: Set<String> = ["db"]
-    static let flags: Set<String> = ["json", "progress"]
-    static let examples = ["seatledger rebuild --db ledger.sqlite"]
+    static let flags: Set<String> = ["json", "progress", "all-snapshots"]
+    static let examples = ["seatledger rebuild --db ledger.sqlite", "seatledger rebuild --db ledger.sqlite --all-snapshots"]
     static let help = """
-    Usage: seatledger rebuild [--db PATH] [--json] [--progress]
+    Usage: seatledger rebuild [--db PATH] [--all-snapshots] [--json] [--progress]
 
     Derives the facts of events that lack them, resolves every group from the facts again
     (streaming: memory grows with the number of identifiers, not events) and, in one
     transaction, rewrites the groups whose stored index rows differ from that result: none on an
     intact ledger. An empty index, or one that differs by half, is emptied and written whole.
-    Events are never modified. No group state is stored: every read folds the group's events at
-    the moment it asks about. --json: {"events", "groups", "groupsRewritten", "groupsRemoved"
-    (null when written whole), "indexWrittenWhole", "seconds"}.
+    Then it folds the group snapshots (each group's state at a moment, which `groups --json`
+    prints while it holds) of the rewritten groups and of those missing or no longer holding.
+    Events are never modified. --json: {"events", "groups", "groupsRewritten", "groupsRemoved"
+    (null when written whole), "indexWrittenWhole", "snapshotsWritten", "seconds"}.
 
     Options:
     \(HelpText.db)
+      --all-snapshots  fold every group snapshot again (after `verify` found one that differs)
       --progress       progress on stderr even when it is not a terminal
     \(HelpText.json)
     """
@@ -160,7 +162,7 @@ enum RebuildCommand: Command {
         let ledger = try Ledger.open(path: arguments.databasePath)
         let progress = ProgressReporter(label: "rebuild", arguments: arguments)
         let started = Date()
-        let report = try ledger.rebuild(progress: { message in progress.phase(message) }, counted: { count in
+        let report = try ledger.rebuild(allSnapshots: arguments.flag("all-snapshots"), progress: { message in progress.phase(message) }, counted: { count in
             progress.report(step: count.step, done: Int64(count.done), total: Int64(count.total), unit: count.unit)
         })
         progress.finish()
@@ -169,12 +171,13 @@ enum RebuildCommand: Command {
         if arguments.flag("json") {
             Terminal.json(["groups": .count(report.groups), "events": .int(events), "groupsRewritten": .count(report.groupsRewritten),
                            "groupsRemoved": report.groupsRemoved.map { .count($0) } ?? .null,
-                           "indexWrittenWhole": .bool(report.indexWrittenWhole), "seconds": .double((seconds * 1000).rounded() / 1000)])
+                           "indexWrittenWhole": .bool(report.indexWrittenWhole), "snapshotsWritten": .count(report.snapshotsWritten),
+                           "seconds": .double((seconds * 1000).rounded() / 1000)])
         } else {
             let written = report.indexWrittenWhole ? "index written whole"
                 : report.groupsRewritten == 0 && report.groupsRemoved == 0 ? "index already matched the log"
                 : "\(report.groupsRewritten) groups rewritten, \(report.groupsRemoved ?? 0) removed"
-            Terminal.out("Rebuilt \(report.groups) groups from \(events) events in \(String(format: "%.2f", seconds)) s (\(written)).")
+            Terminal.out("Rebuilt \(report.groups) groups from \(events) events in \(String(format: "%.2f", seconds)) s (\(written); \(report.snapshotsWritten) group snapshot\(report.snapshotsWritten == 1 ? "" : "s") folded).")
         }
         return .success
     }

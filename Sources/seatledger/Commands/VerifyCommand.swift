@@ -24,9 +24,10 @@ enum VerifyCommand: Command {
     covers the configuration, the trust roots and the quarantine: a value, root or quarantine
     item edited, added or deleted outside SeatLedger is a finding, as is a deleted arrival record
     (arrival ids must be gap-free, and every event must have its first arrival). Then recomputes every projection
-    from the log and names the groups whose stored projection differs (skip with --chain-only).
+    from the log and names the groups whose stored projection differs, the group index or a group
+    snapshot (a group folded at a moment, compared with a fold at it) (skip with --chain-only).
     First the database file's own structure is checked (SQLite `PRAGMA quick_check`): a damaged
-    file is reported as a finding (exit 1). Exit 1 also when the chain is broken or a projection is stale (`seatledger rebuild` repairs those),
+    file is reported as a finding (exit 1). Exit 1 also when the chain is broken or a projection is stale (`seatledger rebuild --all-snapshots` repairs those),
     or when events lack cached projection facts (a ledger from an older build): the projections are
     then not checked, since a recomputation without those events would name sound groups as stale.
 
@@ -150,7 +151,7 @@ enum VerifyCommand: Command {
                              + "older build, or a damaged cache); `seatledger rebuild` derives them from the events.")
             } else if !arguments.flag("chain-only") {
                 Terminal.out(stale.isEmpty ? "Projections match a fresh recomputation."
-                             : "STALE projections (run `seatledger rebuild`): \(stale.joined(separator: ", "))")
+                             : "STALE projections (run `seatledger rebuild --all-snapshots`): \(stale.joined(separator: ", "))")
             }
             if let deep {
                 if deep.isClean {

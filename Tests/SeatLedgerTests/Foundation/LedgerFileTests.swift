@@ -162,6 +162,7 @@ struct LedgerFileTests {
         let sql = try RawSQLite(path: test.path)
         try sql.execute("""
             DROP TABLE record_chain;
+            DROP TABLE group_snapshot;
             CREATE TABLE group_state (group_key TEXT PRIMARY KEY, state TEXT NOT NULL, as_of INTEGER NOT NULL, last_position INTEGER NOT NULL);
             INSERT INTO group_state VALUES ('2000000000007001', '{}', 1, 1);
             PRAGMA user_version = 1;
@@ -176,8 +177,9 @@ struct LedgerFileTests {
         #expect(try version() == 1 && hasSnapshots(), "a read-only open changes nothing")
 
         let writer = try Ledger.open(path: test.path)
-        #expect(try version() == 3)
+        #expect(try version() == 4)
         #expect(try writer.store.verifyRecordChain()?.isIntact == true, "upgraded to 3 as well: the record chain covers what was stored")
+        #expect(try sql.scalarInt("SELECT count(*) FROM group_snapshot") == 0, "and to 4: group snapshots, none yet")
         #expect(try !hasSnapshots())
         #expect(try writer.store.head() == head)
         #expect(try writer.store.verifyChain().isIntact)
@@ -201,7 +203,7 @@ struct LedgerFileTests {
         let test = try TestLedger()
         let sql = try RawSQLite(path: test.path)
         #expect(try sql.scalarInt("PRAGMA application_id") == 0x5345_4154)
-        #expect(try sql.scalarInt("PRAGMA user_version") == 3)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 4)
         // journal_mode is a string; WAL mode is persistent in the file header (bytes 18–19 = 2).
         let header = try Data(contentsOf: URL(fileURLWithPath: test.path)).prefix(20)
         #expect(header.count == 20 && header[18] == 2 && header[19] == 2)

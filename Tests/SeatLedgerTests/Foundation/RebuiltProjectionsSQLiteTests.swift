@@ -158,7 +158,7 @@ struct RebuiltProjectionsSQLiteTests {
         #expect(try after.json()["projectionsChecked"] == true)
     }
 
-    @Test("rebuild --progress reports its last phase too (nothing to write, or the index rows put in place and the commit, with the row count)",
+    @Test("rebuild --progress reports its last phases too (nothing to write, or the index rows put in place; then the snapshots folded, or none)",
           arguments: [false, true])
     func progressNamesTheLastPhase(emptiedIndex: Bool) throws {
         let test = try TestLedger()
@@ -176,10 +176,14 @@ struct RebuiltProjectionsSQLiteTests {
         // Each counted step shows done of total, the share and its rate (its first and last report always).
         #expect(result.stderr.contains("rebuild: resolving identities: 1 of 1 events (100%) · "), "\(result)")
         if emptiedIndex {
-            #expect(lines.last == "rebuild: putting \(rows) group index rows in place and committing", "\(result)")
+            #expect(lines.contains("rebuild: putting \(rows) group index rows in place and committing"), "\(result)")
             #expect(result.stderr.contains("rebuild: writing the group index: 1 of 1 groups (100%) · "), "\(result)")
+            // Then every group's snapshot is folded again, the last counted step.
+            #expect(lines.contains("rebuild: folding 1 group snapshots"), "\(result)")
+            #expect(lines.last?.hasPrefix("rebuild: folding group snapshots: 1 of 1 groups (100%) · ") == true, "\(result)")
         } else {
-            #expect(lines.last == "rebuild: the group index matches the log: nothing to write", "\(result)")
+            #expect(lines.contains("rebuild: the group index matches the log: nothing to write"), "\(result)")
+            #expect(lines.last == "rebuild: every group snapshot holds: none to fold", "\(result)")
             #expect(result.stderr.contains("rebuild: comparing the group index: 1 of 1 groups (100%) · "), "\(result)")
             #expect(!result.stderr.contains("writing the group index"), "\(result)")
         }

@@ -132,6 +132,7 @@ struct RecordChainTests {
         defer { sql.close() }
         try sql.execute("""
             DROP TRIGGER record_chain_append_only_update; DROP TRIGGER record_chain_append_only_delete; DROP TABLE record_chain;
+            DROP TABLE group_snapshot;
             PRAGMA user_version = 2;
             """)
         let reader = try EventStore.open(at: test.path, readOnly: true)
@@ -142,7 +143,7 @@ struct RecordChainTests {
         #expect(noChain.stdout.contains("Record chain: none"), "\(noChain)")
 
         let writer = try EventStore.open(at: test.path)
-        #expect(try sql.scalarInt("PRAGMA user_version") == 3)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 4)
         let links = try #require(try writer.recordLinks())
         let configKeys = try writer.configValues().count
         #expect(links.count == configKeys + (try writer.trustRoots().count) + 1)

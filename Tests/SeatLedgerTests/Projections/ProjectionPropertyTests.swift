@@ -308,7 +308,7 @@ struct RebuildFromLogTests {
         var counts: [RebuildCount] = []
         rebuilder.counted = { counts.append($0) }
         let groups = try rebuilder.rebuildAll(progress: nil)
-        // Each counted step climbs to its total, in order: facts, identities, then the index.
+        // Each counted step climbs to its total, in order: facts, identities, the index, the snapshots.
         let derived = counts.filter { $0.step == "deriving facts" }
         #expect(derived.map(\.done) == Array(stride(from: 7, to: events.count, by: 7)) + [events.count])
         #expect(derived.allSatisfy { $0.total == events.count && $0.unit == "events" })
@@ -318,7 +318,11 @@ struct RebuildFromLogTests {
         let written = counts.filter { $0.step == "writing the group index" }
         #expect(written.map(\.done) == Array(stride(from: 2, to: groups, by: 2)) + [groups])
         #expect(written.allSatisfy { $0.total == groups && $0.unit == "groups" })
-        #expect(counts.map(\.step) == derived.map(\.step) + identities.map(\.step) + written.map(\.step))
+        // Then the group snapshots, every group's (the index was written whole), a chunk at a time.
+        let folded = counts.filter { $0.step == "folding group snapshots" }
+        #expect(folded.map(\.done) == Array(stride(from: 2, to: groups, by: 2)) + [groups])
+        #expect(folded.allSatisfy { $0.total == groups && $0.unit == "groups" })
+        #expect(counts.map(\.step) == derived.map(\.step) + identities.map(\.step) + written.map(\.step) + folded.map(\.step))
         #expect(try bare.positionsWithoutFacts().isEmpty)
         let expected = try maintained.foldedStates()
         let rebuilt = try bare.foldedStates()

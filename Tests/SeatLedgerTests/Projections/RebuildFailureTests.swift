@@ -48,6 +48,16 @@ struct RebuildFailureTests {
             fault: PlannedFault(operation: .replaceGroups, role: .main, trigger: .afterCalls(1)),
             damage: .someGroups,
             writesBeforeFault: [.replaceGroups], neverReached: [.clearProjections, .insertRebuiltGroups])
+        static let secondSnapshotWrite = FaultPoint(
+            name: "the second storeGroupSnapshots (the index written whole: every group's snapshot folded)",
+            fault: PlannedFault(operation: .storeGroupSnapshots, role: .main, trigger: .afterCalls(1)),
+            damage: .everyGroup,
+            writesBeforeFault: [.clearProjections, .insertRebuiltGroups, .storeGroupSnapshots], neverReached: [.replaceGroups])
+        static let secondSnapshotRewrite = FaultPoint(
+            name: "the second storeGroupSnapshots (a few groups rewritten: their snapshots folded)",
+            fault: PlannedFault(operation: .storeGroupSnapshots, role: .main, trigger: .afterCalls(1)),
+            damage: .someGroups,
+            writesBeforeFault: [.replaceGroups, .storeGroupSnapshots], neverReached: [.clearProjections, .insertRebuiltGroups])
         static let eventsForFactsRead = FaultPoint(
             name: "the third eventsForFacts (reader) of the derive stage",
             fault: PlannedFault(operation: .eventsForFacts, role: .reader, trigger: .afterCalls(2)), deletesFacts: true,
@@ -66,6 +76,11 @@ struct RebuildFailureTests {
 
     @Test("a failing group write rolls the rebuilt index back", arguments: [FaultPoint.secondGroupWrite, .secondGroupRewrite])
     func groupWriteFails(point: FaultPoint) throws {
+        try Self.checkRebuildFails(at: point)
+    }
+
+    @Test("a failing snapshot write rolls the rebuilt index and snapshots back", arguments: [FaultPoint.secondSnapshotWrite, .secondSnapshotRewrite])
+    func snapshotWriteFails(point: FaultPoint) throws {
         try Self.checkRebuildFails(at: point)
     }
 
@@ -105,7 +120,7 @@ struct RebuildFailureTests {
             sql.close()
         }
         let before = try StoredLedger(test)
-        try #require(before.groupIndex.count >= 400 && before.facts.count >= 1_000
+        try #require(before.groupIndex.count >= 400 && before.facts.count >= 1_000 && before.snapshots.count >= 50
                      && before.head.count == 1)
 
         let plan = FaultPlan()
@@ -142,6 +157,7 @@ struct RebuildFailureTests {
         let after = try StoredLedger(test)
         Self.expectUnchanged("group_index rows", after.groupIndex, before.groupIndex)
         Self.expectUnchanged("event_facts rows", after.facts, before.facts)
+        Self.expectUnchanged("group_snapshot rows", after.snapshots, before.snapshots)
         Self.expectUnchanged("the schema (the group-key index)", after.schema, before.schema)
         Self.expectUnchanged("the log's head", after.head, before.head)
         #expect(try test.store.verifyChain().isIntact)
@@ -178,6 +194,7 @@ struct RebuildFailureTests {
     private struct StoredLedger {
         let groupIndex: TableRows
         let facts: TableRows
+        let snapshots: TableRows
         let schema: TableRows
         let head: TableRows
 
@@ -187,6 +204,8 @@ struct RebuildFailureTests {
             groupIndex = try TableRows(sql, "quote(identifier) || ',' || quote(group_key) || ',' || quote(role)",
                                        from: "SELECT * FROM group_index ORDER BY identifier, group_key, role")
             facts = try TableRows(sql, "quote(position) || ',' || quote(facts)", from: "SELECT * FROM event_facts ORDER BY position")
+            snapshots = try TableRows(sql, "quote(group_key) || ',' || quote(computed_at) || ',' || quote(valid_until) || ',' || quote(state)",
+                                      from: "SELECT * FROM group_snapshot ORDER BY group_key")
             schema = try TableRows(sql, "quote(type) || ',' || quote(name) || ',' || quote(sql)",
                                    from: "SELECT * FROM sqlite_master ORDER BY type, name")
             head = try TableRows(sql, "quote(position) || ',' || quote(hash)",

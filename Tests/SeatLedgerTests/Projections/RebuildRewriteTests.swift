@@ -125,7 +125,7 @@ struct RebuildReportCLITests {
         #expect(intact["groups"] == 1 && intact["groupsRewritten"] == 0 && intact["groupsRemoved"] == 0)
         #expect(intact["indexWrittenWhole"] == false)
         let text = try CLI.run(["rebuild", "--db", test.path])
-        #expect(text.stdout.hasSuffix(" s (index already matched the log).\n"), "\(text)")
+        #expect(text.stdout.hasSuffix(" s (index already matched the log; 0 group snapshots folded).\n"), "\(text)")
 
         try damage("INSERT INTO group_index(identifier, group_key, role) VALUES ('ghost', 'ghost-group', 'key')")
         let ghost = try rebuild()
@@ -135,8 +135,9 @@ struct RebuildReportCLITests {
         let whole = try rebuild()
         #expect(whole["groups"] == 1 && whole["groupsRewritten"] == 1 && whole["groupsRemoved"] == .null)
         #expect(whole["indexWrittenWhole"] == true)
+        #expect(whole["snapshotsWritten"] == 1, "written whole: every group's snapshot is folded again")
         try damage("DELETE FROM group_index")
         let wholeText = try CLI.run(["rebuild", "--db", test.path])
-        #expect(wholeText.stdout.hasSuffix(" s (index written whole).\n"), "\(wholeText)")
+        #expect(wholeText.stdout.hasSuffix(" s (index written whole; 1 group snapshot folded).\n"), "\(wholeText)")
     }
 }

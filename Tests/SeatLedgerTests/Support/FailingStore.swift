@@ -24,6 +24,7 @@ enum StoreOperation: String, Sendable, Hashable {
     case clearProjections
     case insertRebuiltGroups
     case replaceGroups
+    case storeGroupSnapshots
     case openReader
 }
 
@@ -280,6 +281,18 @@ final class FailingStore: LedgerStore {
     }
 
     func holdAppendsForRebuild() throws { try base.holdAppendsForRebuild() }
+
+    var hasGroupSnapshots: Bool { base.hasGroupSnapshots }
+    func groupSnapshots(from first: String, through last: String) throws -> [String: GroupSnapshot] {
+        try base.groupSnapshots(from: first, through: last)
+    }
+    func groupSnapshotValidity() throws -> [String: GroupSnapshotValidity] { try base.groupSnapshotValidity() }
+    func storeGroupSnapshots(_ snapshots: [GroupSnapshot]) throws {
+        try plan.enter(.storeGroupSnapshots, on: role)
+        try base.storeGroupSnapshots(snapshots)
+    }
+    func deleteGroupSnapshots(groupKeys: Set<String>) throws { try base.deleteGroupSnapshots(groupKeys: groupKeys) }
+    func clearGroupSnapshots() throws { try base.clearGroupSnapshots() }
 
     func allGroupKeys() throws -> [String] { try base.allGroupKeys() }
 

@@ -23,7 +23,7 @@ _seatledger() {
         groups) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;
         group) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="show" ;;
         member) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="show" ;;
-        rebuild) opts="--db --help --json --progress --quiet"; vals="--db"; actions="" ;;
+        rebuild) opts="--db --all-snapshots --help --json --progress --quiet"; vals="--db"; actions="" ;;
         replay) opts="--db --from --known-at --to --help --json --quiet"; vals="--db --from --known-at --to"; actions="" ;;
         diff) opts="--as-of --db --known-at --against-apple --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;
         audit) opts="--as-of --db --format --out --help --json --quiet"; vals="--as-of --db --format --out"; actions="group member" ;;

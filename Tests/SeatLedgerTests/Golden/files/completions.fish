@@ -109,6 +109,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from member' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from member' -a 'show'
 complete -c seatledger -n __fish_use_subcommand -a rebuild -d 'recompute every projection from the event log'
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l all-snapshots
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l progress

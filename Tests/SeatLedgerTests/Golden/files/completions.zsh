@@ -158,6 +158,7 @@ _seatledger() {
             '*:argument:_files' ;;
         rebuild) _arguments -s \
             '--db=[db]:value:_files' \
+            '--all-snapshots[all-snapshots]' \
             '--help[help]' \
             '--json[json]' \
             '--progress[progress]' \

@@ -153,12 +153,12 @@ final class DecodeSlots: @unchecked Sendable {
     var values: [Result<[NewEvent], IngestRejection>] { slots.map { $0! } }
 }
 
-/// `reset-projections`: empties the projection caches of a ledger (facts, group index, and a
-/// schema 1 ledger's group snapshots) so the next `seatledger rebuild` derives everything from the log again, exactly as
+/// `reset-projections`: empties the projection caches of a ledger (facts, group index, the group
+/// snapshots of schema 4, and a schema 1 ledger's `group_state`) so the next `seatledger rebuild` derives everything from the log again, exactly as
 /// on a ledger built without projection maintenance. Events are untouched (they cannot be
 /// updated or deleted anyway). Tables that do not exist are skipped.
 enum ResetProjections {
-    static let tables = ["event_facts", "group_index", "group_state"]
+    static let tables = ["event_facts", "group_index", "group_snapshot", "group_state"]
 
     static func run(_ arguments: [String]) throws {
         let options = try Options(arguments, valued: ["--db"])

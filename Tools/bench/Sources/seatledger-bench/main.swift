@@ -13,7 +13,7 @@ seatledger-bench — benchmark steps for Tools/bench/run (see Tools/bench/README
   build-ledger --db PATH --pki DIR --scenario FILE --groups N [--seed S] [--batch N] [--shared-member-refs]
       a ledger from the simulator through MessageDecoder + EventStore.commit, no projections
   reset-projections --db PATH
-      empty event_facts / group_index (and a schema 1 group_state) so the next rebuild starts from the log
+      empty event_facts / group_index / group_snapshot (and a schema 1 group_state) so the next rebuild starts from the log
   rebuild-floor --db PATH --scratch PATH
       the storage floor of a rebuild: SQLite alone reading its input and writing its output (no computation)
   group-show --db PATH [--count 1000] [--seed S] [--seatledger BIN] [--cli-runs 50]
