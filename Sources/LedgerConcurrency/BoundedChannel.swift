@@ -113,6 +113,28 @@ public final class BoundedChannel<Element: Sendable>: Sendable {
         }
     }
 
+    /// ``receive(upTo:)``, waiting no later than `deadline`: an empty array when nothing arrived
+    /// by then (the channel still open), `nil` once it is closed and drained (or cancelled).
+    public func receive(upTo limit: Int, deadline: MonotonicInstant) throws -> [Element]? {
+        let weigh = self.weigh
+        return try monitor.wait(until: { $0.count > 0 || $0.closed || $0.cancelled }, deadline: deadline) { state, ready -> [Element]? in
+            guard ready else { return [] }
+            if state.cancelled { return nil }
+            if state.count == 0 {
+                if let failure = state.failure { throw failure }
+                return nil
+            }
+            var taken: [Element] = []
+            taken.reserveCapacity(min(max(1, limit), state.count))
+            while state.count > 0, taken.count < max(1, limit) {
+                let value = state.removeFirst()
+                state.weight -= weigh(value)
+                taken.append(value)
+            }
+            return taken
+        }
+    }
+
     /// The producers are done: consumers receive what is buffered, then `nil`, or `error` if
     /// one is given. Only the first close counts.
     public func close(throwing error: (any Error)? = nil) {

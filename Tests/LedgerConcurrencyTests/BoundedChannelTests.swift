@@ -158,4 +158,20 @@ struct BoundedChannelTests {
         let merged = all.flatMap { $0 }.sorted()
         #expect(merged == Array(0..<(producers * perProducer)))
     }
+
+    @Test("receive with a deadline: the values sent, an empty array once the deadline passes with none, nil after close")
+    func receiveWithDeadline() throws {
+        let channel = BoundedChannel<Int>(capacity: 4)
+        #expect(channel.send(1) && channel.send(2))
+        #expect(try channel.receive(upTo: 8, deadline: MonotonicInstant.now.advanced(by: .seconds(5))) == [1, 2])
+        let start = MonotonicInstant.now
+        #expect(try channel.receive(upTo: 8, deadline: start.advanced(by: .milliseconds(30))) == [])
+        #expect(start.duration(to: MonotonicInstant.now) >= .milliseconds(30), "it waited until the deadline")
+        // A value sent while the consumer waits wakes it before its deadline.
+        let sender = Thread { _ = channel.send(3) }
+        sender.start()
+        #expect(try channel.receive(upTo: 8, deadline: MonotonicInstant.now.advanced(by: .seconds(30))) == [3])
+        channel.close()
+        #expect(try channel.receive(upTo: 8, deadline: MonotonicInstant.now.advanced(by: .seconds(30))) == nil)
+    }
 }

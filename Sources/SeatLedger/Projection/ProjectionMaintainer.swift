@@ -96,9 +96,12 @@ struct ProjectionMaintainer {
     /// read from the store are remembered for the next batches.
     ///
     /// Returns the keys of the groups it re-resolved: the neighbourhood of the new events.
+    ///
+    /// `foldsSnapshots` `false`: the touched groups' snapshots are only deleted, for the caller
+    /// to fold later (``Ledger/foldDeferredSnapshots(limit:)``).
     @discardableResult
     func update(after appended: [LedgerEvent], provisionalFacts: [String: EventFacts] = [:],
-                eventKeys: [String: [String]] = [:]) throws -> Set<String> {
+                eventKeys: [String: [String]] = [:], foldsSnapshots: Bool = true) throws -> Set<String> {
         guard let first = appended.first else { return [] }
         cache?.begin(appendingAt: first.position)
         var known: [Int64: IdentifiedFacts] = [:]   // facts already in memory, by position
@@ -164,7 +167,11 @@ struct ProjectionMaintainer {
         }
         try store.replaceGroups(removing: removing, rows: rows)
         let touched = keys.union(writable.keys)
-        try refreshSnapshots(of: touched, resolved: writable, at: first.recordedAt, known: &known)
+        if foldsSnapshots {
+            try refreshSnapshots(of: touched, resolved: writable, at: first.recordedAt, known: &known)
+        } else {
+            try store.deleteGroupSnapshots(groupKeys: touched)
+        }
         return touched
     }
 

@@ -14,7 +14,9 @@ import Projections
 /// of folding. Every other read (and every other moment) folds as before.
 ///
 /// Kept in step: an append re-folds the groups it re-resolves at its recording time, in its own
-/// transaction (``ProjectionMaintainer/update(after:provisionalFacts:eventKeys:)``); a rebuild
+/// transaction (``ProjectionMaintainer/update(after:provisionalFacts:eventKeys:foldsSnapshots:)``),
+/// or deletes their snapshots there and folds them later (a pipelined ingest at its end, the
+/// pool's writer when no append waits: ``Ledger/foldDeferredSnapshots(limit:)``); a rebuild
 /// folds again every group it rewrites and every group whose snapshot is missing or no longer
 /// holds; `verify` compares each stored snapshot with a fold at its moment.
 enum ProjectionSnapshots {

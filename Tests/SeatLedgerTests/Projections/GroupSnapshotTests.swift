@@ -254,3 +254,79 @@ struct GroupSnapshotTests {
         #expect(try writer.staleProjections().isEmpty)
     }
 }
+
+/// Deferred snapshot folds: a bulk ingest and the pool's writer delete the touched groups'
+/// snapshots in the commit and fold them afterwards (at the end of the ingest; when no append
+/// waits, and at close).
+@Suite("Group snapshots: deferred folds")
+struct DeferredSnapshotTests {
+    /// Every group's stored snapshot, checked against a fold of the group at its moment; the
+    /// number of groups.
+    static func expectEverySnapshotFolded(_ ledger: Ledger, sourceLocation: SourceLocation = #_sourceLocation) throws -> Int {
+        let keys = try ledger.store.allGroupKeys()
+        let snapshots = try ledger.store.groupSnapshots(from: "", through: "\u{10FFFF}")
+        #expect(Set(snapshots.keys) == Set(keys), "every group has its snapshot", sourceLocation: sourceLocation)
+        #expect(try ledger.staleProjections().isEmpty, "each is what a fold gives", sourceLocation: sourceLocation)
+        return keys.count
+    }
+
+    static func bodies(_ factory: PayloadFactory, groups: Int, perGroup: Int) throws -> [Data] {
+        try (0..<groups).flatMap { group in
+            try LedgerPoolTests.notifications(factory, originalTransactionId: "20000000000\(30_000 + group)", count: perGroup,
+                                              label: "deferred-\(group)").map(\.body)
+        }
+    }
+
+    @Test("a deferring commit deletes the touched groups' snapshots in its transaction; the fold stores them again")
+    func deferringCommit() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let bodies = try Self.bodies(factory, groups: 3, perGroup: 2)
+        _ = try test.ledger.ingestBatch(bodies.prefix(3).map { InboundMessage(raw: $0, source: "t", origin: .webhook) })
+        let keys = try test.store.allGroupKeys()
+        #expect(keys.count == 2)
+        #expect(try test.store.groupSnapshotValidity().count == 2, "ingestBatch folds in its transaction")
+        let more = bodies.dropFirst(3).map { InboundMessage(raw: $0, source: "t", origin: .webhook) }
+        let decoder = test.ledger.decoder
+        _ = try test.ledger.commit(Array(more), prepared: more.map { decoder.prepare($0) }, deferringSnapshots: true)
+        // The groups the commit re-resolved (the two it appended to, and any neighbour of theirs).
+        let pending = test.ledger.snapshotsToFold
+        #expect(pending.isSuperset(of: ["2000000000030001", "2000000000030002"]), "\(pending)")
+        #expect(Set(try test.store.groupSnapshotValidity().keys).isDisjoint(with: pending),
+                "the touched groups' snapshots are gone in the same transaction: none stale is served")
+        #expect(try test.ledger.foldDeferredSnapshots() == pending.count)
+        #expect(test.ledger.snapshotsToFold.isEmpty)
+        #expect(try Self.expectEverySnapshotFolded(test.ledger) == 3)
+    }
+
+    @Test("a pipelined ingest folds every snapshot it deferred by its end")
+    func pipelinedIngest() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let messages = try Self.bodies(factory, groups: 12, perGroup: 3).map { InboundMessage(raw: $0, source: "file", origin: .file) }
+        let (summary, _) = try test.ledger.ingest(messages, batchSize: 5)
+        #expect(summary.appended == 36)
+        #expect(test.ledger.snapshotsToFold.isEmpty)
+        #expect(try Self.expectEverySnapshotFolded(test.ledger) == 12)
+    }
+
+    @Test("the pool's writer folds deferred snapshots when no append waits, and the rest at close")
+    func poolWriter() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let bodies = try Self.bodies(factory, groups: 16, perGroup: 2)
+        let pool = try LedgerPool.open(path: test.path, readers: 2)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for body in bodies { group.addTask { _ = try await pool.append(notificationBody: body, source: "webhook") } }
+            try await group.waitForAll()
+        }
+        // Idle now: the writer folds them (polled, not slept on).
+        let folded = await LedgerPoolTests.eventually {
+            ((try? test.freshStore().groupSnapshotValidity().count) ?? 0) == 16
+        }
+        #expect(folded, "the idle writer folded every deferred snapshot")
+        await pool.close()
+        try test.reopen()
+        #expect(try Self.expectEverySnapshotFolded(test.ledger) == 16)
+    }
+}
