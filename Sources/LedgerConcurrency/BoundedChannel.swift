@@ -95,44 +95,36 @@ public final class BoundedChannel<Element: Sendable>: Sendable {
     /// `limit`; `nil` once the channel is closed and drained (or cancelled). Throws the error the
     /// channel was closed with, after the buffered values.
     public func receive(upTo limit: Int) throws -> [Element]? {
-        let weigh = self.weigh
-        return try monitor.wait(until: { $0.count > 0 || $0.closed || $0.cancelled }) { state -> [Element]? in
-            if state.cancelled { return nil }
-            if state.count == 0 {
-                if let failure = state.failure { throw failure }
-                return nil
-            }
-            var taken: [Element] = []
-            taken.reserveCapacity(min(max(1, limit), state.count))
-            while state.count > 0, taken.count < max(1, limit) {
-                let value = state.removeFirst()
-                state.weight -= weigh(value)
-                taken.append(value)
-            }
-            return taken
-        }
+        try monitor.wait(until: Self.hasNews) { state -> [Element]? in try take(from: &state, upTo: limit) }
     }
 
     /// ``receive(upTo:)``, waiting no later than `deadline`: an empty array when nothing arrived
     /// by then (the channel still open), `nil` once it is closed and drained (or cancelled).
     public func receive(upTo limit: Int, deadline: MonotonicInstant) throws -> [Element]? {
-        let weigh = self.weigh
-        return try monitor.wait(until: { $0.count > 0 || $0.closed || $0.cancelled }, deadline: deadline) { state, ready -> [Element]? in
-            guard ready else { return [] }
-            if state.cancelled { return nil }
-            if state.count == 0 {
-                if let failure = state.failure { throw failure }
-                return nil
-            }
-            var taken: [Element] = []
-            taken.reserveCapacity(min(max(1, limit), state.count))
-            while state.count > 0, taken.count < max(1, limit) {
-                let value = state.removeFirst()
-                state.weight -= weigh(value)
-                taken.append(value)
-            }
-            return taken
+        try monitor.wait(until: Self.hasNews, deadline: deadline) { state, ready -> [Element]? in
+            ready ? try take(from: &state, upTo: limit) : []
         }
+    }
+
+    /// Whether a receiver has something to act on: a value, a close or a cancel.
+    private static func hasNews(_ state: State) -> Bool { state.count > 0 || state.closed || state.cancelled }
+
+    /// What a receiver woken by ``hasNews(_:)`` gets: up to `limit` values, oldest first, or `nil`
+    /// (cancelled, or closed and drained), or the close's error once drained.
+    private func take(from state: inout State, upTo limit: Int) throws -> [Element]? {
+        if state.cancelled { return nil }
+        if state.count == 0 {
+            if let failure = state.failure { throw failure }
+            return nil
+        }
+        var taken: [Element] = []
+        taken.reserveCapacity(min(max(1, limit), state.count))
+        while state.count > 0, taken.count < max(1, limit) {
+            let value = state.removeFirst()
+            state.weight -= weigh(value)
+            taken.append(value)
+        }
+        return taken
     }
 
     /// The producers are done: consumers receive what is buffered, then `nil`, or `error` if
