@@ -12,7 +12,7 @@ extension LedgerPool {
         public var messages = 0
         /// The most append calls one group commit served.
         public var largestCommitCalls = 0
-        /// Exclusive ``LedgerPool/write(_:)`` bodies run.
+        /// Exclusive ``LedgerPool/write(_:)`` bodies run (counted as each starts).
         public var writes = 0
 
         /// No work yet.

@@ -134,8 +134,11 @@ final class LedgerPoolWriter: Sendable {
                     callers = []
                     messages = []
                     prepared = []
-                    if let error = body(ledger), ledger.store.isConnectionLoss(error) { try? ledger.store.reconnect() }
+                    // Counted before it runs: the body resumes its caller itself, who may read the
+                    // statistics before this thread gets past the body (a race ThreadSanitizer's
+                    // slowdown exposed in `bodyErrors`).
                     counters.withLock { $0.writes += 1 }
+                    if let error = body(ledger), ledger.store.isConnectionLoss(error) { try? ledger.store.reconnect() }
                     noteHead(of: ledger)
                 }
             }
