@@ -26,7 +26,10 @@ public struct GroupSnapshot: Sendable, Hashable {
     }
 
     /// Whether it describes the group as of `asOf` (with every event recorded).
-    public func holds(at asOf: EpochMillis) -> Bool { computedAt <= asOf && asOf < validUntil }
+    public func holds(at asOf: EpochMillis) -> Bool { validity.holds(at: asOf) }
+
+    /// When it was folded and until when it holds.
+    public var validity: GroupSnapshotValidity { GroupSnapshotValidity(computedAt: computedAt, validUntil: validUntil) }
 }
 
 /// When a stored snapshot was folded and until when it holds, without its state (what a rebuild
@@ -42,4 +45,7 @@ public struct GroupSnapshotValidity: Sendable, Hashable {
         self.computedAt = computedAt
         self.validUntil = validUntil
     }
+
+    /// Whether the snapshot describes its group as of `asOf`: `computedAt <= asOf < validUntil`.
+    public func holds(at asOf: EpochMillis) -> Bool { computedAt <= asOf && asOf < validUntil }
 }

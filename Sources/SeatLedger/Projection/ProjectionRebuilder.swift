@@ -249,7 +249,7 @@ struct ProjectionRebuilder {
         var toFold: [String]
         if let changed, !refoldsAllSnapshots {
             let validity = try store.groupSnapshotValidity()
-            toFold = keys.filter { key in changed.contains(key) || !(validity[key].map { $0.computedAt <= now && now < $0.validUntil } ?? false) }
+            toFold = keys.filter { key in changed.contains(key) || !(validity[key]?.holds(at: now) ?? false) }
             try store.deleteGroupSnapshots(groupKeys: Set(validity.keys).subtracting(keys))
         } else {
             try store.clearGroupSnapshots()
