@@ -81,6 +81,29 @@ extension Ledger {
         }
     }
 
+    /// One page of ``groups(asOf:knownAt:)``: the first `limit` groups after `cursor` (by key, as
+    /// Swift orders strings) that `matching` keeps, and whether more follow. It folds only the
+    /// groups the page reaches, a chunk at a time on all cores, not the whole ledger per page
+    /// (`GET /v1/groups` folded every group for every page).
+    public func groupsPage(asOf: EpochMillis, knownAt: EpochMillis? = nil, after cursor: String?, limit: Int,
+                           matching: (GroupState) -> Bool = { _ in true }) throws -> (groups: [GroupState], more: Bool) {
+        let maintainer = ProjectionMaintainer(store: store)
+        return try store.read {
+            let keys = try store.allGroupKeys().sorted().filter { key in cursor.map { key > $0 } ?? true }
+            let chunk = min(Self.groupsChunk, max(16, limit + 1))
+            var found: [GroupState] = []
+            var start = 0
+            while start < keys.count, found.count <= limit {
+                let loaded = try keys[start..<min(keys.count, start + chunk)].compactMap { try maintainer.group($0) }
+                    .map { GroupToFold(membership: $0.0, facts: $0.1) }
+                let states = parallelMap(loaded) { Self.existingState($0.membership, facts: $0.facts, asOf: asOf, knownAt: knownAt) }
+                found += states.compactMap { $0 }.filter(matching)
+                start += chunk
+            }
+            return (Array(found.prefix(limit)), found.count > limit)
+        }
+    }
+
     /// Calls `body` with every group's `group show --json` text as of `asOf`, in the order of
     /// ``groups(asOf:knownAt:)``, pretty-printed as ``JSONValue/prettyString(indent:)`` writes it
     /// `levels` deep (`groups --json` prints them as the elements of one array).

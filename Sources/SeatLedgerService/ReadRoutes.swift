@@ -75,14 +75,13 @@ struct ReadRoutes: Sendable {
         let cursor = request.queryValue("cursor")
         let status = request.queryValue("status")
         let product = request.queryValue("product")
-        let all = try await reading { ledger in try ledger.groups(asOf: asOf, knownAt: knownAt) }
-        let matching = all.filter { state in
-            (status.map { $0.caseInsensitiveCompare(state.status.rawValue) == .orderedSame } ?? true)
-                && (product.map { $0 == state.productId } ?? true)
-                && (cursor.map { state.groupKey > $0 } ?? true)
-        }.sorted { $0.groupKey < $1.groupKey }
-        let page = Array(matching.prefix(limit))
-        let next: JSONValue = matching.count > limit ? .optional(page.last?.groupKey) : .null
+        let (page, more) = try await reading { ledger in
+            try ledger.groupsPage(asOf: asOf, knownAt: knownAt, after: cursor, limit: limit) { state in
+                (status.map { $0.caseInsensitiveCompare(state.status.rawValue) == .orderedSame } ?? true)
+                    && (product.map { $0 == state.productId } ?? true)
+            }
+        }
+        let next: JSONValue = more ? .optional(page.last?.groupKey) : .null
         return .json(["groups": .array(page.map(\.json)), "nextCursor": next])
     }
 
