@@ -1,4 +1,5 @@
 import AppStoreModels
+import Foundation
 import LedgerConcurrency
 import LedgerStorage
 import Projections
@@ -31,29 +32,16 @@ enum ProjectionSnapshots {
 
     /// The line of the pretty `group show --json` object that holds `asOf` (top-level keys are
     /// indented two spaces; nested ones more).
-    private static let asOfLine = Array("\n  \"asOf\": \"".utf8)
+    private static let asOfLine = "\n  \"asOf\": \""
 
     /// The snapshot's text as of `asOf` (its `asOf` member set to it), nested `levels` deep as
     /// ``JSONValue/prettyString(indent:)`` writes it; `nil` when the stored text has no `asOf`
     /// member where a pretty `group show --json` object has it (then the caller folds).
     static func text(of snapshot: GroupSnapshot, asOf: EpochMillis, levels: Int) -> String? {
-        let bytes = Array(snapshot.state.utf8)
-        guard let start = range(of: asOfLine, in: bytes)?.upperBound,
-              let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + 32)
-        out += bytes[..<start]
-        out += Timestamp.iso8601(asOf).utf8
-        out += bytes[end...]
-        return JSONValue.nestingPretty(String(decoding: out, as: UTF8.self), levels: levels)
-    }
-
-    private static func range(of needle: [UInt8], in bytes: [UInt8]) -> Range<Int>? {
-        guard bytes.count >= needle.count else { return nil }
-        for index in 0...(bytes.count - needle.count) where bytes[index] == needle[0] {
-            if bytes[index..<(index + needle.count)].elementsEqual(needle) { return index..<(index + needle.count) }
-        }
-        return nil
+        let state = snapshot.state
+        guard let start = state.range(of: asOfLine)?.upperBound,
+              let end = state[start...].firstIndex(of: "\"") else { return nil }
+        return JSONValue.nestingPretty(state[..<start] + Timestamp.iso8601(asOf) + state[end...], levels: levels)
     }
 
     /// Folds the groups `keys` at `moment` and stores their snapshots (deleting those of groups
