@@ -14,6 +14,10 @@ import Synchronization
 /// a commit in progress holds none. Handler tasks prefer the server's own ``HandlerExecutor``
 /// threads, so a busy global cooperative pool elsewhere in the process cannot starve them.
 ///
+/// A request that a short blocking computation answers (a read of a few milliseconds at most)
+/// may instead be answered by `immediate`, on the libmicrohttpd thread that received it, with no
+/// suspension and no task: it returns `nil` for every request the `async` handler must take.
+///
 /// ```swift
 /// let server = try HTTPServer(configuration: .init(port: 0)) { request in
 ///     HTTPResponse(status: 200, contentType: "text/plain", text: "hello")
@@ -34,9 +38,12 @@ public final class HTTPServer: @unchecked Sendable {
     private let retainedCore: Unmanaged<HTTPServerCore>
     private let stopped = Mutex(false)
 
-    /// Starts listening; `handler` answers each complete request, `oversize` each request whose
-    /// body exceeds ``HTTPServerConfiguration/maxBodyBytes`` (nothing of it is kept).
+    /// Starts listening; `immediate` answers on the receiving thread each complete request it
+    /// takes (returning non-`nil`; it may block briefly, never for long), `handler` every other
+    /// complete request, `oversize` each request whose body exceeds
+    /// ``HTTPServerConfiguration/maxBodyBytes`` (nothing of it is kept).
     public init(configuration: HTTPServerConfiguration,
+                immediate: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil,
                 handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse,
                 oversize: @escaping @Sendable (OversizeRequest) -> HTTPResponse) throws(HTTPServerError) {
         var address = sockaddr_in()
@@ -45,7 +52,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard inet_pton(AF_INET, configuration.host, &address.sin_addr) == 1 else {
             throw HTTPServerError("cannot listen on \(configuration.host):\(configuration.port): not an IPv4 address")
         }
-        let core = HTTPServerCore(configuration: configuration, handler: handler, oversize: oversize)
+        let core = HTTPServerCore(configuration: configuration, immediate: immediate, handler: handler, oversize: oversize)
         let retained = Unmanaged.passRetained(core)
         let started = seatledger_mhd_start(seatledger_mhd_flags(), &address, accessHandler, retained.toOpaque(),
                                            requestCompleted, retained.toOpaque(),
@@ -111,6 +118,7 @@ struct ConnectionHandle: @unchecked Sendable, Hashable {
 /// The state libmicrohttpd's callbacks share: configuration, handlers, request counts.
 final class HTTPServerCore: Sendable {
     let configuration: HTTPServerConfiguration
+    let immediate: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
     let oversize: @Sendable (OversizeRequest) -> HTTPResponse
     /// Where handlers run (threads of the server's own, not Swift's global pool).
@@ -120,9 +128,10 @@ final class HTTPServerCore: Sendable {
     private let state = Mutex((active: 0, quiesced: false, stopping: false, suspended: Set<ConnectionHandle>()))
     private let idle = NSCondition()
 
-    init(configuration: HTTPServerConfiguration, handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse,
-         oversize: @escaping @Sendable (OversizeRequest) -> HTTPResponse) {
+    init(configuration: HTTPServerConfiguration, immediate: (@Sendable (HTTPRequest) -> HTTPResponse?)?,
+         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse, oversize: @escaping @Sendable (OversizeRequest) -> HTTPResponse) {
         self.configuration = configuration
+        self.immediate = immediate
         self.handler = handler
         self.oversize = oversize
         self.executor = HandlerExecutor(threads: max(2, configuration.threads), name: "http-handler")

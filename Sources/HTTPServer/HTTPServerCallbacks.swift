@@ -133,6 +133,10 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
         let request = HTTPRequest(method: methodText, path: pathText, query: values(connection, .GET_ARGUMENT_KIND),
                                   headers: values(connection, .HEADER_KIND), body: context.body)
         context.body = Data()
+        if let response = core.immediate?(request) {
+            context.phase = .answered
+            return queue(response, on: connection, close: core.isQuiesced)
+        }
         context.phase = .dispatched
         let handle = ConnectionHandle(pointer: connection)
         core.suspend(handle)

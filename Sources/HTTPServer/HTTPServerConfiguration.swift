@@ -1,3 +1,5 @@
+import Foundation
+
 /// How an ``HTTPServer`` listens and what it tolerates from clients.
 public struct HTTPServerConfiguration: Sendable {
     /// The IPv4 address to bind, e.g. `127.0.0.1` or `0.0.0.0`.
@@ -5,7 +7,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// The TCP port; 0 lets the kernel choose (read it back from ``HTTPServer/port``).
     public var port: UInt16
     /// libmicrohttpd's polling threads (thread-pool mode: each runs an epoll loop over its share of
-    /// the connections; handlers run as Swift tasks, so a slow handler does not hold a thread).
+    /// the connections). `async` handlers run as Swift tasks, so a slow one holds no polling
+    /// thread; the server's `immediate` answers run on them (``defaultThreads``).
     public var threads: Int
     /// At most this many open connections; beyond it new connections are refused at accept.
     public var connectionLimit: Int
@@ -21,8 +24,14 @@ public struct HTTPServerConfiguration: Sendable {
     /// The `listen(2)` backlog.
     public var listenBacklog: Int
 
+    /// One polling thread per core, at least two: the reads a polling thread answers itself keep
+    /// a core busy, and more threads than cores only add preemption (bench step 5b, `GET
+    /// /v1/members/{id}` on two cores: p99 4.6–5.7 ms with 2 threads, 7.1–8.7 ms with 4; target
+    /// under 5 ms).
+    public static var defaultThreads: Int { max(2, ProcessInfo.processInfo.activeProcessorCount) }
+
     /// Creates a configuration; the defaults suit a webhook receiver behind a reverse proxy.
-    public init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 4, connectionLimit: Int = 1_024,
+    public init(host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = HTTPServerConfiguration.defaultThreads, connectionLimit: Int = 1_024,
                 connectionTimeoutSeconds: Int = 30, maxBodyBytes: Int = 1 << 20, maxDiscardedBodyBytes: Int = 16 << 20,
                 connectionMemoryLimit: Int = 64 << 10, listenBacklog: Int = 1_024) {
         self.host = host

@@ -49,21 +49,47 @@ struct ReadRoutes: Sendable {
         do { return try await pool.read(body) } catch { throw LedgerService.describe(error) }
     }
 
+    /// Runs `read` on the calling thread (``LedgerPool/blockingRead(_:)``), errors as answers.
+    private func readingNow<T>(_ read: (Ledger) throws -> T) throws -> T {
+        do { return try pool.blockingRead(read) } catch { throw LedgerService.describe(error) }
+    }
+
     /// `GET /v1/members/{id}`: `{"identifier", "hasAccess", "memberships": <member show --json>}`.
     func member(_ identifier: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        try await reading(try memberRead(identifier, request))
+    }
+
+    /// ``member(_:_:)`` on the calling thread, which may block (``LedgerService/handleImmediately(_:)``).
+    func memberNow(_ identifier: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        try readingNow(try memberRead(identifier, request))
+    }
+
+    /// `GET /v1/members/{id}` as one read: the parameters checked now, the answer made in the read.
+    private func memberRead(_ identifier: String, _ request: HTTPRequest) throws(APIError) -> @Sendable (Ledger) throws -> HTTPResponse {
         let asOf = try Self.clock(request, "asOf") ?? now()
         let knownAt = try Self.clock(request, "knownAt")
-        let entries = try await reading { ledger in try ledger.memberAccess(identifier, asOf: asOf, knownAt: knownAt) }
-        return .json(["identifier": .string(identifier), "hasAccess": .bool(entries.contains { $0.member.hasAccess }),
-                      "memberships": MemberInGroup.json(entries)])
+        return { ledger in
+            let entries = try ledger.memberAccess(identifier, asOf: asOf, knownAt: knownAt)
+            return .json(["identifier": .string(identifier), "hasAccess": .bool(entries.contains { $0.member.hasAccess }),
+                          "memberships": MemberInGroup.json(entries)])
+        }
     }
 
     /// `GET /v1/groups/{ref}`: `group show --json`.
     func group(_ reference: String, _ request: HTTPRequest) async throws -> HTTPResponse {
+        try await reading(try groupRead(reference, request))
+    }
+
+    /// ``group(_:_:)`` on the calling thread, which may block (``LedgerService/handleImmediately(_:)``).
+    func groupNow(_ reference: String, _ request: HTTPRequest) throws -> HTTPResponse {
+        try readingNow(try groupRead(reference, request))
+    }
+
+    /// `GET /v1/groups/{ref}` as one read: the parameters checked now, the answer made in the read.
+    private func groupRead(_ reference: String, _ request: HTTPRequest) throws(APIError) -> @Sendable (Ledger) throws -> HTTPResponse {
         let asOf = try Self.clock(request, "asOf") ?? now()
         let knownAt = try Self.clock(request, "knownAt")
-        let state = try await reading { ledger in try ledger.groupState(reference, asOf: asOf, knownAt: knownAt) }
-        return .json(state.json)
+        return { ledger in .json(try ledger.groupState(reference, asOf: asOf, knownAt: knownAt).json) }
     }
 
     /// `GET /v1/groups`: `{"groups": [group show --json …], "nextCursor"}`, by group key, after

@@ -42,35 +42,77 @@ public final class TokenAuthenticator: Sendable {
         return difference == 0
     }
 
-    private func records() async throws -> [APITokenRecord] {
-        let now = ContinuousClock.now
-        if let cached = cache.withLock({ state -> [APITokenRecord]? in
+    /// The stored tokens, from the cache while it is fresh (else `nil`).
+    private func cachedRecords(at now: ContinuousClock.Instant) -> [APITokenRecord]? {
+        cache.withLock { state -> [APITokenRecord]? in
             guard let readAt = state.readAt, now - readAt < Self.refreshInterval else { return nil }
             return state.records
-        }) { return cached }
+        }
+    }
+
+    private func records() async throws -> [APITokenRecord] {
+        let now = ContinuousClock.now
+        if let cached = cachedRecords(at: now) { return cached }
         let fresh = try await pool.read { ledger in try ledger.store.apiTokens() }
+        cache.withLock { $0 = (fresh, now) }
+        return fresh
+    }
+
+    private func recordsBlocking() throws -> [APITokenRecord] {
+        let now = ContinuousClock.now
+        if let cached = cachedRecords(at: now) { return cached }
+        let fresh = try pool.blockingRead { ledger in try ledger.store.apiTokens() }
         cache.withLock { $0 = (fresh, now) }
         return fresh
     }
 
     /// Checks the `Authorization` header for `scope`: the token's name, or a 401/403 ``APIError``.
     public func authorize(_ header: String?, scope: String) async throws(APIError) -> String {
-        let challenge = [(name: "WWW-Authenticate", value: "Bearer realm=\"seatledger\"")]
+        let presented = try Self.presentedDigest(header)
+        let stored: [APITokenRecord]
+        do {
+            stored = try await records()
+        } catch {
+            throw Self.unreadable(error)
+        }
+        return try Self.match(presented, scope: scope, in: stored)
+    }
+
+    /// ``authorize(_:scope:)`` on the calling thread, which may block for a read of the token
+    /// table (``LedgerPool/blockingRead(_:)``; at most once every ``refreshInterval``).
+    public func authorizeBlocking(_ header: String?, scope: String) throws(APIError) -> String {
+        let presented = try Self.presentedDigest(header)
+        let stored: [APITokenRecord]
+        do {
+            stored = try recordsBlocking()
+        } catch {
+            throw Self.unreadable(error)
+        }
+        return try Self.match(presented, scope: scope, in: stored)
+    }
+
+    private static let challenge = [(name: "WWW-Authenticate", value: "Bearer realm=\"seatledger\"")]
+
+    /// The SHA-256 of the token in a `Bearer` header, or a 401 ``APIError`` naming what is wrong with the header.
+    private static func presentedDigest(_ header: String?) throws(APIError) -> String {
         guard let header, !header.isEmpty else {
             throw APIError(status: 401, code: "unauthorized", message: "this endpoint needs an Authorization: Bearer <token> header (make one with `seatledger token add NAME --scope read`)", headers: challenge)
         }
         guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
             throw APIError(status: 401, code: "unauthorized", message: "the Authorization header is not of the form Bearer <token>", headers: challenge)
         }
-        let presented = Self.digest(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        let stored: [APITokenRecord]
-        do {
-            stored = try await records()
-        } catch {
-            throw APIError(status: 503, code: "ledger_unavailable", message: "cannot read the token table: \(error)", headers: [("Retry-After", "5")])
-        }
+        return digest(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+    }
+
+    private static func unreadable(_ error: any Error) -> APIError {
+        APIError(status: 503, code: "ledger_unavailable", message: "cannot read the token table: \(error)", headers: [("Retry-After", "5")])
+    }
+
+    /// The name of the stored token whose digest is `presented` (compared with every one in
+    /// constant time), or a 401/403 ``APIError``.
+    private static func match(_ presented: String, scope: String, in stored: [APITokenRecord]) throws(APIError) -> String {
         var match: APITokenRecord?
-        for record in stored where Self.constantTimeEqual(record.sha256, presented) { match = record }
+        for record in stored where constantTimeEqual(record.sha256, presented) { match = record }
         guard let match, match.revokedAt == nil else {
             throw APIError(status: 401, code: "unauthorized", message: "the bearer token is unknown or revoked", headers: challenge)
         }

@@ -122,6 +122,37 @@ struct HTTPServerTests {
         }
     }
 
+    @Test("the immediate handler answers on the receiving thread what it takes, the async handler the rest, in order on one keep-alive connection")
+    func immediateHandler() async throws {
+        try await onThread {
+            let threads = Mutex<[String: pthread_t]>([:])  // path → the thread that answered it
+            @Sendable func threadName() -> pthread_t { pthread_self() }
+            let server = try HTTPServer(configuration: .init(port: 0, threads: 1), immediate: { request in
+                guard request.path.hasPrefix("/now/") else { return nil }
+                threads.withLock { $0[request.path] = threadName() }
+                return HTTPResponse(status: 200, contentType: "text/plain", text: "now \(request.method) \(request.path) \(request.body.count)")
+            }) { request in
+                threads.withLock { $0[request.path] = threadName() }
+                return HTTPResponse(status: 200, contentType: "text/plain", text: "later \(request.method) \(request.path) \(request.body.count)")
+            } oversize: { _ in HTTPResponse(status: 413) }
+            let client = try RawHTTPClient(port: server.port)
+            // Pipelined, alternating: the answers come back in request order whichever handler made them.
+            var bytes = Data()
+            let paths = ["/now/1", "/later/2", "/now/3", "/later/4"]
+            for path in paths { bytes += RawHTTPClient.requestBytes("GET", path) }
+            try client.send(bytes)
+            let texts = try paths.map { _ in try client.readResponse().text }
+            #expect(texts == ["now GET /now/1 0", "later GET /later/2 0", "now GET /now/3 0", "later GET /later/4 0"])
+            // A body reaches the immediate handler whole, as it reaches the async one.
+            #expect(try client.request("POST", "/now/5", body: Data("hello".utf8)).text == "now POST /now/5 5")
+            let answered = threads.withLock { $0 }
+            let polling = try #require(answered["/now/1"])
+            #expect(answered["/now/3"] == polling && answered["/now/5"] == polling, "all on libmicrohttpd's one polling thread")
+            #expect(answered["/later/2"].map { pthread_equal($0, polling) == 0 } == true, "the async handler runs on a thread of the handler executor")
+            #expect(answered["/later/4"].map { pthread_equal($0, polling) == 0 } == true)
+        }
+    }
+
     @Test("500 connections trickling headers do not stop another client being answered within a second; idle ones time out")
     func slowClients() async throws {
         try await onThread {

@@ -62,6 +62,7 @@ final class Names: Sendable {
     private let names = Monitor<Set<String>>([])
     func insert(_ name: String) { names.withLock { _ = $0.insert(name) } }
     var count: Int { names.withLock { $0.count } }
+    func contains(_ name: String) -> Bool { names.withLock { $0.contains(name) } }
 }
 
 @Suite("parallelMap")

@@ -1,9 +1,11 @@
 import AppStoreModels
 import EventStore
 import Foundation
+import HTTPServer
 import HTTPTestSupport
 import LedgerStorage
 import SeatLedger
+import SeatLedgerService
 import Synchronization
 import Testing
 
@@ -112,5 +114,62 @@ struct ReadAPITests {
         #expect(result["changes"]?.arrayValue?.map { $0["position"]?.int64Value } == [4])
         #expect(result["changes"]?.arrayValue?.first?["groupKeys"] == [.string(String(2_100_000_000_000_503))])
         #expect(serve.stop() == 0)
+    }
+}
+
+/// `LedgerService.handleImmediately`: the answers the polling thread gives itself are the async
+/// handler's answers, and it takes nothing else.
+@Suite("serve: the reads answered on the polling thread")
+struct ImmediateReadTests {
+    @Test("GET /v1/members/{id} and /v1/groups/{ref}, their errors (400, 401, 403, 404) equal handle(); every other request is left to it")
+    func sameAsAsyncHandler() async throws {
+        let fixture = try LedgerFixture()
+        let files = try FileManager.default.contentsOfDirectory(at: Repository.scenarios, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "ndjson" }.sorted { $0.path < $1.path }
+        let ingest = try CLIRun.run(["ingest", "--api-responses", "--db", fixture.path] + files.prefix(4).map(\.path))
+        #expect(ingest.status == 0, "\(ingest.stderr)")
+        let reader = try addToken("reader", scope: "read", db: fixture.path)
+        let seats = try addToken("seats", scope: "seats", db: fixture.path)
+        let pool = try LedgerPool.open(path: fixture.path, readers: 2)
+        let now = try #require(Timestamp.parse(ReadAPITests.now))
+        let service = try LedgerService(pool: pool, configuration: .init(http: .init(port: 0), ledgerDescription: fixture.path, now: { now }),
+                                        log: RequestLog { _ in })
+        let keys = try await pool.read { ledger in try ledger.store.allGroupKeys() }
+        let key = try #require(keys.first)
+        let state = try await pool.read { ledger in try ledger.groupState(key, asOf: now).json }
+        let member = try #require(state["members"]?.arrayValue?.first.flatMap { $0["appTransactionId"]?.stringValue ?? $0["originalTransactionId"]?.stringValue })
+        func request(_ method: String, _ path: String, query: [(name: String, value: String)] = [], token: String? = reader) -> HTTPRequest {
+            HTTPRequest(method: method, path: path, query: query, headers: token.map { [("Authorization", "Bearer \($0)")] } ?? [], body: Data())
+        }
+        let taken = [
+            request("GET", "/v1/members/\(member)"),
+            request("GET", "/v1/members/\(member)", query: [("asOf", "2025-06-15T00:00:00Z")]),
+            request("GET", "/v1/groups/\(key)"),
+            request("HEAD", "/v1/groups/\(key)"),
+            request("GET", "/v1/groups/\(key)", query: [("knownAt", "2020-01-01T00:00:00Z")]),
+            request("GET", "/v1/members/no-such-member"),                       // 404
+            request("GET", "/v1/groups/\(key)", query: [("asOf", "yesterday")]),  // 400
+            request("GET", "/v1/groups/\(key)", token: nil),                     // 401
+            request("GET", "/v1/members/\(member)", token: "slt_unknown"),       // 401
+            request("GET", "/v1/members/\(member)", token: seats),               // 403
+        ]
+        var statuses: [Int] = []
+        for item in taken {
+            let now = try #require(service.handleImmediately(item), "\(item.method) \(item.path) is answered on the polling thread")
+            let later = await service.handle(item)
+            #expect(now.status == later.status, "\(item.path)")
+            #expect(now.body == later.body, "\(item.path)")
+            #expect(now.headers.map { "\($0.name): \($0.value)" } == later.headers.map { "\($0.name): \($0.value)" }, "\(item.path)")
+            statuses.append(now.status)
+        }
+        #expect(statuses == [200, 200, 200, 200, 200, 404, 400, 401, 401, 403])
+        #expect(try JSONValue.parse(bytes: Array(try #require(service.handleImmediately(taken[2])).body)) == state)
+        let left = [
+            request("POST", "/v1/members/\(member)"), request("GET", "/v1/groups"), request("GET", "/v1/changes"),
+            request("GET", "/v1/groups/\(key)/replay"), request("GET", "/v1/members/"), request("GET", "/v1//\(member)"),
+            request("POST", "/notifications"), request("GET", "/healthz"), request("GET", "/nowhere"),
+        ]
+        for item in left { #expect(service.handleImmediately(item) == nil, "\(item.method) \(item.path)") }
+        await service.shutdown(drainTimeout: .seconds(5))
     }
 }

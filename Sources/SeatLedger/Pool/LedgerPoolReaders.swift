@@ -3,95 +3,103 @@ import Foundation
 import LedgerConcurrency
 import LedgerStorage
 
-/// The read connections of a ``LedgerPool``: `count` dedicated threads, each owning one read-only
-/// ``Ledger``, taking read jobs from one shared queue in arrival order.
+/// The read connections of a ``LedgerPool``: `count` read-only ``Ledger``s lent one at a time,
+/// to `count` dedicated threads that run the `async` reads (jobs from one shared queue, in
+/// arrival order) and to callers that block for a read on a thread of their own
+/// (``LedgerPool/blockingRead(_:)``).
 ///
-/// On SQLite each reader is a WAL reader: a statement sees the last committed transaction,
+/// On SQLite each connection is a WAL reader: a statement sees the last committed transaction,
 /// whatever the writer is doing, and never waits for it. On PostgreSQL each is a connection.
 final class LedgerPoolReaders: Sendable {
-    /// One read: runs on a reader's ledger, resumes its own caller, and returns the error it
-    /// reported (so the reader can re-establish a lost connection).
+    /// One read: runs on a lent ledger, resumes its own caller, and returns the error it reported
+    /// (so the pool can re-establish a lost connection).
     typealias Job = @Sendable (Ledger) -> (any Error)?
 
     private let jobs = BoundedChannel<Job>(capacity: .max)
+    private let connections: LendingPool<Ledger>
     private let exits: [OneShot<Void>]
 
-    private init(count: Int) { exits = (0..<count).map { _ in OneShot() } }
+    private init(connections: [Ledger]) {
+        self.connections = LendingPool(connections)
+        exits = connections.map { _ in OneShot() }
+    }
 
-    /// Starts `count` reader threads (at least one), each opening its connection with
-    /// `makeStore(true)`; returns once all are open (or throws the first failure, the others closed).
+    /// Opens `count` connections (at least one) with `makeStore(true)` and starts as many reader
+    /// threads; throws the first failure to open (the connections opened so far are closed).
     static func start(count: Int, makeStore: @escaping @Sendable (_ readOnly: Bool) throws -> any LedgerStore) throws -> LedgerPoolReaders {
-        let readers = LedgerPoolReaders(count: max(1, count))
-        let opened = readers.exits.map { _ in OneShot<Result<Void, any Error>>() }
+        let ledgers = try (0..<max(1, count)).map { _ in try Ledger.open(store: makeStore(true)) }
+        let readers = LedgerPoolReaders(connections: ledgers)
         for (index, exited) in readers.exits.enumerated() {
-            let ready = opened[index]
             let thread = Thread {
-                readers.run(makeStore: makeStore, opened: ready)
+                readers.run()
                 exited.set(())
             }
             thread.name = "seatledger-pool-reader-\(index)"
             thread.start()
         }
-        for ready in opened {
-            if case .failure(let error) = ready.wait() {
-                readers.close()
-                for exited in readers.exits { exited.wait() }
-                throw error
-            }
-        }
         return readers
     }
 
-    /// Queues `job` for the next free reader; `false` once the readers are closed (it will not run).
+    /// Queues `job` for the next free reader thread; `false` once the readers are closed (it will not run).
     func submit(_ job: @escaping Job) -> Bool { jobs.trySend(job) == .sent }
 
-    /// Takes no more jobs; the threads finish the queued ones, close their connections and exit.
+    /// Runs `body` on the calling thread with a lent connection, in one read snapshot
+    /// (``runInSnapshot(_:on:)``), waiting until a connection is free; re-establishes the
+    /// connection when `body` lost it. Throws ``LedgerPoolError/closed`` once the connections
+    /// are closed.
+    func lend<T>(_ body: (Ledger) throws -> T) throws -> T {
+        do {
+            return try connections.lend { ledger in
+                do {
+                    return try Self.runInSnapshot(body, on: ledger)
+                } catch {
+                    if ledger.store.isConnectionLoss(error) { try? ledger.store.reconnect() }
+                    throw error
+                }
+            }
+        } catch is LendingPool<Ledger>.Closed {
+            throw LedgerPoolError.closed
+        }
+    }
+
+    /// Takes no more jobs; the threads finish the queued ones and exit (the connections close
+    /// once they have: ``waitUntilExited()``).
     func close() { jobs.close() }
 
-    /// Waits (suspending) until every reader thread has exited.
+    /// Waits (suspending) until every reader thread has exited, then closes the connections.
     func waitUntilExited() async {
         for exited in exits { await exited.value }
+        connections.close()
     }
 
-    private func run(makeStore: @Sendable (Bool) throws -> any LedgerStore, opened: OneShot<Result<Void, any Error>>) {
-        let ledger: Ledger
-        do {
-            ledger = try Ledger.open(store: makeStore(true))
-        } catch {
-            opened.set(.failure(error))
-            return
-        }
-        opened.set(.success(()))
+    private func run() {
         while let job = try? jobs.receive() {
-            if let error = Self.runInSnapshot(job, on: ledger), ledger.store.isConnectionLoss(error) { try? ledger.store.reconnect() }
+            // The job resumes its caller itself; what it reports only tells `lend` whether the
+            // connection was lost.
+            _ = try? lend { ledger in if let error = job(ledger) { throw error } }
         }
     }
 
-    /// On SQLite, runs `job` in one read snapshot (a transaction: one shared lock for the whole
-    /// job instead of one per statement, and every statement of the job sees the same commit),
-    /// or, when the snapshot cannot be opened, without one, so that the job always runs exactly
-    /// once and resumes its caller. On PostgreSQL the job runs as before, a statement at a time
-    /// (a transaction there would add two round trips to every read, and abort the rest of a job
-    /// after any failed statement).
+    /// On SQLite, runs `body` in one read snapshot (a transaction: one shared lock for the whole
+    /// read instead of one per statement, and every statement of it sees the same commit), or,
+    /// when the snapshot cannot be opened, without one, so that `body` always runs exactly once.
+    /// On PostgreSQL `body` runs as before, a statement at a time (a transaction there would add
+    /// two round trips to every read, and abort the rest of a read after any failed statement).
     ///
-    /// One snapshot per job, not per statement: with a statement each, SQLite took and released
+    /// One snapshot per read, not per statement: with a statement each, SQLite took and released
     /// its file locks (`fcntl`) and checked the file size (`fstat`) for every statement,
     /// 9% of `serve`'s CPU under `GET /v1/members/{id}` (bench step 5b, target ≥ 5,000 requests/s
-    /// with a p99 under 5 ms), where one request runs half a dozen statements. A job must not
+    /// with a p99 under 5 ms), where one request runs half a dozen statements. `body` must not
     /// start a transaction of its own (``LedgerStore`` transactions do not nest).
-    static func runInSnapshot(_ job: Job, on ledger: Ledger) -> (any Error)? {
-        guard ledger.store is EventStore else { return job(ledger) }
-        var ran = false
-        var jobError: (any Error)?
+    static func runInSnapshot<T>(_ body: (Ledger) throws -> T, on ledger: Ledger) throws -> T {
+        guard ledger.store is EventStore else { return try body(ledger) }
+        var outcome: Result<T, any Error>?
         do {
-            try ledger.store.read {
-                ran = true
-                jobError = job(ledger)
-            }
+            try ledger.store.read { outcome = Result { try body(ledger) } }
         } catch {
-            // The snapshot could not begin (the job did not run) or end (it did; a read has nothing to commit).
-            if !ran { return job(ledger) }
+            // The snapshot could not begin (the body did not run) or end (it did; a read has nothing to commit).
+            if outcome == nil { return try body(ledger) }
         }
-        return jobError
+        return try outcome!.get()
     }
 }

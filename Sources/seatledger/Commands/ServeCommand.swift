@@ -73,7 +73,7 @@ enum ServeCommand: Command {
     Options:
       --listen HOST:PORT   IPv4 address and port (default 127.0.0.1:8080; port 0 picks one)
     \(HelpText.db)
-      --threads N          HTTP polling threads (default 4)
+      --threads N          HTTP polling threads (default one per core, at least 2)
       --readers N          read connections of the ledger pool (default 4)
       --max-connections N  open connections at most (default 1024)
       --timeout S          close a connection idle or trickling for S seconds (default 30)
@@ -139,7 +139,7 @@ enum ServeCommand: Command {
         }
         let http = HTTPServerConfiguration(
             host: host, port: port,
-            threads: try integer(arguments, "threads", default: 4, range: 1...256),
+            threads: try integer(arguments, "threads", default: HTTPServerConfiguration.defaultThreads, range: 1...256),
             connectionLimit: try integer(arguments, "max-connections", default: 1_024, range: 1...1_000_000),
             connectionTimeoutSeconds: try integer(arguments, "timeout", default: 30, range: 1...3_600),
             maxBodyBytes: try integer(arguments, "max-body", default: 1 << 20, range: 1_024...(64 << 20)))

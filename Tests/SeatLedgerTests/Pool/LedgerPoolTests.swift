@@ -285,6 +285,57 @@ struct LedgerPoolTests {
         await pool.close()
     }
 
+    @Test("blockingRead from 16 threads of their own while appends commit: each read sees one commit whole, at most `readers` run at once, async reads share the connections; refused after close")
+    func blockingReads() async throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let messages = try Self.notifications(factory, originalTransactionId: "2000000000000444", count: 40, label: "blocking")
+        let pool = try LedgerPool.open(path: test.path, readers: 3)
+        let inReads = Monitor((now: 0, most: 0))
+        let stop = OneShot<Void>()
+        // Readers on threads of their own, as libmicrohttpd's polling threads call it: each read
+        // counts the events twice inside its snapshot; both counts must agree (one commit whole).
+        let readers = (0..<16).map { _ in
+            Self.onThread { () -> (reads: Int, torn: Int, heads: [Int64]) in
+                var reads = 0, torn = 0
+                var heads: [Int64] = []
+                while stop.current == nil || reads == 0 {
+                    let (first, second, head) = try! pool.blockingRead { ledger -> (Int64, Int64, Int64) in
+                        inReads.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                        defer { inReads.withLock { $0.now -= 1 } }
+                        let first = try ledger.store.eventCount()
+                        let head = try ledger.store.head().position
+                        return (first, try ledger.store.eventCount(), head)
+                    }
+                    reads += 1
+                    if first != second || first != head { torn += 1 }
+                    heads.append(head)
+                }
+                return (reads, torn, heads)
+            }
+        }
+        for message in messages { _ = try await pool.append(notificationBody: message.body, source: "blocking") }
+        let asyncCount = try await pool.read { try $0.store.eventCount() }
+        stop.set(())
+        let results = readers.map { $0.wait() }
+        #expect(asyncCount == 40)
+        #expect(results.allSatisfy { $0.reads > 0 })
+        #expect(results.map(\.torn).reduce(0, +) == 0, "a read saw two different commits")
+        #expect(results.allSatisfy { $0.heads == $0.heads.sorted() }, "a thread's later read saw an older commit")
+        let most = inReads.withLock { $0.most }
+        #expect(most >= 1 && most <= 3, "at most one read per connection at once (\(most))")
+        #expect(try pool.blockingRead { try $0.store.eventCount() } == 40)
+        await pool.close()
+        #expect(throws: LedgerPoolError.closed) { try pool.blockingRead { try $0.store.eventCount() } }
+    }
+
+    /// Runs `body` on a thread of its own (not Swift's cooperative pool); its result once it returned.
+    static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> OneShot<T> {
+        let result = OneShot<T>()
+        Thread { result.set(body()) }.start()
+        return result
+    }
+
     @Test("opening a missing ledger fails with the store's error, and leaves no threads waiting")
     func openMissing() throws {
         let directory = try TemporaryDirectory(label: "pool-missing")
