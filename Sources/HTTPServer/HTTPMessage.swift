@@ -78,3 +78,15 @@ public struct OversizeRequest: Sendable {
     /// before reading it all (declared or sent beyond ``HTTPServerConfiguration/maxDiscardedBodyBytes``).
     public let sha256: String?
 }
+
+/// What a server's `immediate` handler did with a complete request, on the polling thread that
+/// received it.
+public enum ImmediateAnswer: Sendable {
+    /// Answered now.
+    case response(HTTPResponse)
+    /// Started now and answered later: the connection is suspended, then `start` is called with
+    /// the function that answers it, to be called exactly once, from any thread.
+    case later(_ start: @Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
+    /// Not taken: the server's `async` handler answers it.
+    case notTaken
+}

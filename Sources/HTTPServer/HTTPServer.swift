@@ -16,7 +16,9 @@ import Synchronization
 ///
 /// A request that a short blocking computation answers (a read of a few milliseconds at most)
 /// may instead be answered by `immediate`, on the libmicrohttpd thread that received it, with no
-/// suspension and no task: it returns `nil` for every request the `async` handler must take.
+/// suspension and no task (``ImmediateAnswer/response(_:)``), or started there and answered from
+/// another thread later, with the connection suspended meanwhile and no task
+/// (``ImmediateAnswer/later(_:)``); ``ImmediateAnswer/notTaken`` leaves it to the `async` handler.
 ///
 /// ```swift
 /// let server = try HTTPServer(configuration: .init(port: 0)) { request in
@@ -38,12 +40,12 @@ public final class HTTPServer: @unchecked Sendable {
     private let retainedCore: Unmanaged<HTTPServerCore>
     private let stopped = Mutex(false)
 
-    /// Starts listening; `immediate` answers on the receiving thread each complete request it
-    /// takes (returning non-`nil`; it may block briefly, never for long), `handler` every other
-    /// complete request, `oversize` each request whose body exceeds
+    /// Starts listening; `immediate` sees each complete request first, on the receiving thread
+    /// (it may block briefly, never for long: ``ImmediateAnswer``), `handler` answers every
+    /// complete request `immediate` does not take, `oversize` each request whose body exceeds
     /// ``HTTPServerConfiguration/maxBodyBytes`` (nothing of it is kept).
     public init(configuration: HTTPServerConfiguration,
-                immediate: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil,
+                immediate: (@Sendable (HTTPRequest) -> ImmediateAnswer)? = nil,
                 handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse,
                 oversize: @escaping @Sendable (OversizeRequest) -> HTTPResponse) throws(HTTPServerError) {
         var address = sockaddr_in()
@@ -118,7 +120,7 @@ struct ConnectionHandle: @unchecked Sendable, Hashable {
 /// The state libmicrohttpd's callbacks share: configuration, handlers, request counts.
 final class HTTPServerCore: Sendable {
     let configuration: HTTPServerConfiguration
-    let immediate: (@Sendable (HTTPRequest) -> HTTPResponse?)?
+    let immediate: (@Sendable (HTTPRequest) -> ImmediateAnswer)?
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
     let oversize: @Sendable (OversizeRequest) -> HTTPResponse
     /// Where handlers run (threads of the server's own, not Swift's global pool).
@@ -128,7 +130,7 @@ final class HTTPServerCore: Sendable {
     private let state = Mutex((active: 0, quiesced: false, stopping: false, suspended: Set<ConnectionHandle>()))
     private let idle = NSCondition()
 
-    init(configuration: HTTPServerConfiguration, immediate: (@Sendable (HTTPRequest) -> HTTPResponse?)?,
+    init(configuration: HTTPServerConfiguration, immediate: (@Sendable (HTTPRequest) -> ImmediateAnswer)?,
          handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse, oversize: @escaping @Sendable (OversizeRequest) -> HTTPResponse) {
         self.configuration = configuration
         self.immediate = immediate

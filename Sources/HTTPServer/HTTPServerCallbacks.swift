@@ -7,8 +7,9 @@ import Synchronization
 ///
 /// `@unchecked Sendable` is safe: libmicrohttpd calls the access handler for one connection on
 /// one thread at a time, so `body`, `hasher`, `receivedBytes` and `phase` are touched serially;
-/// the handler's task, on another thread, only writes `response` (a `Mutex`) before resuming the
-/// connection, after which libmicrohttpd reads it.
+/// the thread that answers (the handler's task, or whichever thread calls an immediate answer's
+/// `respond`) only writes `response` (a `Mutex`) before resuming the connection, after which
+/// libmicrohttpd reads it.
 final class RequestContext: @unchecked Sendable {
     enum Phase { case receiving, oversize, dispatched, answered }
 
@@ -133,18 +134,26 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
         let request = HTTPRequest(method: methodText, path: pathText, query: values(connection, .GET_ARGUMENT_KIND),
                                   headers: values(connection, .HEADER_KIND), body: context.body)
         context.body = Data()
-        if let response = core.immediate?(request) {
-            context.phase = .answered
-            return queue(response, on: connection, close: core.isQuiesced)
-        }
-        context.phase = .dispatched
         let handle = ConnectionHandle(pointer: connection)
-        core.suspend(handle)
-        let handler = core.handler
-        Task(executorPreference: core.executor) {
-            let response = await handler(request)
+        // Called once with the answer, from any thread: libmicrohttpd calls this handler again
+        // after the resume, in phase `.dispatched`, and queues it.
+        let respond: @Sendable (HTTPResponse) -> Void = { response in
             context.response.withLock { $0 = response }
             core.resume(handle)
+        }
+        switch core.immediate?(request) ?? .notTaken {
+        case .response(let response):
+            context.phase = .answered
+            return queue(response, on: connection, close: core.isQuiesced)
+        case .later(let start):
+            context.phase = .dispatched
+            core.suspend(handle)
+            start(respond)
+        case .notTaken:
+            context.phase = .dispatched
+            core.suspend(handle)
+            let handler = core.handler
+            Task(executorPreference: core.executor) { respond(await handler(request)) }
         }
         return .YES
     case .oversize:

@@ -44,7 +44,7 @@ public final class LedgerService: Sendable {
         self.server = HTTPServerBox()
         self.supportServer = HTTPServerBox()
         let http = try HTTPServer(configuration: configuration.http, immediate: { [weak self] request in
-            self?.handleImmediately(request)
+            self?.handleImmediately(request) ?? .notTaken
         }) { [weak self] request in
             guard let self else { return APIError(status: 503, code: "stopping", message: "the service is stopping").response }
             return await self.handle(request)
@@ -90,7 +90,7 @@ public final class LedgerService: Sendable {
     // MARK: Dispatch
 
     /// Answers one request (the server calls this for what ``handleImmediately(_:)`` does not
-    /// take; tests may call it for any request).
+    /// take; tests may call it for any request, with the same answers).
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
         let started = ContinuousClock.now
         var route = "unmatched"
@@ -104,18 +104,25 @@ public final class LedgerService: Sendable {
         return finish(request, route: route, fields: fields, started: started, result)
     }
 
-    /// Answers on the calling thread, blocking it for the read, the requests that one short read
-    /// answers: `GET /v1/members/{id}` and `GET /v1/groups/{ref}` (the server's polling thread
-    /// calls this first); `nil` for every other request (``handle(_:)`` takes it).
+    /// What the server's polling thread does itself with a request (``ImmediateAnswer``):
+    /// `GET /v1/members/{id}` and `GET /v1/groups/{ref}` are answered on it, blocking it for one
+    /// short read (``LedgerPool/blockingRead(_:)``); `POST /notifications` is verified on it and
+    /// answered from the writer once durable (``LedgerPool/appendReceipts(_:completion:)``);
+    /// every other request is left to ``handle(_:)``.
     ///
-    /// Why: handing such a request to a task and the read to a pool thread, and back twice, woke
-    /// four threads per request, which cost more CPU than the read under bench step 5b (target
-    /// ≥ 5,000 requests/s, p99 under 5 ms, on two cores shared with the load generator).
-    public func handleImmediately(_ request: HTTPRequest) -> HTTPResponse? {
-        guard request.method == "GET" || request.method == "HEAD" else { return nil }
+    /// Why: handing a request to a task and its work to a pool thread, and back twice, woke four
+    /// threads per request. For a read that cost more CPU than the read itself under bench step
+    /// 5b (target ≥ 5,000 requests/s, p99 under 5 ms, on two cores shared with the load
+    /// generator: 4,760 → 5,800–6,300/s); for a notification 8% of `serve`'s CPU under step 1c
+    /// (target at 64 connections ≥ 0.8× the file ingest).
+    public func handleImmediately(_ request: HTTPRequest) -> ImmediateAnswer {
         let segments = Self.segments(request)
-        guard segments.first == "v1", let route = Self.readRoute(Array(segments.dropFirst())),
-              route == "/v1/members/{id}" || route == "/v1/groups/{ref}" else { return nil }
+        if segments == ["notifications"], request.method == "POST" {
+            return .later { respond in self.receiveNotification(request, respond: respond) }
+        }
+        guard request.method == "GET" || request.method == "HEAD",
+              segments.first == "v1", let route = Self.readRoute(Array(segments.dropFirst())),
+              route == "/v1/members/{id}" || route == "/v1/groups/{ref}" else { return .notTaken }
         let started = ContinuousClock.now
         var fields: [String: JSONValue] = [:]
         let result: Result<HTTPResponse, any Error>
@@ -126,7 +133,18 @@ public final class LedgerService: Sendable {
         } catch {
             result = .failure(error)
         }
-        return finish(request, route: route, fields: fields, started: started, result)
+        return .response(finish(request, route: route, fields: fields, started: started, result))
+    }
+
+    /// `POST /notifications` on the polling thread: verified here, answered by `respond` from the
+    /// writer's thread once the outcome is durable (``receiveNotification(_:fields:)``'s answers).
+    private func receiveNotification(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        let started = ContinuousClock.now
+        pool.appendReceipts([notificationMessage(request)]) { [self] result in
+            var fields: [String: JSONValue] = [:]
+            let answer = notificationAnswer(result.map { $0[0] }, fields: &fields)
+            respond(finish(request, route: "/notifications", fields: fields, started: started, .success(answer)))
+        }
     }
 
     /// The answer to a request that `result` is, counted in the metrics and logged.

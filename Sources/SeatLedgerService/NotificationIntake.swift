@@ -50,13 +50,32 @@ extension LedgerService {
     /// durable (appended, duplicate, or quarantined with its raw bytes), 503 with `Retry-After`
     /// when nothing could be stored, so Apple retries.
     func receiveNotification(_ request: HTTPRequest, fields: inout [String: JSONValue]) async -> HTTPResponse {
+        let message = notificationMessage(request)
+        let result: Result<AppendReceipt, any Error>
+        do {
+            result = .success(try await pool.appendReceipts([message])[0])
+        } catch {
+            result = .failure(error)
+        }
+        return notificationAnswer(result, fields: &fields)
+    }
+
+    /// The message a posted notification is (counted as received): an `apiResponse` envelope is
+    /// marked for quarantine (``envelopeOnWebhook``).
+    func notificationMessage(_ request: HTTPRequest) -> InboundMessage {
         metrics.received()
         let preRejection = Self.isAPIResponseEnvelope(request.body) ? Self.envelopeOnWebhook : nil
-        let message = InboundMessage(raw: request.body, source: "webhook", origin: .live, preRejection: preRejection)
+        return InboundMessage(raw: request.body, source: "webhook", origin: .live, preRejection: preRejection)
+    }
+
+    /// The answer to a posted notification once its append ended (counted in the metrics; the
+    /// log line's fields set): 200 with what became of it, or 503 when nothing was stored.
+    func notificationAnswer(_ result: Result<AppendReceipt, any Error>, fields: inout [String: JSONValue]) -> HTTPResponse {
         let receipt: AppendReceipt
-        do {
-            receipt = try await pool.appendReceipts([message])[0]
-        } catch {
+        switch result {
+        case .success(let stored):
+            receipt = stored
+        case .failure(let error):
             metrics.failed()
             fields["outcome"] = "not_stored"
             return APIError(status: 503, code: "not_stored",

@@ -122,34 +122,55 @@ struct HTTPServerTests {
         }
     }
 
-    @Test("the immediate handler answers on the receiving thread what it takes, the async handler the rest, in order on one keep-alive connection")
+    @Test("the immediate handler answers now or later what it takes, the async handler the rest, in order on one keep-alive connection")
     func immediateHandler() async throws {
         try await onThread {
             let threads = Mutex<[String: pthread_t]>([:])  // path → the thread that answered it
-            @Sendable func threadName() -> pthread_t { pthread_self() }
+            @Sendable func record(_ path: String) { threads.withLock { $0[path] = pthread_self() } }
             let server = try HTTPServer(configuration: .init(port: 0, threads: 1), immediate: { request in
-                guard request.path.hasPrefix("/now/") else { return nil }
-                threads.withLock { $0[request.path] = threadName() }
-                return HTTPResponse(status: 200, contentType: "text/plain", text: "now \(request.method) \(request.path) \(request.body.count)")
+                let text = "\(request.method) \(request.path) \(request.body.count)"
+                if request.path.hasPrefix("/now/") {
+                    record(request.path)
+                    return .response(HTTPResponse(status: 200, contentType: "text/plain", text: "now " + text))
+                }
+                if request.path.hasPrefix("/soon/") {
+                    // Answered from another thread once the polling thread has moved on.
+                    return .later { respond in
+                        Thread {
+                            record(request.path)
+                            respond(HTTPResponse(status: 202, contentType: "text/plain", text: "soon " + text))
+                        }.start()
+                    }
+                }
+                if request.path.hasPrefix("/at-once/") {
+                    // `later`, yet answered before `start` returns: still answered once, in order.
+                    return .later { respond in respond(HTTPResponse(status: 200, contentType: "text/plain", text: "at once " + text)) }
+                }
+                return .notTaken
             }) { request in
-                threads.withLock { $0[request.path] = threadName() }
+                record(request.path)
                 return HTTPResponse(status: 200, contentType: "text/plain", text: "later \(request.method) \(request.path) \(request.body.count)")
             } oversize: { _ in HTTPResponse(status: 413) }
             let client = try RawHTTPClient(port: server.port)
-            // Pipelined, alternating: the answers come back in request order whichever handler made them.
+            // Pipelined, mixed: the answers come back in request order whichever way they were made.
             var bytes = Data()
-            let paths = ["/now/1", "/later/2", "/now/3", "/later/4"]
+            let paths = ["/now/1", "/later/2", "/soon/3", "/now/4", "/at-once/5", "/later/6", "/soon/7"]
             for path in paths { bytes += RawHTTPClient.requestBytes("GET", path) }
             try client.send(bytes)
-            let texts = try paths.map { _ in try client.readResponse().text }
-            #expect(texts == ["now GET /now/1 0", "later GET /later/2 0", "now GET /now/3 0", "later GET /later/4 0"])
+            let responses = try paths.map { _ in try client.readResponse() }
+            #expect(responses.map(\.text) == ["now GET /now/1 0", "later GET /later/2 0", "soon GET /soon/3 0", "now GET /now/4 0",
+                                                "at once GET /at-once/5 0", "later GET /later/6 0", "soon GET /soon/7 0"])
+            #expect(responses.map(\.status) == [200, 200, 202, 200, 200, 200, 202])
             // A body reaches the immediate handler whole, as it reaches the async one.
-            #expect(try client.request("POST", "/now/5", body: Data("hello".utf8)).text == "now POST /now/5 5")
+            #expect(try client.request("POST", "/now/8", body: Data("hello".utf8)).text == "now POST /now/8 5")
+            #expect(try client.request("POST", "/soon/9", body: Data("hello".utf8)).text == "soon POST /soon/9 5")
             let answered = threads.withLock { $0 }
             let polling = try #require(answered["/now/1"])
-            #expect(answered["/now/3"] == polling && answered["/now/5"] == polling, "all on libmicrohttpd's one polling thread")
-            #expect(answered["/later/2"].map { pthread_equal($0, polling) == 0 } == true, "the async handler runs on a thread of the handler executor")
-            #expect(answered["/later/4"].map { pthread_equal($0, polling) == 0 } == true)
+            #expect(answered["/now/4"] == polling && answered["/now/8"] == polling, "all on libmicrohttpd's one polling thread")
+            for path in ["/later/2", "/later/6", "/soon/3", "/soon/7"] {
+                #expect(answered[path].map { pthread_equal($0, polling) == 0 } == true, "\(path) answered off the polling thread")
+            }
+            #expect(waitUntil(timeout: .seconds(10)) { server.activeRequests == 0 })
         }
     }
 

@@ -155,7 +155,7 @@ struct ImmediateReadTests {
         ]
         var statuses: [Int] = []
         for item in taken {
-            let now = try #require(service.handleImmediately(item), "\(item.method) \(item.path) is answered on the polling thread")
+            let now = try #require(answeredNow(service.handleImmediately(item)), "\(item.method) \(item.path) is answered on the polling thread")
             let later = await service.handle(item)
             #expect(now.status == later.status, "\(item.path)")
             #expect(now.body == later.body, "\(item.path)")
@@ -163,13 +163,63 @@ struct ImmediateReadTests {
             statuses.append(now.status)
         }
         #expect(statuses == [200, 200, 200, 200, 200, 404, 400, 401, 401, 403])
-        #expect(try JSONValue.parse(bytes: Array(try #require(service.handleImmediately(taken[2])).body)) == state)
+        #expect(try JSONValue.parse(bytes: Array(try #require(answeredNow(service.handleImmediately(taken[2]))).body)) == state)
         let left = [
             request("POST", "/v1/members/\(member)"), request("GET", "/v1/groups"), request("GET", "/v1/changes"),
             request("GET", "/v1/groups/\(key)/replay"), request("GET", "/v1/members/"), request("GET", "/v1//\(member)"),
-            request("POST", "/notifications"), request("GET", "/healthz"), request("GET", "/nowhere"),
+            request("GET", "/notifications"), request("PUT", "/notifications"), request("GET", "/healthz"), request("GET", "/nowhere"),
         ]
-        for item in left { #expect(service.handleImmediately(item) == nil, "\(item.method) \(item.path)") }
+        for item in left {
+            guard case .notTaken = service.handleImmediately(item) else { Issue.record("\(item.method) \(item.path) was taken"); continue }
+        }
         await service.shutdown(drainTimeout: .seconds(5))
     }
+
+    @Test("POST /notifications is started on the polling thread and answered once durable, as handle() answers it: appended, duplicate, quarantined; 503 once the pool is closed")
+    func notificationsLater() async throws {
+        let fixture = try LedgerFixture()
+        let pool = try LedgerPool.open(path: fixture.path, readers: 1)
+        let service = try LedgerService(pool: pool, configuration: .init(http: .init(port: 0), ledgerDescription: fixture.path),
+                                        log: RequestLog { _ in })
+        let bodies = try Notifications.subscribed(count: 2)
+        func post(_ body: Data) -> HTTPRequest { HTTPRequest(method: "POST", path: "/notifications", body: body) }
+        func later(_ request: HTTPRequest) async throws -> (status: Int, json: JSONValue, headers: [String]) {
+            guard case .later(let start) = service.handleImmediately(request) else { throw FixtureError("POST /notifications was not started on the polling thread") }
+            let response = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPResponse, Never>) in
+                start { continuation.resume(returning: $0) }
+            }
+            return (response.status, try JSONValue.parse(bytes: Array(response.body)), response.headers.map { "\($0.name): \($0.value)" })
+        }
+        let first = try await later(post(bodies[0]))
+        #expect(first.status == 200 && first.json["result"] == "appended" && first.json["positions"] == [1])
+        // The same body again, either way: a duplicate of position 1.
+        let again = try await later(post(bodies[0]))
+        #expect(again.status == 200 && again.json == ["result": "duplicate", "existingPosition": 1])
+        let viaHandle = await service.handle(post(bodies[0]))
+        #expect(viaHandle.status == 200)
+        #expect(try JSONValue.parse(bytes: Array(viaHandle.body)) == again.json)
+        let second = try await later(post(bodies[1]))
+        #expect(second.json["positions"] == [2])
+        // An API-response envelope and bytes that are not JSON: quarantined with their raw bytes, 200.
+        let envelope = try await later(post(Data(#"{"apiResponse":{"kind":"transactionInfo"}}"#.utf8)))
+        #expect(envelope.status == 200 && envelope.json["result"] == "quarantined" && envelope.json["errorCode"] == "api_response_on_webhook")
+        let garbage = try await later(post(Data("not json".utf8)))
+        #expect(garbage.status == 200 && garbage.json["result"] == "quarantined")
+        let (events, quarantined) = try await pool.read { ledger in
+            (try ledger.store.eventCount(), try ledger.store.quarantine(state: nil, limit: 100))
+        }
+        #expect(events == 2)
+        #expect(quarantined.map { String(decoding: $0.raw, as: UTF8.self) }.sorted() == ["not json", #"{"apiResponse":{"kind":"transactionInfo"}}"#])
+        #expect(service.metrics.render(headPosition: 2, newestEventAgeSeconds: nil, inFlight: 0).contains("seatledger_notifications_appended_total 2\n"))
+        await pool.close()
+        let closed = try await later(post(bodies[1]))
+        #expect(closed.status == 503 && closed.json["error"] == "not_stored" && closed.headers.contains("Retry-After: 5"))
+        await service.shutdown(drainTimeout: .seconds(5))
+    }
+}
+
+/// The response of an immediate answer given now, or `nil`.
+private func answeredNow(_ answer: ImmediateAnswer) -> HTTPResponse? {
+    guard case .response(let response) = answer else { return nil }
+    return response
 }

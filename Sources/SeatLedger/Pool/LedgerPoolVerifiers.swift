@@ -15,25 +15,29 @@ import LedgerConcurrency
 /// later is judged exactly as the writer would have judged it. `Sendable` without `@unchecked`:
 /// the channel and the exit signals are the only shared state.
 final class LedgerPoolVerifiers: Sendable {
-    /// One append's messages and the caller waiting for their receipts.
+    /// One append's messages and what tells the caller their receipts.
     struct Job: Sendable {
         let messages: [InboundMessage]
-        let continuation: CheckedContinuation<[AppendReceipt], any Error>
+        let completion: LedgerPoolWriter.AppendCompletion
     }
 
     private let jobs = BoundedChannel<Job>(capacity: .max)
     private let exits: [OneShot<Void>]
+    private let decoder: MessageDecoder
+    private let writer: LedgerPoolWriter
 
     /// Starts `threads` verifier threads (at least one) that verify with `decoder` and hand each
     /// job, prepared, to `writer` (so once they have exited, everything they took is queued there).
     init(decoder: MessageDecoder, writer: LedgerPoolWriter, threads: Int = ParallelWork.defaultWorkers) {
         exits = (0..<max(1, threads)).map { _ in OneShot() }
+        self.decoder = decoder
+        self.writer = writer
         for (index, exited) in exits.enumerated() {
             let thread = Thread { [jobs] in
                 while let job = try? jobs.receive() {
                     let prepared = parallelMap(job.messages) { decoder.prepare($0) }
-                    if !writer.submit(.append(job.messages, prepared, job.continuation)) {
-                        job.continuation.resume(throwing: LedgerPoolError.closed)
+                    if !writer.submit(.append(job.messages, prepared, job.completion)) {
+                        job.completion(.failure(LedgerPoolError.closed))
                     }
                 }
                 exited.set(())
@@ -43,8 +47,16 @@ final class LedgerPoolVerifiers: Sendable {
         }
     }
 
-    /// Queues `job`; `false` once closed (it will not run, and its caller is not resumed).
+    /// Queues `job`; `false` once closed (it will not run, and its caller is not told).
     func submit(_ job: Job) -> Bool { jobs.trySend(job) == .sent }
+
+    /// Verifies and decodes `messages` on the calling thread and hands them to the writer, as a
+    /// verifier thread would; `false` once closed (nothing was queued, `completion` not called).
+    func prepareHere(_ messages: [InboundMessage], completion: @escaping LedgerPoolWriter.AppendCompletion) -> Bool {
+        guard !jobs.isClosed else { return false }
+        let prepared = messages.map { decoder.prepare($0) }
+        return writer.submit(.append(messages, prepared, completion))
+    }
 
     /// Whether ``close()`` was called.
     var isClosed: Bool { jobs.isClosed }

@@ -15,11 +15,15 @@ import Synchronization
 /// been committed and before those queued after it. Each caller's continuation is resumed once,
 /// with its own outcomes, after the head has been advanced (so `headPosition` already covers it).
 final class LedgerPoolWriter: Sendable {
+    /// Tells an append's caller its receipts (or the error of its group commit), once, on the
+    /// writer's thread: a continuation's resumption, or a server's answer handed on.
+    typealias AppendCompletion = @Sendable (Result<[AppendReceipt], any Error>) -> Void
+
     /// Work for the writer thread.
     enum Job: Sendable {
-        /// Messages to append in the next group commit, as the verifiers prepared them, and the
-        /// caller waiting for their outcomes.
-        case append([InboundMessage], [PreparedMessage], CheckedContinuation<[AppendReceipt], any Error>)
+        /// Messages to append in the next group commit, as the verifiers prepared them, and what
+        /// tells the caller their outcomes.
+        case append([InboundMessage], [PreparedMessage], AppendCompletion)
         /// A body to run on the writer's ledger between group commits; it resumes its own caller
         /// and returns the error it reported (so the writer can re-establish a lost connection).
         case exclusive(@Sendable (Ledger) -> (any Error)?)
@@ -120,13 +124,13 @@ final class LedgerPoolWriter: Sendable {
             }
             guard let drained else { break }
             defer { if ledger.snapshotsToFold.count >= Ledger.deferredSnapshotLimit { foldDeferred(on: ledger) } }
-            var callers: [(count: Int, continuation: CheckedContinuation<[AppendReceipt], any Error>)] = []
+            var callers: [(count: Int, completion: AppendCompletion)] = []
             var messages: [InboundMessage] = []
             var prepared: [PreparedMessage] = []
             for job in drained {
                 switch job {
-                case .append(let batch, let verified, let continuation):
-                    callers.append((batch.count, continuation))
+                case .append(let batch, let verified, let completion):
+                    callers.append((batch.count, completion))
                     messages.append(contentsOf: batch)
                     prepared.append(contentsOf: verified)
                 case .exclusive(let body):
@@ -147,10 +151,10 @@ final class LedgerPoolWriter: Sendable {
     }
 
     /// Appends every caller's messages in one transaction (``Ledger/commit(_:prepared:)``, the
-    /// commit half of ``Ledger/ingestBatch(_:)``) and resumes each caller with its own outcomes,
-    /// or every caller with the batch's error.
+    /// commit half of ``Ledger/ingestBatch(_:)``) and tells each caller its own outcomes, or
+    /// every caller the batch's error.
     private func groupCommit(_ messages: [InboundMessage], _ prepared: [PreparedMessage],
-                             for callers: [(count: Int, continuation: CheckedContinuation<[AppendReceipt], any Error>)],
+                             for callers: [(count: Int, completion: AppendCompletion)],
                              on ledger: Ledger) {
         guard !callers.isEmpty else { return }
         let result = Result { try ledger.commit(messages, prepared: prepared, deferringSnapshots: true).1 }
@@ -166,16 +170,16 @@ final class LedgerPoolWriter: Sendable {
             noteHead(of: ledger)
             var start = 0
             for caller in callers {
-                caller.continuation.resume(returning: (start..<start + caller.count).map { index in
+                caller.completion(.success((start..<start + caller.count).map { index in
                     AppendReceipt(outcome: outcomes[index], prepared: prepared[index])
-                })
+                }))
                 start += caller.count
             }
         case .failure(let error):
             // The transaction rolled back: nothing of this batch is stored, so each caller may retry.
             if ledger.store.isConnectionLoss(error) { try? ledger.store.reconnect() }
             noteHead(of: ledger)
-            for caller in callers { caller.continuation.resume(throwing: error) }
+            for caller in callers { caller.completion(.failure(error)) }
         }
     }
 
