@@ -146,34 +146,42 @@ public enum JSONValue: Sendable, Hashable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Writes the value pretty-printed at `indent` levels. Members in ``sortedMembers(_:)``'s
+    /// order, indentation appended in place: two padding arrays per value and a sorted copy of
+    /// every object cost a fifth of the CPU of a `groups --json` that folds and prints every
+    /// group (10,000 groups, same output: 1.79–1.87 → 1.40–1.49 s user), work a listing does for
+    /// each group without a snapshot (issue 25: 100,000 groups in under 3 s).
     private func writePretty(into out: inout [UInt8], indent: Int) {
-        let pad = [UInt8](repeating: 0x20, count: (indent + 1) * 2)
-        let closing = [UInt8](repeating: 0x20, count: indent * 2)
         switch self {
         case .array(let items) where !items.isEmpty:
             out.append(contentsOf: "[\n".utf8)
             for (index, item) in items.enumerated() {
-                out.append(contentsOf: pad)
+                Self.writeIndent(indent + 1, into: &out)
                 item.writePretty(into: &out, indent: indent + 1)
                 out.append(contentsOf: (index == items.count - 1 ? "\n" : ",\n").utf8)
             }
-            out.append(contentsOf: closing)
+            Self.writeIndent(indent, into: &out)
             out.append(UInt8(ascii: "]"))
         case .object(let dict) where !dict.isEmpty:
             out.append(contentsOf: "{\n".utf8)
-            let entries = dict.sorted { $0.key < $1.key }
-            for (index, entry) in entries.enumerated() {
-                out.append(contentsOf: pad)
-                JSONValue.writeString(entry.key, into: &out)
+            let members = JSONValue.sortedMembers(dict)
+            for (position, index) in members.enumerated() {
+                Self.writeIndent(indent + 1, into: &out)
+                JSONValue.writeString(dict[index].key, into: &out)
                 out.append(contentsOf: ": ".utf8)
-                entry.value.writePretty(into: &out, indent: indent + 1)
-                out.append(contentsOf: (index == entries.count - 1 ? "\n" : ",\n").utf8)
+                dict[index].value.writePretty(into: &out, indent: indent + 1)
+                out.append(contentsOf: (position == members.count - 1 ? "\n" : ",\n").utf8)
             }
-            out.append(contentsOf: closing)
+            Self.writeIndent(indent, into: &out)
             out.append(UInt8(ascii: "}"))
         default:
             writeCanonical(into: &out)
         }
+    }
+
+    /// Two spaces per level.
+    private static func writeIndent(_ levels: Int, into out: inout [UInt8]) {
+        for _ in 0..<levels * 2 { out.append(0x20) }
     }
 
     private func writeCanonical(into out: inout [UInt8], omitting paths: [[String]]) {

@@ -85,8 +85,10 @@ public enum ImmediateAnswer: Sendable {
     /// Answered now.
     case response(HTTPResponse)
     /// Started now and answered later: the connection is suspended, then `start` is called with
-    /// the function that answers it, to be called exactly once, from any thread.
-    case later(_ start: @Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
+    /// the function that answers it, to be called exactly once, from any thread, with what makes
+    /// the response; the polling thread makes it when it sends it (so a thread that must stay
+    /// free, a ledger's writer, only hands the answer on).
+    case later(_ start: @Sendable (_ respond: @escaping @Sendable (_ answer: @escaping @Sendable () -> HTTPResponse) -> Void) -> Void)
     /// Not taken: the server's `async` handler answers it.
     case notTaken
 }

@@ -8,8 +8,8 @@ import Synchronization
 /// `@unchecked Sendable` is safe: libmicrohttpd calls the access handler for one connection on
 /// one thread at a time, so `body`, `hasher`, `receivedBytes` and `phase` are touched serially;
 /// the thread that answers (the handler's task, or whichever thread calls an immediate answer's
-/// `respond`) only writes `response` (a `Mutex`) before resuming the connection, after which
-/// libmicrohttpd reads it.
+/// `respond`) only writes `answer` (a `Mutex`) before resuming the connection, after which
+/// libmicrohttpd's thread reads it and makes the response.
 final class RequestContext: @unchecked Sendable {
     enum Phase { case receiving, oversize, dispatched, answered }
 
@@ -18,7 +18,8 @@ final class RequestContext: @unchecked Sendable {
     var receivedBytes = 0
     var hasher: SHA256Hasher?
     let declaredLength: Int?
-    let response = Mutex<HTTPResponse?>(nil)
+    /// What makes the answer, once the handler has it (made on the polling thread that sends it).
+    let answer = Mutex<(@Sendable () -> HTTPResponse)?>(nil)
 
     init(declaredLength: Int?) { self.declaredLength = declaredLength }
 
@@ -137,8 +138,8 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
         let handle = ConnectionHandle(pointer: connection)
         // Called once with the answer, from any thread: libmicrohttpd calls this handler again
         // after the resume, in phase `.dispatched`, and queues it.
-        let respond: @Sendable (HTTPResponse) -> Void = { response in
-            context.response.withLock { $0 = response }
+        let respond: @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void = { answer in
+            context.answer.withLock { $0 = answer }
             core.resume(handle)
         }
         switch core.immediate?(request) ?? .notTaken {
@@ -153,7 +154,10 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
             context.phase = .dispatched
             core.suspend(handle)
             let handler = core.handler
-            Task(executorPreference: core.executor) { respond(await handler(request)) }
+            Task(executorPreference: core.executor) {
+                let response = await handler(request)
+                respond { response }
+            }
         }
         return .YES
     case .oversize:
@@ -163,9 +167,9 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
                                      receivedBytes: context.receivedBytes, sha256: digest)
         return queue(core.oversize(report), on: connection, close: core.isQuiesced)
     case .dispatched:
-        guard let response = context.response.withLock({ $0.take() }) else { return .YES }
+        guard let answer = context.answer.withLock({ $0.take() }) else { return .YES }
         context.phase = .answered
-        return queue(response, on: connection, close: core.isQuiesced)
+        return queue(answer(), on: connection, close: core.isQuiesced)
     case .answered:
         return .YES
     }

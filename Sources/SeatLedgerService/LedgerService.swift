@@ -113,8 +113,10 @@ public final class LedgerService: Sendable {
     /// Why: handing a request to a task and its work to a pool thread, and back twice, woke four
     /// threads per request. For a read that cost more CPU than the read itself under bench step
     /// 5b (target ≥ 5,000 requests/s, p99 under 5 ms, on two cores shared with the load
-    /// generator: 4,760 → 5,800–6,300/s); for a notification 8% of `serve`'s CPU under step 1c
-    /// (target at 64 connections ≥ 0.8× the file ingest).
+    /// generator: 4,760 → 5,800–6,300/s on the 100,000-event ledger, 3,530–3,690 → 4,580–5,070/s
+    /// on the million-event one); for a notification 8% of `serve`'s CPU on the 10,000-line
+    /// stream of step 1c (target at 64 connections ≥ 0.8× the file ingest), within the noise on
+    /// the 100,000-line one.
     public func handleImmediately(_ request: HTTPRequest) -> ImmediateAnswer {
         let segments = Self.segments(request)
         if segments == ["notifications"], request.method == "POST" {
@@ -136,14 +138,19 @@ public final class LedgerService: Sendable {
         return .response(finish(request, route: route, fields: fields, started: started, result))
     }
 
-    /// `POST /notifications` on the polling thread: verified here, answered by `respond` from the
-    /// writer's thread once the outcome is durable (``receiveNotification(_:fields:)``'s answers).
-    private func receiveNotification(_ request: HTTPRequest, respond: @escaping @Sendable (HTTPResponse) -> Void) {
+    /// `POST /notifications` on the polling thread: verified here, handed back by the writer once
+    /// the outcome is durable, answered (``receiveNotification(_:fields:)``'s answers) on the
+    /// polling thread that sends it: the writer only hands the receipt on, since everything it
+    /// does delays the next group commit (bench step 1c; alternating runs on the 100,000-line
+    /// stream could not tell the two apart on this noisy machine: 1,434–1,917/s either way).
+    private func receiveNotification(_ request: HTTPRequest, respond: @escaping @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void) {
         let started = ContinuousClock.now
         pool.appendReceipts([notificationMessage(request)]) { [self] result in
-            var fields: [String: JSONValue] = [:]
-            let answer = notificationAnswer(result.map { $0[0] }, fields: &fields)
-            respond(finish(request, route: "/notifications", fields: fields, started: started, .success(answer)))
+            respond {
+                var fields: [String: JSONValue] = [:]
+                let answer = self.notificationAnswer(result.map { $0[0] }, fields: &fields)
+                return self.finish(request, route: "/notifications", fields: fields, started: started, .success(answer))
+            }
         }
     }
 

@@ -138,13 +138,13 @@ struct HTTPServerTests {
                     return .later { respond in
                         Thread {
                             record(request.path)
-                            respond(HTTPResponse(status: 202, contentType: "text/plain", text: "soon " + text))
+                            respond { HTTPResponse(status: 202, contentType: "text/plain", text: "soon " + text) }
                         }.start()
                     }
                 }
                 if request.path.hasPrefix("/at-once/") {
                     // `later`, yet answered before `start` returns: still answered once, in order.
-                    return .later { respond in respond(HTTPResponse(status: 200, contentType: "text/plain", text: "at once " + text)) }
+                    return .later { respond in respond { HTTPResponse(status: 200, contentType: "text/plain", text: "at once " + text) } }
                 }
                 return .notTaken
             }) { request in

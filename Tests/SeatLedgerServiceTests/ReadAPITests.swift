@@ -186,7 +186,7 @@ struct ImmediateReadTests {
         func later(_ request: HTTPRequest) async throws -> (status: Int, json: JSONValue, headers: [String]) {
             guard case .later(let start) = service.handleImmediately(request) else { throw FixtureError("POST /notifications was not started on the polling thread") }
             let response = await withCheckedContinuation { (continuation: CheckedContinuation<HTTPResponse, Never>) in
-                start { continuation.resume(returning: $0) }
+                start { answer in continuation.resume(returning: answer()) }
             }
             return (response.status, try JSONValue.parse(bytes: Array(response.body)), response.headers.map { "\($0.name): \($0.value)" })
         }

@@ -149,8 +149,9 @@ public final class LedgerPool: Sendable {
     /// the writer, with no task and no verifier thread in between. `serve`'s `POST
     /// /notifications` uses it: the hand-overs of ``appendReceipts(_:)`` (to a task, a verifier,
     /// the writer, back to the task, back to libmicrohttpd) cost 8% of `serve`'s CPU per
-    /// notification under bench step 1c (630 → 580 µs in alternating runs; target at 64
-    /// connections ≥ 0.8× the file ingest).
+    /// notification under bench step 1c on its 10,000-line stream (630 → 580 µs in alternating
+    /// runs; within the noise on the 100,000-line stream; target at 64 connections ≥ 0.8× the
+    /// file ingest).
     public func appendReceipts(_ messages: [InboundMessage], completion: @escaping @Sendable (Result<[AppendReceipt], any Error>) -> Void) {
         if messages.isEmpty { return completion(.success([])) }
         if !verifiers.prepareHere(messages, completion: completion) { completion(.failure(LedgerPoolError.closed)) }

@@ -370,6 +370,12 @@ struct LedgerPoolTests {
         #expect(try await hasAccess("2000000000000001", PayloadFactory.defaultAppTransactionId))
         #expect(try await !hasAccess("2000000000000001", "app-user-nobody"))
         #expect(await pool.waitForHead(after: 0, timeout: .seconds(25)) == 1)
+        // The README's blocking read, from a thread of its own: the same answer as the async read.
+        let paidSeats = try await pool.read { try $0.groupState("2000000000000001", asOf: PayloadFactory.defaultSignedDate).seats.total }
+        #expect(paidSeats != nil)
+        #expect(Self.onThread {
+            try? pool.blockingRead { ledger in try ledger.groupState("2000000000000001", asOf: PayloadFactory.defaultSignedDate).seats.total }
+        }.wait() == paidSeats)
         await pool.close()
     }
 }
