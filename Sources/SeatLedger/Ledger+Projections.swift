@@ -191,24 +191,28 @@ extension Ledger {
         let keys = try groupKeys(for: identifier)
         guard !keys.isEmpty else { throw GroupNotFound(reference: identifier) }
         let maintainer = ProjectionMaintainer(store: store)
+        return try keys.flatMap { try foldedMemberAccess(identifier, inGroup: $0, asOf: asOf, knownAt: knownAt, maintainer: maintainer) }
+    }
+
+    /// ``memberAccess(_:asOf:knownAt:)`` in the group `key`, folded from its facts.
+    func foldedMemberAccess(_ identifier: String, inGroup key: String, asOf: EpochMillis, knownAt: EpochMillis?,
+                            maintainer: ProjectionMaintainer) throws -> [MemberInGroup] {
+        guard let (membership, facts, rows) = try maintainer.groupWithRows(key) else { return [] }
         var result: [MemberInGroup] = []
-        for key in keys {
-            guard let (membership, facts, rows) = try maintainer.groupWithRows(key) else { continue }
-            let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: knownAt)
-            let aliases = Set(rows.filter { $0.identifier == identifier }.map(\.role))
-            let owners = Self.transactionOwners(of: identifier, in: facts)
-            func names(_ member: MemberState) -> Bool {
-                member.matches(identifier) || (member.originalTransactionId.map(owners.contains) ?? false)
-                    || (aliases.contains("purchaser") && member.role == .purchaser)
-            }
-            for member in state.members where names(member) { result.append(MemberInGroup(group: state, member: member)) }
-            let present = Set(state.members.compactMap(\.originalTransactionId))
-            for holder in membership.memberOriginalTransactionIds.sorted() where owners.contains(holder) && !present.contains(holder) {
-                var alone = GroupMembership(groupKey: GroupIdentityResolver.unlinkedKey(for: holder))
-                alone.memberOriginalTransactionIds = [holder]
-                let then = GroupProjection.project(alone, facts: facts, asOf: asOf, knownAt: knownAt)
-                for member in then.members where names(member) { result.append(MemberInGroup(group: then, member: member)) }
-            }
+        let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: knownAt)
+        let aliases = Set(rows.filter { $0.identifier == identifier }.map(\.role))
+        let owners = Self.transactionOwners(of: identifier, in: facts)
+        func names(_ member: MemberState) -> Bool {
+            member.matches(identifier) || (member.originalTransactionId.map(owners.contains) ?? false)
+                || (aliases.contains("purchaser") && member.role == .purchaser)
+        }
+        for member in state.members where names(member) { result.append(MemberInGroup(group: state, member: member)) }
+        let present = Set(state.members.compactMap(\.originalTransactionId))
+        for holder in membership.memberOriginalTransactionIds.sorted() where owners.contains(holder) && !present.contains(holder) {
+            var alone = GroupMembership(groupKey: GroupIdentityResolver.unlinkedKey(for: holder))
+            alone.memberOriginalTransactionIds = [holder]
+            let then = GroupProjection.project(alone, facts: facts, asOf: asOf, knownAt: knownAt)
+            for member in then.members where names(member) { result.append(MemberInGroup(group: then, member: member)) }
         }
         return result
     }

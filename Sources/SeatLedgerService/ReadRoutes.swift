@@ -69,9 +69,9 @@ struct ReadRoutes: Sendable {
         let asOf = try Self.clock(request, "asOf") ?? now()
         let knownAt = try Self.clock(request, "knownAt")
         return { ledger in
-            let entries = try ledger.memberAccess(identifier, asOf: asOf, knownAt: knownAt)
-            return .json(["identifier": .string(identifier), "hasAccess": .bool(entries.contains { $0.member.hasAccess }),
-                          "memberships": MemberInGroup.json(entries)])
+            let memberships = try ledger.memberAccessJSON(identifier, asOf: asOf, knownAt: knownAt)
+            let hasAccess = memberships.arrayValue?.contains { $0["member"]?["hasAccess"]?.boolValue == true } ?? false
+            return .json(["identifier": .string(identifier), "hasAccess": .bool(hasAccess), "memberships": memberships])
         }
     }
 

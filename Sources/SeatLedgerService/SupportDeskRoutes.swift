@@ -159,7 +159,7 @@ struct SupportDeskRoutes: Sendable {
     private func memberReport(_ identifier: String, format text: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
         if text == "member-json" {
             let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt
-            let json = try await reading { ledger in MemberInGroup.json(try ledger.memberAccess(identifier, asOf: asOf, knownAt: knownAt)) }
+            let json = try await reading { ledger in try ledger.memberAccessJSON(identifier, asOf: asOf, knownAt: knownAt) }
             return Self.download(json.prettyString(), format: .json, name: "member-\(identifier)")
         }
         let format = try Self.format(text, allowed: ["markdown", "html", "json", "member-json"])

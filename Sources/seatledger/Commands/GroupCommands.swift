@@ -113,22 +113,24 @@ enum MemberCommand: Command {
         let clocks = try Clocks(arguments)
         let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
-        let entries = try ledger.memberAccess(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
         if arguments.flag("json") {
-            Terminal.json(MemberInGroup.json(entries))
-        } else {
-            for entry in entries {
-                Terminal.out("Group \(entry.group.groupKey) (\(entry.group.status.rawValue))")
-                Terminal.out(GroupText.memberLine(entry.member, width: Terminal.width))
-            }
+            let entries = try ledger.memberAccessJSON(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
+            Terminal.json(entries)
+            return entries.arrayValue?.isEmpty == false ? .success : noMember(identifier, clocks)
         }
-        guard !entries.isEmpty else {
-            // The identifier is in the ledger, but names no member at that moment (e.g. before any of its evidence).
-            Terminal.err("seatledger member show: \(identifier) names no member of any group as of \(Timestamp.iso8601(clocks.asOf))"
-                + (clocks.knownAt.map { ", known at \(Timestamp.iso8601($0))" } ?? ""))
-            return .failure
+        let entries = try ledger.memberAccess(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
+        for entry in entries {
+            Terminal.out("Group \(entry.group.groupKey) (\(entry.group.status.rawValue))")
+            Terminal.out(GroupText.memberLine(entry.member, width: Terminal.width))
         }
-        return .success
+        return entries.isEmpty ? noMember(identifier, clocks) : .success
+    }
+
+    /// The identifier is in the ledger, but names no member at that moment (e.g. before any of its evidence).
+    private static func noMember(_ identifier: String, _ clocks: Clocks) -> Terminal.ExitCode {
+        Terminal.err("seatledger member show: \(identifier) names no member of any group as of \(Timestamp.iso8601(clocks.asOf))"
+            + (clocks.knownAt.map { ", known at \(Timestamp.iso8601($0))" } ?? ""))
+        return .failure
     }
 }
 

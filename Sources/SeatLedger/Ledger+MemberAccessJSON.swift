@@ -1,0 +1,83 @@
+import AppStoreModels
+import LedgerStorage
+import Projections
+
+extension Ledger {
+    /// The `member show --json` output for `identifier`: ``MemberInGroup/json(_:)`` of
+    /// ``memberAccess(_:asOf:knownAt:)``, element for element, read in one snapshot of the ledger.
+    ///
+    /// Why it does not simply print ``memberAccess(_:asOf:knownAt:)``: issue 21's target for
+    /// `GET /v1/members/{id}` on the bench's 1,000,000-event ledger with 16 connections (bench step
+    /// 5b), at least 5,000 requests/s with p99 under 5 ms. Reading and folding the member's group
+    /// was a third of a request's CPU (about 140 of 416 µs), missing it at 4,011–4,785/s. So a
+    /// group whose stored snapshot holds at `asOf` (``ProjectionSnapshots``: every event recorded,
+    /// `knownAt` `nil`, projections built by this build's rules) gives its member objects and
+    /// status from the snapshot's text; only the events that mention `identifier` are read, for
+    /// the transactions that tie it to a member (``transactionOwners(of:in:)``). A group without
+    /// such a snapshot, or where the identifier names a seat holder the group does not show then
+    /// (shown on their own, in their `unlinked:` group), is folded as ``memberAccess(_:asOf:knownAt:)``
+    /// folds it. `MemberAccessSnapshotTests` checks both paths give the same bytes.
+    public func memberAccessJSON(_ identifier: String, asOf: EpochMillis, knownAt: EpochMillis? = nil) throws -> JSONValue {
+        try store.read {
+            let keys = try groupKeys(for: identifier)
+            guard !keys.isEmpty else { throw GroupNotFound(reference: identifier) }
+            let maintainer = ProjectionMaintainer(store: store)
+            let servesSnapshots = try knownAt == nil && store.hasGroupSnapshots && snapshotsFollowCurrentRules()
+            var owners: Set<String>?
+            var entries: [JSONValue] = []
+            for key in keys {
+                if servesSnapshots {
+                    if owners == nil {
+                        // The identifier's own events hold every transaction that carries it: each
+                        // one mentions it, so `event_keys` finds it under the identifier.
+                        let facts = try maintainer.loadFacts(try store.positions(mentioningAny: [identifier]))
+                        owners = Self.transactionOwners(of: identifier, in: facts)
+                    }
+                    if let found = try snapshotMemberAccess(identifier, inGroup: key, asOf: asOf, owners: owners ?? []) {
+                        entries += found
+                        continue
+                    }
+                }
+                entries += try foldedMemberAccess(identifier, inGroup: key, asOf: asOf, knownAt: knownAt, maintainer: maintainer).map(\.json)
+            }
+            return .array(entries)
+        }
+    }
+
+    /// The parts of a stored `group show --json` text a member lookup reads.
+    private static let memberLookupPruning = JSONPruning.members(["status": .all, "members": .all])
+
+    /// The `member show --json` entries of group `key` from its stored snapshot; `nil` when the
+    /// snapshot is missing, does not hold at `asOf` or cannot be read, or when the identifier names
+    /// a seat holder of the group that the snapshot does not show (the caller folds then).
+    ///
+    /// `owners` are the `originalTransactionId`s of the transactions that carry the identifier,
+    /// from every event mentioning it. A fold takes them from the group's events only; the two
+    /// agree on every `originalTransactionId` the lookup compares with them (the group's members
+    /// and seat holders), because the event that ties such an id to the identifier mentions that
+    /// id, which is one of the group's identifiers, so it is one of the group's events.
+    private func snapshotMemberAccess(_ identifier: String, inGroup key: String, asOf: EpochMillis,
+                                      owners: Set<String>) throws -> [JSONValue]? {
+        guard let snapshot = try store.groupSnapshots(from: key, through: key)[key], snapshot.holds(at: asOf),
+              let state = try? JSONValue.parse(snapshot.state, pruning: Self.memberLookupPruning),
+              let status = state["status"]?.stringValue, let members = state["members"]?.arrayValue else { return nil }
+        let rows = try store.groupIndexRows(groupKeys: [key])
+        guard let membership = ProjectionMaintainer.memberships(from: rows)[key] else { return [] }
+        let namesPurchaser = rows.contains { $0.identifier == identifier && $0.role == "purchaser" }
+        var present = Set<String>()
+        var entries: [JSONValue] = []
+        for member in members {
+            let otid = member["originalTransactionId"]?.stringValue
+            if let otid { present.insert(otid) }
+            let named = ["originalTransactionId", "appTransactionId", "seatClaimId", "memberRef"]
+                .contains { member[$0]?.stringValue == identifier }
+                || (otid.map(owners.contains) ?? false)
+                || (namesPurchaser && member["role"]?.stringValue == MemberRole.purchaser.rawValue)
+            if named {
+                entries.append(["groupKey": .string(key), "status": .string(status), "asOf": .timestamp(asOf), "member": member])
+            }
+        }
+        guard !membership.memberOriginalTransactionIds.contains(where: { owners.contains($0) && !present.contains($0) }) else { return nil }
+        return entries
+    }
+}
