@@ -100,6 +100,11 @@ struct ReadRoutes: Sendable {
         let limit = Int(try Self.integer(request, "limit", range: 1...Int64(maxPageSize)) ?? 100)
         let cursor = request.queryValue("cursor")
         let status = request.queryValue("status")
+        // A status the projection never gives (a typo such as `ACTVE`) would match no group and
+        // read as "there are none": refuse it, naming the ones that exist.
+        if let status, !GroupStatus.knownValues.contains(status.uppercased()) {
+            throw APIError.badParameter("status", status, expected: "one of " + GroupStatus.knownValues.sorted().joined(separator: ", "))
+        }
         let product = request.queryValue("product")
         let (page, more) = try await reading { ledger in
             try ledger.groupsPage(asOf: asOf, knownAt: knownAt, after: cursor, limit: limit) { state in

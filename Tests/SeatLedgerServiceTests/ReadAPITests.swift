@@ -47,6 +47,24 @@ struct ReadAPITests {
             cursor = page["nextCursor"]?.stringValue
         } while cursor != nil
         #expect(paged == keys.sorted())
+        // The filters keep exactly the CLI's groups with that status (any case) or product.
+        let byKey = try #require(groupsCLI.arrayValue).sorted { ($0["groupKey"]?.stringValue ?? "") < ($1["groupKey"]?.stringValue ?? "") }
+        let statuses = Set(byKey.compactMap { $0["status"]?.stringValue })
+        #expect(!statuses.isEmpty)
+        for status in statuses {
+            #expect(try json(get("/v1/groups?limit=1000&status=\(status.lowercased())"))["groups"]
+                    == .array(byKey.filter { $0["status"]?.stringValue == status }), "status \(status)")
+        }
+        let products = Set(byKey.compactMap { $0["productId"]?.stringValue })
+        #expect(!products.isEmpty)
+        for product in products {
+            #expect(try json(get("/v1/groups?limit=1000&product=\(product)"))["groups"]
+                    == .array(byKey.filter { $0["productId"]?.stringValue == product }), "product \(product)")
+        }
+        let badStatus = try client.request("GET", "/v1/groups?status=ACTVE", headers: auth)
+        #expect(badStatus.status == 400)
+        let badStatusMessage = try json(badStatus)["message"]?.stringValue ?? ""
+        #expect(badStatusMessage.contains("status=ACTVE") && badStatusMessage.contains("ACTIVE, BILLING_RETRY"), "\(badStatusMessage)")
 
         let asOf = "2025-06-15T00:00:00Z", knownAt = "2026-11-30T00:00:00Z"
         var membersCompared = 0
