@@ -19,10 +19,11 @@ enum DemoCommand: Command {
     Usage: seatledger demo [--scenarios DIR] [--pki DIR] [--keep PATH] [--group REF] [--as-of T] [--json]
 
     Creates a temporary ledger trusting the test root, ingests every sample stream (the streams of
-    Events/scenarios and Tools/pki/root.pem are compiled into this binary) as if received live (each event recorded a second after Apple signed it) (group lifecycles signed with the test PKI: purchases, Apple- and
-    developer-hosted members, seat changes, refunds, grace periods, organization seats …), then
-    prints the group list and an audit of the group from the testing guide whose 10 seats with 9
-    claims renew at 6. Works from any directory.
+    Events/scenarios and Tools/pki/root.pem are compiled into this binary) as if received live (each
+    event recorded a second after Apple signed it) (group lifecycles signed with the test PKI:
+    purchases, Apple- and developer-hosted members, seat changes, refunds, grace periods, organization
+    seats …), then prints the group list and an audit of the group from the testing guide whose 10 seats
+    with 9 claims renew at 6. Works from any directory.
 
     Options:
       --scenarios DIR  read the sample streams from DIR instead of the built-in ones

@@ -19,11 +19,11 @@ enum EventsCommand: Command {
     Usage: seatledger events [--mentioning ID] [--limit N] [--db PATH] [--json]
            seatledger events show POSITION|EVENT_ID [--db PATH] [--json]   (--json adds the raw bytes)
 
-    Lists events in log order: position, occurred-at (Apple's signed time), recorded-at (ours),
-    kind, type/subtype or endpoint/status, and event id. --mentioning finds every event naming an
-    identifier (notificationUUID, originalTransactionId, transactionId, appTransactionId,
-    seatClaimId, groupId, memberRef, requestIdentifier, customerId). `show` prints one event with its identifiers, verification record and
-    decoded payload (nested signed data decoded).
+    Lists events in log order: position, occurred-at (Apple's signed time), recorded-at (ours), kind,
+    type/subtype or endpoint/status, and event id. --mentioning finds every event naming an identifier
+    (notificationUUID, originalTransactionId, transactionId, appTransactionId, seatClaimId, groupId,
+    memberRef, requestIdentifier, customerId). `show` prints one event with its identifiers,
+    verification record and decoded payload (nested signed data decoded).
 
     Options:
     \(HelpText.db)

@@ -15,8 +15,9 @@ enum GroupsCommand: Command {
     Usage: seatledger groups [--as-of T] [--known-at T] [--db PATH] [--json]
 
     One line per group: group key (the purchaser's originalTransactionId, else a groupId, else
-    unlinked:<originalTransactionId> for an assigned seat holder nothing links), product, status, seats (total / claimed+assigned / available) and how
-    many members have access. --json prints an array of `group show --json` objects.
+    unlinked:<originalTransactionId> for an assigned seat holder nothing links), product, status, seats
+    (total / claimed+assigned / available) and how many members have access. --json prints an array of
+    `group show --json` objects.
 
     Options:
     \(HelpText.db)

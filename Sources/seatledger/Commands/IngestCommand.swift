@@ -42,28 +42,29 @@ enum IngestCommand: Command {
     Messages are committed in atomic batches; killing the process loses no committed batch and
     re-running the same input appends nothing twice.
 
-    Spool directories: one message per file. A file is first claimed (renamed into `processing/`)
-    and read through the descriptor opened there, so a producer replacing a name by rename while a
-    batch runs loses nothing; it moves to `done/` after its event commits and to `rejected/` after
-    it is quarantined. Symbolic links are never followed: a symlinked `done/`, `rejected/` or
-    `processing/` refuses the spool (exit 2), and entries that are links, FIFOs, sockets, devices
-    or unreadable are reported on stderr (names escaped), moved to `rejected/` unread and counted
-    ("refusedUnread" in --json; exit 2). Files whose names start with `.` or end in `.tmp` are
-    skipped (write then rename). Because files are moved, a directory is taken as a spool only
-    when it already has a `done/` or `rejected/` folder, or with --spool or --follow (which create
-    them): a directory named by mistake (say /tmp) is refused and nothing in it is touched. With --follow, keep watching until SIGINT/SIGTERM, which finish
-    the current batch and exit normally (0, or 3 if anything was quarantined).
+    Spool directories: one message per file. A file is first claimed (renamed into `processing/`) and
+    read through the descriptor opened there, so a producer replacing a name by rename while a batch
+    runs loses nothing; it moves to `done/` after its event commits and to `rejected/` after it is
+    quarantined. Symbolic links are never followed: a symlinked `done/`, `rejected/` or `processing/`
+    refuses the spool (exit 2), and entries that are links, FIFOs, sockets, devices or unreadable are
+    reported on stderr (names escaped), moved to `rejected/` unread and counted ("refusedUnread" in
+    --json; exit 2). Files whose names start with `.` or end in `.tmp` are skipped (write then rename).
+    Because files are moved, a directory is taken as a spool only when it already has a `done/` or
+    `rejected/` folder, or with --spool or --follow (which create them): a directory named by mistake
+    (say /tmp) is refused and nothing in it is touched. With --follow, keep watching until
+    SIGINT/SIGTERM, which finish the current batch and exit normally (0, or 3 if anything was
+    quarantined).
 
     From a Redis stream (consumer groups; at-least-once in, exactly-once in the ledger):
       seatledger ingest --from redis://127.0.0.1:6379/appstore-notifications --consumer-group seatledger --consumer worker-1
     Each stream entry carries one message in its `body` field. Entries are read with XREADGROUP in
-    batches, appended in one transaction, and acknowledged (XACK) only after it commits. On start
-    the consumer re-reads its own pending entries and claims entries idle longer than --min-idle-ms
-    from dead consumers (XAUTOCLAIM). The group is created (from the stream's start) if missing.
-    Redis restarts are survived by reconnecting with backoff; each failed attempt is reported on
-    stderr (URL credentials redacted). SIGTERM/SIGINT finish the current
-    batch, acknowledge it and exit normally (0, or 3 if anything was quarantined). Progress and lag (pending, last id) go to stderr; --json
-    prints the final stats.
+    batches, appended in one transaction, and acknowledged (XACK) only after it commits. On start the
+    consumer re-reads its own pending entries and claims entries idle longer than --min-idle-ms from
+    dead consumers (XAUTOCLAIM). The group is created (from the stream's start) if missing. Redis
+    restarts are survived by reconnecting with backoff; each failed attempt is reported on stderr (URL
+    credentials redacted). SIGTERM/SIGINT finish the current batch, acknowledge it and exit normally (0,
+    or 3 if anything was quarantined). Progress and lag (pending, last id) go to stderr; --json prints
+    the final stats.
 
     Options:
     \(HelpText.db)

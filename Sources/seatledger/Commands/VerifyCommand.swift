@@ -18,18 +18,19 @@ enum VerifyCommand: Command {
     static let help = """
     Usage: seatledger verify [--deep] [--chain-only] [--expect-head H] [--anchor FILE] [--db PATH] [--json] [--progress]
 
-    Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its
-    metadata) and checks positions are gap-free. Reports the first position where the chain
-    breaks, e.g. after the file was edited with another tool. Then checks the record chain, which
-    covers the configuration, the trust roots and the quarantine: a value, root or quarantine
-    item edited, added or deleted outside SeatLedger is a finding, as is a deleted arrival record
-    (arrival ids must be gap-free, and every event must have its first arrival). Then recomputes every projection
-    from the log and names the groups whose stored projection differs, the group index or a group
-    snapshot (a group folded at a moment, compared with a fold at it) (skip with --chain-only).
-    First the database file's own structure is checked (SQLite `PRAGMA quick_check`): a damaged
-    file is reported as a finding (exit 1). Exit 1 also when the chain is broken or a projection is stale (`seatledger rebuild --all-snapshots` repairs those),
-    or when events lack cached projection facts (a ledger from an older build): the projections are
-    then not checked, since a recomputation without those events would name sound groups as stale.
+    Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its metadata)
+    and checks positions are gap-free. Reports the first position where the chain breaks, e.g. after the
+    file was edited with another tool. Then checks the record chain, which covers the configuration, the
+    trust roots and the quarantine: a value, root or quarantine item edited, added or deleted outside
+    SeatLedger is a finding, as is a deleted arrival record (arrival ids must be gap-free, and every
+    event must have its first arrival). Then recomputes every projection from the log and names the
+    groups whose stored projection differs, the group index or a group snapshot (a group folded at a
+    moment, compared with a fold at it) (skip with --chain-only). First the database file's own
+    structure is checked (SQLite `PRAGMA quick_check`): a damaged file is reported as a finding (exit
+    1). Exit 1 also when the chain is broken or a projection is stale (`seatledger rebuild
+    --all-snapshots` repairs those), or when events lack cached projection facts (a ledger from an older
+    build): the projections are then not checked, since a recomputation without those events would name
+    sound groups as stale.
 
     Options:
     \(HelpText.db)

@@ -20,6 +20,9 @@ struct GoldenHelpAndErrorTests {
         }
     }
 
+    /// The widest a line of help prose may be.
+    static let proseWidth = 100
+
     /// `exit N`, stdout and stderr as one text.
     static func transcript(_ result: CLIResult) -> Data {
         Data("exit \(result.exitCode)\n--- stdout\n\(result.stdout)--- stderr\n\(result.stderr)".utf8)
@@ -43,6 +46,12 @@ struct GoldenHelpAndErrorTests {
                     return Int64(String(first))
                 } ?? []
             #expect(listed == command.exitCodes, "\(command.name) --help lists exit statuses \(listed), declares \(command.exitCodes)")
+            // Prose (lines at the left margin, the usage lines aside) reads in a 100-column terminal;
+            // indented lines (options, examples, exit statuses) are tables and may run longer.
+            let wide = result.stdout.split(separator: "\n").filter { line in
+                line.first.map { !$0.isWhitespace } == true && !line.hasPrefix("Usage:") && line.count > Self.proseWidth
+            }
+            #expect(wide.isEmpty, "\(command.name) --help: prose lines over \(Self.proseWidth) columns: \(wide)")
             try GoldenFile.check("help/\(command.name).txt", actual: result.stdoutData)
         }
         // A help file left for a command that is gone is drift too.
