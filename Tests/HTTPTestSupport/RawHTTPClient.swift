@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// A response as a raw client read it off the socket.
 public struct RawHTTPResponse: Sendable {
@@ -156,4 +157,33 @@ public func waitUntil(timeout: Duration, _ condition: @Sendable () throws -> Boo
         try? await Task.sleep(for: .milliseconds(10))
     }
     return try condition()
+}
+
+/// Blocking work started on a thread of its own at once, awaited later.
+///
+/// `async let x = onThread { … }` starts the thread only when the cooperative pool runs the child
+/// task, and in a full suite run on two cores both pool threads can be held by other tests for
+/// many seconds: a long-poll meant to be waiting by the next line was then not even sent
+/// (`ReadAPITests.changeFeed`). `StartedThread` sends it now.
+public final class StartedThread<T: Sendable>: Sendable {
+    private let outcome = Mutex<Result<T, any Error>?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts `body` on a new thread.
+    public init(_ body: @escaping @Sendable () throws -> T) {
+        Thread { [self] in
+            let result = Result { try body() }
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }.start()
+    }
+
+    /// The body's result (or its error), once it has returned; waits on a thread of its own.
+    public func value() async throws -> T {
+        try await onThread { [self] in
+            finished.wait()
+            finished.signal()  // a second call returns at once
+            return try outcome.withLock { $0! }.get()
+        }
+    }
 }

@@ -119,7 +119,7 @@ struct ReadAPITests {
             let empty = try json(client.request("GET", "/v1/changes?after=3&wait=0", headers: auth))
             #expect(empty["changes"]?.arrayValue?.isEmpty == true && empty["next"]?.int64Value == 3)
         }
-        async let waited = onThread { try json(RawHTTPClient(port: port, timeoutSeconds: 30).request("GET", "/v1/changes?after=3&wait=20", headers: auth)) }
+        let waited = StartedThread { try json(RawHTTPClient(port: port, timeoutSeconds: 30).request("GET", "/v1/changes?after=3&wait=20", headers: auth)) }
         // Post the fourth once the long-poll is waiting: two requests in flight, it and the scrape.
         try await onThread {
             let client = try RawHTTPClient(port: port)
@@ -128,7 +128,7 @@ struct ReadAPITests {
             })
             #expect(try client.request("POST", "/notifications", body: bodies[3]).status == 200)
         }
-        let result = try await waited
+        let result = try await waited.value()
         #expect(result["changes"]?.arrayValue?.map { $0["position"]?.int64Value } == [4])
         #expect(result["changes"]?.arrayValue?.first?["groupKeys"] == [.string(String(2_100_000_000_000_503))])
         #expect(serve.stop() == 0)
