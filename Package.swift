@@ -27,7 +27,7 @@ let package = Package(
         .systemLibrary(name: "CHiredis", path: "Sources/CHiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", path: "Sources/CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "JWSVerification"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "JWSVerification", "LedgerConcurrency"]),
         // The support desk's pages: pure HTML rendering of reports (no HTTP, no I/O); served by SeatLedgerService.
         .target(name: "SupportDesk", dependencies: ["Reports", "Projections", "AppStoreModels"]),
         .target(name: "SeatLedgerService", dependencies: ["HTTPServer", "SupportDesk", "SeatLedger", "SeatLedgerAppStoreAPI", "AppStoreAPI", "Reports", "Projections", "EventStore", "LedgerStorage", "AppStoreModels", "LedgerEvents", "JWSVerification"]),

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerConcurrency
 
 /// The threads request handlers run on: a `TaskExecutor` of the server's own.
 ///
@@ -18,8 +19,7 @@ final class HandlerExecutor: TaskExecutor, @unchecked Sendable {
 
     init(threads: Int, name: String) {
         for index in 0..<max(1, threads) {
-            let thread = Thread { [self] in work() }
-            thread.name = "\(name)-\(index)"
+            let thread = Thread.named("\(name)-\(index)") { [self] in work() }
             running += 1
             thread.start()
         }

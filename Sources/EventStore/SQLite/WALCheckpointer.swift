@@ -72,7 +72,7 @@ final class WALCheckpointer: Sendable {
             throw SQLiteError(resultCode: SQLITE_MISUSE, message: "background checkpoints need a ledger in WAL mode", path: path)
         }
         let handOver = Handoff(connection)
-        let thread = Thread { [self] in
+        let thread = Thread.named("sl-checkpoint") { [self] in
             do {
                 let connection = handOver.take()
                 run(on: connection)
@@ -81,7 +81,6 @@ final class WALCheckpointer: Sendable {
             // time `stop()` returns.
             state.update { $0.finished = true }
         }
-        thread.name = "seatledger.wal.checkpoint"
         thread.start()
     }
 

@@ -124,8 +124,7 @@ private final class LineSource: Sendable {
     /// The next block of lines (waiting for the reading thread), `.end` at end of input, or the read error.
     func take() throws -> Item {
         if !started.exchange(true, ordering: .acquiringAndReleasing) {
-            let thread = Thread { [self] in produce() }
-            thread.name = "seatledger-lines"
+            let thread = Thread.named("sl-lines") { [self] in produce() }
             thread.start()
         }
         guard let block = try blocks.receive() else { return .end }

@@ -82,11 +82,10 @@ final class DecodeWorkers: Sendable {
         self.decoder = decoder
         self.exits = (0..<max(1, threads)).map { _ in OneShot() }
         for (index, exited) in exits.enumerated() {
-            let thread = Thread { [self] in
+            let thread = Thread.named("sl-decode-\(index)") { [self] in
                 while let job = try? jobs.receive() { job.work(decoder: decoder) }
                 exited.set(())
             }
-            thread.name = "seatledger-decode-\(index)"
             thread.start()
         }
     }

@@ -44,11 +44,10 @@ final class LedgerHeadWatch: Sendable {
     /// Starts the clock thread; `recheck` submits a read of the store's head.
     func start(recheck: @escaping @Sendable () -> Bool) {
         self.recheck.withLock { $0 = recheck }
-        let thread = Thread { [self] in
+        let thread = Thread.named("sl-pool-head") { [self] in
             run()
             exited.set(())
         }
-        thread.name = "seatledger-pool-head"
         thread.start()
     }
 

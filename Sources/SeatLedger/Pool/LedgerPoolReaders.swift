@@ -30,11 +30,10 @@ final class LedgerPoolReaders: Sendable {
         let ledgers = try (0..<max(1, count)).map { _ in try Ledger.open(store: makeStore(true)) }
         let readers = LedgerPoolReaders(connections: ledgers)
         for (index, exited) in readers.exits.enumerated() {
-            let thread = Thread {
+            let thread = Thread.named("sl-pool-read-\(index)") {
                 readers.run()
                 exited.set(())
             }
-            thread.name = "seatledger-pool-reader-\(index)"
             thread.start()
         }
         return readers

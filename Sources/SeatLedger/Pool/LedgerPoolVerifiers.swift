@@ -33,7 +33,7 @@ final class LedgerPoolVerifiers: Sendable {
         self.decoder = decoder
         self.writer = writer
         for (index, exited) in exits.enumerated() {
-            let thread = Thread { [jobs] in
+            let thread = Thread.named("sl-verify-\(index)") { [jobs] in
                 while let job = try? jobs.receive() {
                     let prepared = parallelMap(job.messages) { decoder.prepare($0) }
                     if !writer.submit(.append(job.messages, prepared, job.completion)) {
@@ -42,7 +42,6 @@ final class LedgerPoolVerifiers: Sendable {
                 }
                 exited.set(())
             }
-            thread.name = "seatledger-pool-verifier-\(index)"
             thread.start()
         }
     }

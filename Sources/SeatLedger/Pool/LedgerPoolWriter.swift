@@ -56,11 +56,10 @@ final class LedgerPoolWriter: Sendable {
                       makeStore: @escaping @Sendable (_ readOnly: Bool) throws -> any LedgerStore) throws -> (LedgerPoolWriter, MessageDecoder) {
         let writer = LedgerPoolWriter(watch: watch)
         let opened = OneShot<Result<MessageDecoder, any Error>>()
-        let thread = Thread {
+        let thread = Thread.named("sl-pool-writer") {
             writer.run(makeStore: makeStore, opened: opened)
             writer.exited.set(())
         }
-        thread.name = "seatledger-pool-writer"
         thread.start()
         return (writer, try opened.wait().get())
     }

@@ -109,7 +109,7 @@ struct ProjectionRebuilder {
             for batch in batches { try body(try store.eventsForFacts(batch[...])) }
             return
         }
-        try Self.stream(from: reader, onThreadNamed: "seatledger.rebuild.events", capacity: 1, produce: { reader, send in
+        try Self.stream(from: reader, onThreadNamed: "sl-rb-events", capacity: 1, produce: { reader, send in
             for batch in batches { try send(try reader.eventsForFacts(batch[...])) }
         }, consume: body)
     }
@@ -441,7 +441,7 @@ struct ProjectionRebuilder {
         let middle = head / 2
         let size = batchSize
         let later = LaterHalfScan(reader)
-        let thread = Thread {
+        let thread = Thread.named("sl-rb-identity") {
             later.run { reader in
                 var scan = IdentityScan()
                 try reader.withPageCache(mebibytes: Self.scanCacheMebibytes) {
@@ -456,7 +456,6 @@ struct ProjectionRebuilder {
                 return scan
             }
         }
-        thread.name = "seatledger.rebuild.identity"
         thread.start()
         var joined = IdentityScan()
         do {
@@ -504,7 +503,7 @@ struct ProjectionRebuilder {
             return try store.forEachFactsBatch(batchSize: batchSize, body)
         }
         let size = batchSize
-        try Self.stream(from: reader, onThreadNamed: "seatledger.rebuild.scan", capacity: 4, produce: { reader, send in
+        try Self.stream(from: reader, onThreadNamed: "sl-rb-scan", capacity: 4, produce: { reader, send in
             try reader.forEachFactsBatch(batchSize: size) { try send($0) }
         }, consume: body)
     }
@@ -519,7 +518,7 @@ struct ProjectionRebuilder {
     ) throws {
         let channel = BoundedChannel<Value>(capacity: capacity)
         let handOver = Handoff(reader)
-        let thread = Thread {
+        let thread = Thread.named(name) {
             do {
                 let reader = handOver.take()
                 try reader.withPageCache(mebibytes: scanCacheMebibytes) {
@@ -536,7 +535,6 @@ struct ProjectionRebuilder {
                 channel.close(throwing: error)
             }
         }
-        thread.name = name
         thread.start()
         do {
             while let value = try channel.receive() { try consume(value) }

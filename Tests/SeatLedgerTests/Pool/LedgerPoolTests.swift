@@ -50,6 +50,22 @@ struct LedgerPoolTests {
         return holding
     }
 
+    @Test("the pool's threads carry names the system shows (top -H, ps -L, perf): writer, readers, head watch")
+    func threadNames() async throws {
+        let test = try TestLedger()
+        let pool = try LedgerPool.open(path: test.path, readers: 2)
+        func names() -> Set<String> {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return Set(tasks.compactMap { task in
+                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+            })
+        }
+        // Each thread names itself as it starts, which may be just after `open` returns.
+        let expected: Set<String> = ["sl-pool-writer", "sl-pool-read-0", "sl-pool-read-1", "sl-pool-head"]
+        #expect(await Self.eventually { expected.isSubset(of: names()) }, "threads: \(names().sorted())")
+        await pool.close()
+    }
+
     @Test("32 concurrent tasks append and read: outcomes right, positions gap-free, each event once, chain intact, commits grouped")
     func concurrentAppendsAndReads() async throws {
         let test = try TestLedger()
