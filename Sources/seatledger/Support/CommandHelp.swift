@@ -21,9 +21,35 @@ enum CommandHelp {
         return parts.joined(separator: "\n\n")
     }
 
-    /// "Exit status:" and one line per status.
+    /// "Exit status:" and one entry per status, its meaning wrapped under itself.
     static func exitStatusText(_ statuses: [ExitStatus]) -> String {
-        (["Exit status:"] + statuses.map { "  \($0.code.rawValue)  \($0.meaning)" }).joined(separator: "\n")
+        (["Exit status:"] + statuses.map { status in
+            let lead = "  \(status.code.rawValue)  "
+            return wrapped(status.meaning, width: width - lead.count).enumerated()
+                .map { index, line in (index == 0 ? lead : String(repeating: " ", count: lead.count)) + line }
+                .joined(separator: "\n")
+        }).joined(separator: "\n")
+    }
+
+    /// The widest line of help text that the generated parts write.
+    static let width = 100
+
+    /// `text` cut into lines of at most `width` characters at spaces (a longer word keeps its own line).
+    static func wrapped(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: true) {
+            if line.isEmpty {
+                line = String(word)
+            } else if line.count + 1 + word.count <= width {
+                line += " " + word
+            } else {
+                lines.append(line)
+                line = String(word)
+            }
+        }
+        if !line.isEmpty || lines.isEmpty { lines.append(line) }
+        return lines
     }
 
     /// `seatledger help --json`: every command's declared options, flags, actions, exit statuses
