@@ -43,15 +43,21 @@ public struct MessageDecoder: Sendable {
         while start < end, Self.isSpace(bytes[start]) { start += 1 }
         while end > start, Self.isSpace(bytes[end - 1]) { end -= 1 }
         guard start < end else { throw IngestRejection(code: "empty_message", reason: "empty message") }
-        if bytes[start] == UInt8(ascii: "{") {
+        // A compact JWS is base64url and dots: a first `{` or `[` can only be JSON.
+        if bytes[start] == UInt8(ascii: "{") || bytes[start] == UInt8(ascii: "[") {
             let json: JSONValue
             do {
                 json = try JSONValue.parse(bytes: Array(bytes[start..<end]))
             } catch {
                 throw .malformedJSON(error.reason)
             }
+            guard json.objectValue != nil else {
+                throw IngestRejection(code: "unrecognized_message",
+                                      reason: "a JSON array, not an object with \"signedPayload\" or \"apiResponse\"")
+            }
             if let signed = json["signedPayload"] {
-                guard let jws = signed.stringValue else {
+                // Strictly a string: `stringValue` would also read a number as its digits.
+                guard case .string(let jws) = signed else {
                     throw IngestRejection(code: "not_jws", reason: "not a JWS: signedPayload is not a string")
                 }
                 return [try decodeNotification(jws: jws, raw: message.raw, source: message.source, origin: message.origin)]

@@ -12,8 +12,8 @@ import Testing
 struct RejectionTests {
     enum Case: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case badSignature, chainNotTrusted, certificateExpiredAtSignedDate, missingLeafOID, missingIntermediateOID
-        case algNotES256, algNone, notAJWS, bareTextNotAJWS, signedPayloadNotAString, missingX5C
-        case bundleMismatch, environmentMismatch, malformedJSON, unrecognizedMessage, invalidEnvelope
+        case algNotES256, algNone, notAJWS, bareTextNotAJWS, signedPayloadNotAString, signedPayloadNumber, missingX5C
+        case bundleMismatch, environmentMismatch, malformedJSON, unrecognizedMessage, jsonArray, invalidEnvelope
         case nestedTransactionBadSignature, nestedRenewalUntrusted, nestedTransactionBundleMismatch
         case apiResponseNestedBadSignature, apiResponseEnvironmentMismatch, notificationHistoryItemUntrusted
         case preRejectedLineTooLong, emptyMessage
@@ -27,12 +27,12 @@ struct RejectionTests {
             case .certificateExpiredAtSignedDate: return "certificate_expired"
             case .missingLeafOID, .missingIntermediateOID: return "missing_apple_oid"
             case .algNotES256, .algNone: return "alg_not_es256"
-            case .notAJWS, .bareTextNotAJWS, .signedPayloadNotAString: return "not_jws"
+            case .notAJWS, .bareTextNotAJWS, .signedPayloadNotAString, .signedPayloadNumber: return "not_jws"
             case .missingX5C: return "missing_x5c"
             case .bundleMismatch, .nestedTransactionBundleMismatch: return "bundle_mismatch"
             case .environmentMismatch, .apiResponseEnvironmentMismatch: return "environment_mismatch"
             case .malformedJSON: return "malformed_json"
-            case .unrecognizedMessage: return "unrecognized_message"
+            case .unrecognizedMessage, .jsonArray: return "unrecognized_message"
             case .invalidEnvelope: return "invalid_envelope"
             case .preRejectedLineTooLong: return "line_too_long"
             case .emptyMessage: return "empty_message"
@@ -47,12 +47,14 @@ struct RejectionTests {
             case .certificateExpiredAtSignedDate: return ["certificate expired at signedDate"]
             case .missingLeafOID, .missingIntermediateOID: return ["missing Apple OID"]
             case .algNotES256, .algNone: return ["alg not ES256"]
-            case .notAJWS, .bareTextNotAJWS, .signedPayloadNotAString: return ["not a JWS"]
+            case .notAJWS, .bareTextNotAJWS: return ["not a JWS"]
+            case .signedPayloadNotAString, .signedPayloadNumber: return ["not a JWS", "signedPayload is not a string"]
             case .missingX5C: return ["x5c"]
             case .bundleMismatch: return ["bundle mismatch", "com.example.other"]
             case .environmentMismatch: return ["environment mismatch", "Production"]
             case .malformedJSON: return ["malformed JSON"]
             case .unrecognizedMessage: return ["signedPayload", "apiResponse"]
+            case .jsonArray: return ["JSON array", "signedPayload", "apiResponse"]
             case .invalidEnvelope: return ["envelope"]
             case .nestedTransactionBadSignature: return ["data.signedTransactionInfo", "bad signature"]
             case .nestedRenewalUntrusted: return ["data.signedRenewalInfo", "chain not trusted"]
@@ -98,6 +100,8 @@ struct RejectionTests {
                 return line("MIIT1QYJKoZIhvcNAQcCoIITxjCCE8ICAQExCzAJBgUrDgMCGgUAMIIDdgYJKoZIhvcNAQcBoIIDZwSCA2Mxgg")
             case .signedPayloadNotAString:
                 return line(#"{"signedPayload":{"notificationType":"TEST"}}"#)
+            case .signedPayloadNumber:
+                return line(#"{"signedPayload":7}"#)
             case .missingX5C:
                 let jws = try main.compact(header: main.header(overrides: ["x5c": .null]), payload: main.notificationPayload())
                 return line(PayloadFactory.body(signedPayload: jws))
@@ -109,6 +113,8 @@ struct RejectionTests {
                 return line(#"{"signedPayload": "abc"#)
             case .unrecognizedMessage:
                 return line(#"{"hello":"world"}"#)
+            case .jsonArray:
+                return line(#"[{"signedPayload":"a.b.c"}]"#)
             case .invalidEnvelope:
                 return line(#"{"apiResponse":{"method":"GET","path":"/x"}}"#)
             case .nestedTransactionBadSignature:
