@@ -16,13 +16,13 @@ enum ReplayCommand: Command {
 
     Every event that touches the group, in effective order (Apple's signed time): when it took effect,
     what arrived (notification type/subtype or API endpoint and status), when we recorded it — flagged
-    `late` when recorded more than an hour after it occurred — the path it came by (`via webhook`, `via
-    file`, `via stdin`, `via spool`, `via queue`, `via api-client`, `via backfill` for Get Notification
-    History, `via recorded` for `seatledger record`; `via live` for events stored before the path was
-    recorded), how many duplicate arrivals it had, and the state change it caused in plain words ("seats
-    10 → 6 at next renewal", "member app-user-42 (claim 7a1e…) lost access: unclaimed by the App
-    Store"). Periods that end with no event appear as "time passed (no event)". --json gives structured
-    entries with event ids and before/after.
+    `late` when recorded more than an hour after it occurred — the path it came by (`via webhook`,
+    `via file`, `via stdin`, `via spool`, `via queue`, `via api-client`, `via backfill` for Get
+    Notification History, `via recorded` for `seatledger record`; `via live` for events stored before
+    the path was recorded), how many duplicate arrivals it had, and the state change it caused in plain
+    words ("seats 10 → 6 at next renewal", "member app-user-42 (claim 7a1e…) lost access: unclaimed by
+    the App Store"). Periods that end with no event appear as "time passed (no event)". --json gives
+    structured entries with event ids and before/after.
 
     Options:
     \(HelpText.db)

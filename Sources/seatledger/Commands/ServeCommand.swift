@@ -49,8 +49,8 @@ enum ServeCommand: Command {
       GET /metrics               Prometheus text: notifications received/appended/duplicate/
                                  quarantined by reason, latency histograms, head, newest event age
 
-    /v1 needs `Authorization: Bearer <token>` of scope read (`seatledger token add NAME --scope
-    read`), the seat endpoints one of scope seats (`--scope seats`); 401 without a valid token, 403
+    /v1 needs `Authorization: Bearer <token>` of scope read (`seatledger token add NAME --scope read`),
+    the seat endpoints one of scope seats (`--scope seats`); 401 without a valid token, 403
     with another scope. Every App Store Server API response is recorded as an event. Errors are JSON:
     {"error": code, "message": reason}. Clock parameters are ISO 8601 or epoch ms, as the CLI's;
     $SEATLEDGER_NOW pins "now" as for the CLI.

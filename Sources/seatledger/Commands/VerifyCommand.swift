@@ -26,11 +26,11 @@ enum VerifyCommand: Command {
     event must have its first arrival). Then recomputes every projection from the log and names the
     groups whose stored projection differs, the group index or a group snapshot (a group folded at a
     moment, compared with a fold at it) (skip with --chain-only). First the database file's own
-    structure is checked (SQLite `PRAGMA quick_check`): a damaged file is reported as a finding (exit
-    1). Exit 1 also when the chain is broken or a projection is stale (`seatledger rebuild
-    --all-snapshots` repairs those), or when events lack cached projection facts (a ledger from an older
-    build): the projections are then not checked, since a recomputation without those events would name
-    sound groups as stale.
+    structure is checked (SQLite `PRAGMA quick_check`): a damaged file is reported as a finding
+    (exit 1). Exit 1 also when the chain is broken or a projection is stale
+    (`seatledger rebuild --all-snapshots` repairs those), or when events lack cached projection facts (a
+    ledger from an older build): the projections are then not checked, since a recomputation without
+    those events would name sound groups as stale.
 
     Options:
     \(HelpText.db)

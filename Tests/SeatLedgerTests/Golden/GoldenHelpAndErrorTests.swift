@@ -55,6 +55,9 @@ struct GoldenHelpAndErrorTests {
                 line.first.map { !$0.isWhitespace } == true && !line.hasPrefix("Usage:") && line.count > Self.proseWidth
             } + exitStatuses.split(separator: "\n").filter { $0.count > Self.proseWidth }
             #expect(wide.isEmpty, "\(command.name) --help: prose or exit-status lines over \(Self.proseWidth) columns: \(wide)")
+            // A `code span` wrapped across two lines reads as two broken ones.
+            let brokenSpans = result.stdout.split(separator: "\n").filter { $0.filter { $0 == "`" }.count % 2 == 1 }
+            #expect(brokenSpans.isEmpty, "\(command.name) --help: a `code span` is split across lines: \(brokenSpans)")
             try GoldenFile.check("help/\(command.name).txt", actual: result.stdoutData)
         }
         // A help file left for a command that is gone is drift too.
