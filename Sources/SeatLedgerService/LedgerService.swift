@@ -130,6 +130,7 @@ public final class LedgerService: Sendable {
         let result: Result<HTTPResponse, any Error>
         do {
             fields["token"] = .string(try tokens.authorizeBlocking(request.header("Authorization"), scope: "read"))
+            try RouteParameters.check(request, route: route)
             let reads = readRoutes
             result = .success(route == "/v1/members/{id}" ? try reads.memberNow(segments[2], request) : try reads.groupNow(segments[2], request))
         } catch {
@@ -254,6 +255,7 @@ public final class LedgerService: Sendable {
         route = readRoute
         try only("GET")
         fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "read"))
+        try RouteParameters.check(request, route: route)
         let reads = readRoutes
         switch route {
         case "/v1/groups": return try await reads.groups(request)
@@ -284,16 +286,19 @@ public final class LedgerService: Sendable {
             route = "/v1/groups/{ref}/seats"
             try only("POST", route)
             fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "seats"))
+            try RouteParameters.check(request, route: route)
             return try await seats.claim(reference, request, fields: &fields)
         case 4 where !v1[3].isEmpty:
             route = "/v1/groups/{ref}/seats/{seatClaimId}"
             try only("DELETE", route)
             fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "seats"))
+            try RouteParameters.check(request, route: route)
             return try await seats.unclaim(reference, seatClaimId: v1[3], fields: &fields)
         case 5 where !v1[3].isEmpty && v1[4] == "associate":
             route = "/v1/groups/{ref}/seats/{seatClaimId}/associate"
             try only("POST", route)
             fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "seats"))
+            try RouteParameters.check(request, route: route)
             return try await seats.associate(reference, seatClaimId: v1[3], request, fields: &fields)
         default:
             throw APIError(status: 404, code: "not_found", message: "no route \(request.path); see `seatledger serve --help`")

@@ -17,9 +17,8 @@ struct ReadRoutes: Sendable {
 
     /// A clock parameter: ISO 8601 or epoch milliseconds, as the CLI's `--as-of`/`--known-at`.
     static func clock(_ request: HTTPRequest, _ name: String) throws(APIError) -> EpochMillis? {
-        let values = request.queryValues(name)
-        guard let text = values.first else { return nil }
-        guard values.count == 1 else { throw APIError(status: 400, code: "bad_parameter", message: "query parameter \(name) is given \(values.count) times; give it once") }
+        // Given once: ``RouteParameters`` refused a second one.
+        guard let text = request.queryValue(name) else { return nil }
         guard let millis = Timestamp.parse(text) else {
             throw .badParameter(name, text, expected: "ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds")
         }

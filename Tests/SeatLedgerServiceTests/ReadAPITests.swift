@@ -236,6 +236,62 @@ struct ImmediateReadTests {
     }
 }
 
+/// `RouteParameters`: what a `/v1` route does not take is refused, not ignored.
+@Suite("serve: query parameters a route does not take")
+struct RouteParameterTests {
+    @Test("an unknown or repeated query parameter on a /v1 route is a 400 naming it and what the route takes, from handle() and the polling thread alike; /notifications keeps its query string")
+    func refused() async throws {
+        let fixture = try LedgerFixture()
+        let reader = try addToken("reader", scope: "read", db: fixture.path)
+        let seats = try addToken("seats", scope: "seats", db: fixture.path)
+        let pool = try LedgerPool.open(path: fixture.path, readers: 1)
+        let service = try LedgerService(pool: pool, configuration: .init(http: .init(port: 0), ledgerDescription: fixture.path),
+                                        log: RequestLog { _ in })
+        let g = "2000000000000001"
+        // (method, path, query, token, the message's words)
+        let cases: [(String, String, [(name: String, value: String)], String, [String])] = [
+            ("GET", "/v1/members/m1", [("asof", "2025-06-15T00:00:00Z")], reader,
+             ["unknown query parameter asof (did you mean asOf?)", "/v1/members/{id} takes asOf, knownAt"]),
+            ("GET", "/v1/groups/\(g)", [("asOf", "2025-06-15T00:00:00Z"), ("knownat", "2025-06-15T00:00:00Z")], reader,
+             ["unknown query parameter knownat (did you mean knownAt?)", "/v1/groups/{ref} takes asOf, knownAt"]),
+            ("GET", "/v1/groups/\(g)", [("asOf", "2025-06-15T00:00:00Z"), ("asOf", "2026-06-15T00:00:00Z")], reader,
+             ["query parameter asOf is given 2 times; give it once"]),
+            ("GET", "/v1/groups", [("page", "2")], reader,
+             ["unknown query parameter page: /v1/groups takes asOf, knownAt, limit, cursor, status, product"]),
+            ("GET", "/v1/groups", [("limit", "1"), ("limit", "500")], reader, ["query parameter limit is given 2 times; give it once"]),
+            ("GET", "/v1/groups/\(g)/replay", [("asOf", "2025-06-15T00:00:00Z")], reader,
+             ["unknown query parameter asOf: /v1/groups/{ref}/replay takes from, to, knownAt"]),
+            ("GET", "/v1/groups/\(g)/diff", [("knownAt", "1"), ("knownAt", "2"), ("knownAt", "3")], reader,
+             ["query parameter knownAt is given 3 times; give it at most 2 times"]),
+            ("GET", "/v1/groups/\(g)/audit", [("fmt", "html")], reader, ["unknown query parameter fmt: /v1/groups/{ref}/audit takes format, asOf"]),
+            ("GET", "/v1/changes", [("since", "0")], reader, ["unknown query parameter since: /v1/changes takes after, limit, wait"]),
+            ("DELETE", "/v1/groups/\(g)/seats/claim-1", [("force", "1")], seats,
+             ["unknown query parameter force: /v1/groups/{ref}/seats/{seatClaimId} takes no query parameters"]),
+        ]
+        for (method, path, query, token, words) in cases {
+            let request = HTTPRequest(method: method, path: path, query: query, headers: [("Authorization", "Bearer \(token)")])
+            let response = await service.handle(request)
+            let body = try JSONValue.parse(bytes: Array(response.body))
+            let message = body["message"]?.stringValue ?? ""
+            #expect(response.status == 400 && body["error"] == "bad_parameter", "\(path) \(query): \(response.status) \(message)")
+            for word in words { #expect(message.contains(word), "\(path) \(query): \(message)") }
+            if case .response(let now) = service.handleImmediately(request) {
+                #expect(now.status == response.status && now.body == response.body, "\(path) on the polling thread")
+            }
+        }
+        // Without a token the unknown parameter is not looked at: 401 first, as for any /v1 read.
+        let anonymous = await service.handle(HTTPRequest(method: "GET", path: "/v1/members/m1", query: [("asof", "x")]))
+        #expect(anonymous.status == 401)
+        // A notification URL with a query string of its own (configured so in App Store Connect) is stored.
+        let body = try #require(try Notifications.subscribed(count: 1).first)
+        let posted = await service.handle(HTTPRequest(method: "POST", path: "/notifications", query: [("env", "production")], body: body))
+        #expect(posted.status == 200)
+        #expect(try JSONValue.parse(bytes: Array(posted.body))["result"] == "appended")
+        await service.shutdown(drainTimeout: .seconds(5))
+        await pool.close()
+    }
+}
+
 /// The response of an immediate answer given now, or `nil`.
 private func answeredNow(_ answer: ImmediateAnswer) -> HTTPResponse? {
     guard case .response(let response) = answer else { return nil }

@@ -28,6 +28,7 @@ enum ServeCommand: Command {
                                  envelope is quarantined, never applied. 503 + Retry-After when it
                                  cannot be stored; 413 over --max-body (nothing stored). No token.
       GET /v1/members/{id}       {"identifier", "hasAccess", "memberships": <member show --json>}
+                                 (asOf, knownAt)
       GET /v1/groups/{ref}       group show --json                    (asOf, knownAt)
       GET /v1/groups             {"groups": [...], "nextCursor"}      (limit, cursor, status, product, asOf, knownAt)
       GET /v1/groups/{ref}/replay   replay --json                     (from, to, knownAt)
@@ -53,7 +54,8 @@ enum ServeCommand: Command {
     the seat endpoints one of scope seats (`--scope seats`); 401 without a valid token, 403
     with another scope. Every App Store Server API response is recorded as an event. Errors are JSON:
     {"error": code, "message": reason}. Clock parameters are ISO 8601 or epoch ms, as the CLI's;
-    $SEATLEDGER_NOW pins "now" as for the CLI.
+    $SEATLEDGER_NOW pins "now" as for the CLI. A query parameter a /v1 route does not take (asof
+    for asOf), or one given more often than it may be, is a 400 naming it, never ignored.
 
     The support desk (--support-listen): a second listener on the same ledger serving read-only
     HTML pages for support staff: a search box taking any identifier (transaction, app transaction,
