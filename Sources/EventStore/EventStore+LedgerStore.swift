@@ -19,6 +19,12 @@ extension EventStore: LedgerStore {
         return found == ["ok"] ? [] : found
     }
 
+    /// Rewrites the file header's application id with its own value: SQLite dirties page 1 for
+    /// it whatever the value, so the commit appends a WAL frame and syncs it, as an append would.
+    public func probeWrite() throws {
+        try write { try connection.execute("PRAGMA application_id = \(LedgerSchema.applicationID)") }
+    }
+
     /// `SQLITE_TOOBIG` ("string or blob too big"), `SQLITE_MISMATCH` or `SQLITE_RANGE`.
     public func refusesInput(_ error: any Error) -> Bool {
         let sqlite: SQLiteError

@@ -256,6 +256,19 @@ public final class PostgresEventStore: LedgerStore {
         }
     }
 
+    /// Assigns the transaction an id (`txid_current()`, which a server in recovery refuses), so
+    /// that its commit writes a WAL record and waits for it to be flushed, as an append's does;
+    /// a read-only transaction (a reader, `default_transaction_read_only`) is refused as well,
+    /// since PostgreSQL would refuse its appends but gives it an id.
+    public func probeWrite() throws {
+        try write {
+            let readOnly = try connection.query("SELECT txid_current() IS NOT NULL, current_setting('transaction_read_only')").first?.text(1)
+            guard readOnly == "off" else {
+                throw PostgresError(kind: .server, message: "\(location) is read-only here (transaction_read_only = \(readOnly ?? "?")): appends would be refused")
+            }
+        }
+    }
+
     /// Runs `body` in one read-only snapshot (REPEATABLE READ READ ONLY). Does not nest.
     public func read<T>(_ body: () throws -> T) throws -> T {
         // Inside a transaction already open on this store, `body` reads in that one.

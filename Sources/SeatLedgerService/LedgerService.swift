@@ -25,6 +25,8 @@ public final class LedgerService: Sendable {
     public let configuration: ServiceConfiguration
     /// The counters `/metrics` shows.
     public let metrics = ServiceMetrics()
+    /// The latest notification the store could not write, for `/readyz`.
+    let storeFailures: StoreFailureWindow
     let log: RequestLog
     let tokens: TokenAuthenticator
     private let server: HTTPServerBox
@@ -41,6 +43,7 @@ public final class LedgerService: Sendable {
         self.configuration = configuration
         self.log = log
         self.tokens = TokenAuthenticator(pool: pool)
+        self.storeFailures = StoreFailureWindow(holdFor: configuration.notReadyAfterStoreFailure)
         self.server = HTTPServerBox()
         self.supportServer = HTTPServerBox()
         let http = try HTTPServer(configuration: configuration.http, immediate: { [weak self] request in
@@ -309,10 +312,23 @@ public final class LedgerService: Sendable {
 
     private func readiness() async throws -> HTTPResponse {
         do {
-            // The writer answers (it is not stuck in a failed commit) and a reader sees the store.
-            let head = try await pool.write { ledger in try ledger.store.head().position }
+            // The writer commits a write that reaches the disk (a full disk or a file size limit
+            // fails it, as it fails every append: the load balancer should stop sending Apple's
+            // notifications here), and a reader sees the store.
+            let head = try await pool.write { ledger in
+                try ledger.store.probeWrite()
+                return try ledger.store.head().position
+            }
             _ = try await pool.read { ledger in try ledger.store.head().position }
+            if let failure = storeFailures.recent() {
+                let seconds = failure.ago.components.seconds
+                throw APIError(status: 503, code: "not_ready",
+                               message: "a notification could not be stored \(seconds) s ago: \(failure.reason)",
+                               headers: [("Retry-After", "5")])
+            }
             return .json(["status": "ready", "headPosition": .int(head)])
+        } catch let error as APIError {
+            throw error
         } catch {
             throw APIError(status: 503, code: "not_ready", message: "the ledger is not reachable or writable: \(error)", headers: [("Retry-After", "5")])
         }

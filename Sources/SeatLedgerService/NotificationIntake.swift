@@ -75,8 +75,10 @@ extension LedgerService {
         switch result {
         case .success(let stored):
             receipt = stored
+            storeFailures.stored()
         case .failure(let error):
             metrics.failed()
+            storeFailures.failed("\(error)")
             fields["outcome"] = "not_stored"
             return APIError(status: 503, code: "not_stored",
                             message: "the notification could not be stored (nothing was recorded; retry): \(error)",

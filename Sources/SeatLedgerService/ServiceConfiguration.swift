@@ -19,6 +19,9 @@ public struct ServiceConfiguration: Sendable {
     /// The support desk's listener (`--support-listen`): read-only HTML pages with no token, for
     /// an SSH tunnel or a proxy with the company's sign-in; `nil` serves no desk (``SupportDeskRoutes``).
     public var supportDesk: HTTPServerConfiguration? = nil
+    /// How long `/readyz` answers 503 after a notification could not be stored (then it trusts
+    /// its write probe again).
+    public var notReadyAfterStoreFailure: Duration = .seconds(30)
 
     /// Creates a configuration.
     public init(http: HTTPServerConfiguration, ledgerDescription: String,

@@ -33,3 +33,22 @@ struct SQLiteConformanceTests {
     @Test(arguments: LedgerStoreConformance.checks)
     func conformance(_ check: ConformanceCheck) throws { try check.run(SQLiteEngine()) }
 }
+
+/// What the SQLite store's write probe does on disk.
+@Suite("SQLite: the write probe reaches the log")
+struct SQLiteWriteProbeTests {
+    @Test("probeWrite appends a WAL frame and syncs it, as an append does; the application id stays")
+    func appendsAFrame() throws {
+        let directory = try LedgerDirectory()
+        let path = directory.path + "/ledger.sqlite"
+        let store = try EventStore.create(at: path, configuration: try TestData.configuration(), roots: [])
+        _ = try store.commit(events: [TestData.apiEvent(1)])
+        func walBytes() throws -> Int { (try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0 }
+        let before = try walBytes()
+        try store.probeWrite()
+        let after = try walBytes()
+        // One 16 KiB page and its 24-byte frame header, unless a checkpoint reset the log meanwhile.
+        #expect(after - before == 16_384 + 24, "the WAL went from \(before) to \(after) bytes")
+        #expect(try EventStore.open(at: path).head().position == 1)
+    }
+}

@@ -32,7 +32,29 @@ public enum LedgerStoreConformance {
         ConformanceCheck("transactions: all or nothing, afterAppend failure appends nothing, writes do not nest, a read joins an open transaction", transactions),
         ConformanceCheck("openReader: committed data only, one snapshot per read, refuses writes", reader),
         ConformanceCheck("create refuses an existing ledger; open finds it again", createAndOpen),
+        ConformanceCheck("probeWrite: commits and changes nothing a read sees; refused inside a transaction and on a read-only reader", probeWrite),
     ]
+
+    /// probeWrite: commits and changes nothing a read sees; refused inside a transaction and on a read-only reader
+    public static func probeWrite(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let store = fixture.store
+        _ = try store.commit(events: [TestData.apiEvent(1)], rejections: [TestData.rejection("a")])
+        let before = (try store.head(), try store.configValues(), try store.quarantine().count, try store.trustRoots().count)
+        try store.probeWrite()
+        try store.probeWrite()
+        let after = (try store.head(), try store.configValues(), try store.quarantine().count, try store.trustRoots().count)
+        #expect(after.0.position == before.0.position && after.0.hash == before.0.hash)
+        #expect(after.1 == before.1 && after.2 == before.2 && after.3 == before.3)
+        #expect(try store.verifyChain().isIntact)
+        #expect(throws: (any Error).self, "a probe inside a write transaction: writes do not nest") {
+            try store.write { try store.probeWrite() }
+        }
+        // A store that cannot write fails the probe, as `/readyz` needs.
+        let reader = try #require(try store.openReader())
+        #expect(throws: (any Error).self, "the read-only reader probed as writable") { try reader.probeWrite() }
+        #expect(try store.commit(events: [TestData.apiEvent(2)]).outcomes == [.appended(position: 2)], "the writer still appends")
+    }
 
     /// append: positions 1…N, head, the chain as EventChain computes it, verifyChain
     public static func appendHeadAndChain(_ engine: any ConformanceEngine) throws {

@@ -90,6 +90,50 @@ struct ServeProcessTests {
         #expect(!log.contains { $0.contains("signedPayload") || $0.contains("this is not JSON") })
     }
 
+    @Test("the store cannot write (a file size limit, as a full disk): 503 + Retry-After, nothing half stored, /readyz 503 naming why; after a restart with room the resend is stored once and verify passes")
+    func storeCannotWrite() throws {
+        let fixture = try LedgerFixture()
+        let bodies = try Notifications.subscribed(count: 200, offset: 700)
+        // 2 MiB: the WAL or the ledger file reaches it within the first hundred notifications.
+        let limited = try ServeProcess(db: fixture.path, fileSizeLimit: 2 << 20)
+        let client = try RawHTTPClient(port: limited.port)
+        #expect(try client.request("GET", "/readyz").status == 200)
+        var acknowledged = 0
+        var refusal: RawHTTPResponse?
+        for body in bodies {
+            let response = try client.request("POST", "/notifications", body: body)
+            guard response.status == 200 else { refusal = response; break }
+            #expect(try json(response)["result"]?.stringValue == "appended")
+            acknowledged += 1
+        }
+        let refused = try #require(refusal, "all \(bodies.count) notifications fitted under the limit")
+        #expect(refused.status == 503 && refused.headers["retry-after"] == "5")
+        #expect(try json(refused)["error"]?.stringValue == "not_stored")
+        #expect(acknowledged > 0)
+        let ready = try client.request("GET", "/readyz")
+        #expect(ready.status == 503 && ready.headers["retry-after"] == "5")
+        #expect(try json(ready)["error"]?.stringValue == "not_ready")
+        #expect(try json(ready)["message"]?.stringValue?.contains("could not be stored") == true, "\(ready.text)")
+        #expect(limited.stop() == 0)
+
+        // What was acknowledged is there, and nothing else: the refused commit left no trace.
+        let head = try CLIRun.run(["events", "--db", fixture.path, "--json"])
+        #expect(try JSONValue.parse(bytes: Array(head.stdout)).arrayValue?.count == acknowledged)
+        let roomy = try ServeProcess(db: fixture.path)
+        let resend = try RawHTTPClient(port: roomy.port)
+        #expect(try resend.request("GET", "/readyz").status == 200)
+        var results: [String: Int] = [:]
+        for body in bodies {
+            let response = try resend.request("POST", "/notifications", body: body)
+            #expect(response.status == 200)
+            results[try json(response)["result"]?.stringValue ?? "?", default: 0] += 1
+        }
+        #expect(results == ["duplicate": acknowledged, "appended": bodies.count - acknowledged])
+        #expect(roomy.stop() == 0)
+        let verify = try CLIRun.run(["verify", "--db", fixture.path])
+        #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+    }
+
     @Test("/v1 needs a bearer token of scope read: 401 without or unknown or revoked, 403 for another scope")
     func authorization() throws {
         let fixture = try LedgerFixture()

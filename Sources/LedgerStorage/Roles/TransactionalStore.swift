@@ -32,6 +32,11 @@ public protocol TransactionalStore: AnyObject {
     func integrityProblems() throws -> [String]
     /// Re-establishes a lost connection to the database server.
     func reconnect() throws
+    /// Commits a write transaction that changes nothing a reader can see but makes the engine
+    /// write and sync its log as an append does, so that a full disk, a file size limit or a
+    /// read-only database is found before a notification is refused (`serve`'s `/readyz`). An
+    /// empty transaction would not do: engines commit one without writing anything.
+    func probeWrite() throws
     /// Runs `body` with this connection's page cache limited to `mebibytes`, then restores it (a
     /// long write transaction otherwise keeps the whole default cache full of dirty pages). An
     /// engine whose server owns the cache just runs `body`.

@@ -46,7 +46,9 @@ enum ServeCommand: Command {
                                  rate-limits, fails or does not answer (retry with the requestId).
       DELETE /v1/groups/{ref}/seats/{seatClaimId}   Unclaim Seat (revoke access in your app too)
       POST /v1/groups/{ref}/seats/{seatClaimId}/associate   {"appTransactionId"}: Associate Seat
-      GET /healthz               liveness        GET /readyz   the ledger answers reads and writes
+      GET /healthz               liveness
+      GET /readyz                a read answers and a write reaches the disk; 503 for 30 s after a
+                                 notification could not be stored (disk full), naming why
       GET /metrics               Prometheus text: notifications received/appended/duplicate/
                                  quarantined by reason, latency histograms, head, newest event age
 

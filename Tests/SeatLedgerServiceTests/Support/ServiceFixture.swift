@@ -131,9 +131,18 @@ final class ServeProcess: @unchecked Sendable {
     private let lines = LineBuffer()
     private let stderrPipe = Pipe()
 
-    init(db: String, extra: [String] = [], environment: [String: String] = [:]) throws {
-        process.executableURL = try Repository.binary()
-        process.arguments = ["serve", "--db", db, "--listen", "127.0.0.1:0"] + extra
+    /// `fileSizeLimit`: the largest file the process may write, in bytes (`prlimit --fsize`, with
+    /// `SIGXFSZ` ignored, so a write past it fails with `EFBIG` as a write to a full disk fails).
+    init(db: String, extra: [String] = [], environment: [String: String] = [:], fileSizeLimit: Int? = nil) throws {
+        let serve = ["serve", "--db", db, "--listen", "127.0.0.1:0"] + extra
+        if let fileSizeLimit {
+            // The shell ignores SIGXFSZ (kept across exec) and execs prlimit, which execs serve: one pid.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "trap '' XFSZ; exec prlimit --fsize=\(fileSizeLimit) \"$0\" \"$@\"", try Repository.binary().path] + serve
+        } else {
+            process.executableURL = try Repository.binary()
+            process.arguments = serve
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardError = stderrPipe
         process.standardOutput = FileHandle.nullDevice

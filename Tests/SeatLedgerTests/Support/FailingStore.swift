@@ -187,6 +187,7 @@ final class FailingStore: LedgerStore {
     func isConnectionLoss(_ error: any Error) -> Bool { base.isConnectionLoss(error) }
     func refusesInput(_ error: any Error) -> Bool { base.refusesInput(error) }
     func reconnect() throws { try base.reconnect() }
+    func probeWrite() throws { try base.probeWrite() }
     func withPageCache<T>(mebibytes: Int, _ body: () throws -> T) throws -> T { try base.withPageCache(mebibytes: mebibytes, body) }
     func withBackgroundCheckpoints<T>(_ body: () throws -> T) throws -> T { try base.withBackgroundCheckpoints(body) }
 
