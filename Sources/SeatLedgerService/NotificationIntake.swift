@@ -75,7 +75,6 @@ extension LedgerService {
         switch result {
         case .success(let stored):
             receipt = stored
-            storeFailures.stored()
         case .failure(let error):
             metrics.failed()
             storeFailures.failed("\(error)")

@@ -7,7 +7,9 @@ import Synchronization
 /// the probe alone would call a node ready that answers every notification 503. After such a
 /// failure `/readyz` answers 503 for ``holdFor`` (the load balancer sends Apple's retries to
 /// another node); after that it trusts the probe again, so a node whose disk was freed comes
-/// back without a restart even when no notification reaches it meanwhile.
+/// back without a restart even when no notification reaches it meanwhile. A stored notification
+/// does not end the window early: a nearly full store takes small ones while refusing large ones,
+/// and clearing on each success would only make `/readyz` flap (and lock on every append).
 final class StoreFailureWindow: Sendable {
     /// How long a failed append keeps the node not ready.
     let holdFor: Duration
@@ -18,11 +20,6 @@ final class StoreFailureWindow: Sendable {
     /// Records an append that stored nothing, and why.
     func failed(_ reason: String) {
         latest.withLock { $0 = (ContinuousClock.now, reason) }
-    }
-
-    /// Records an append that was stored: the store writes again.
-    func stored() {
-        latest.withLock { $0 = nil }
     }
 
     /// The reason of a failure less than ``holdFor`` ago, and how long ago it was, if any.
