@@ -45,7 +45,7 @@ extension EventStore {
             insertDecoded.reset()
             try insertDecoded.bind(.integer(event.position), .text(source.decodedText), .text(source.verificationText),
                                    .integer(EventStore.decoderVersion)).run()
-            try insertKeys(Set(source.identifiers), position: event.position)
+            try insertKeys(IdentifierIndexRows.stored(source.identifiers, eventId: event.eventId, kind: event.kind), position: event.position)
             previousHash = event.hash
         }
         let insertArrival = try connection.prepare(

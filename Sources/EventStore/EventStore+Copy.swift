@@ -43,7 +43,9 @@ extension EventStore {
             for (event, previous, decoded, verification, version, facts) in pending {
                 batch.append(StoredEventRecord(event: event, previousHash: previous, decodedText: decoded,
                                                verificationText: verification, decoderVersion: version,
-                                               identifiers: identifiers[event.position] ?? [], facts: facts))
+                                               identifiers: IdentifierIndexRows.identifiers(rows: identifiers[event.position] ?? [],
+                                                                                            eventId: event.eventId, kind: event.kind),
+                                               facts: facts))
             }
             try body(batch)
             next = last + 1
@@ -78,7 +80,7 @@ extension EventStore {
                     try insertDecoded.bind(.integer(event.position), .text(decoded), .text(record.verificationText ?? "[]"),
                                            .integer(record.decoderVersion ?? 1)).run()
                 }
-                for identifier in Set(record.identifiers) {
+                for identifier in IdentifierIndexRows.stored(record.identifiers, eventId: event.eventId, kind: event.kind) {
                     insertKey.reset()
                     try insertKey.bind(.text(identifier.value), .text(identifier.kind.rawValue), .integer(event.position)).run()
                 }

@@ -12,9 +12,10 @@ extension EventStore {
             .bind(.integer(position), .blob(facts)).run()
     }
 
-    /// Positions of events that mention any of `identifiers`.
+    /// Positions of events that mention any of `identifiers` (notifications whose ids they are
+    /// included: ``IdentifierIndexRows``).
     public func positions(mentioningAny identifiers: Set<String>) throws(SQLiteError) -> Set<Int64> {
-        let statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?")
+        let statement = try connection.prepare(Self.mentioningSQL)
         var positions = Set<Int64>()
         for identifier in identifiers {
             statement.reset()
@@ -26,7 +27,7 @@ extension EventStore {
 
     /// Positions of events that mention each of `identifiers` (every identifier is a key).
     public func positions(byIdentifier identifiers: Set<String>) throws(SQLiteError) -> [String: Set<Int64>] {
-        let statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?")
+        let statement = try connection.prepare(Self.mentioningSQL)
         defer { statement.reset() }
         var result: [String: Set<Int64>] = [:]
         result.reserveCapacity(identifiers.count)
@@ -39,6 +40,10 @@ extension EventStore {
         }
         return result
     }
+
+    /// The positions of the events that mention `?1`: its rows in the index, and the notification
+    /// whose id it is.
+    private static let mentioningSQL = "SELECT position FROM event_keys WHERE key_value = ?1 UNION ALL \(notificationWithIdSQL)"
 
     /// The stored facts of the given positions (encoded), by position.
     public func facts(at positions: Set<Int64>) throws(SQLiteError) -> [Int64: Data] {

@@ -66,14 +66,16 @@ extension EventStore {
         return result
     }
 
-    /// Positions of events that mention `value` (of any identifier kind, or only `kind`).
+    /// Positions of events that mention `value` (of any identifier kind, or only `kind`); a
+    /// notification whose id it is among them (``IdentifierIndexRows``).
     public func positions(mentioning value: String, kind: IdentifierKind? = nil) throws(SQLiteError) -> [Int64] {
         let statement: SQLiteStatement
+        let byId = IdentifierIndexRows.readsEventIds(for: kind) ? " UNION \(Self.notificationWithIdSQL)" : ""
         if let kind {
-            statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ? AND key_kind = ? ORDER BY position")
+            statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?1 AND key_kind = ?2\(byId) ORDER BY position")
             try statement.bind(.text(value), .text(kind.rawValue))
         } else {
-            statement = try connection.prepare("SELECT DISTINCT position FROM event_keys WHERE key_value = ? ORDER BY position")
+            statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?1\(byId) ORDER BY position")
             try statement.bind(.text(value))
         }
         var positions: [Int64] = []
@@ -81,16 +83,25 @@ extension EventStore {
         return positions
     }
 
-    /// The identifiers indexed for the event at `position`.
+    /// The identifiers indexed for the event at `position`, by kind then value (the one its id
+    /// implies included, ``IdentifierIndexRows``).
     public func identifiers(at position: Int64) throws(SQLiteError) -> [EventIdentifier] {
-        let statement = try connection.prepare("SELECT key_kind, key_value FROM event_keys WHERE position = ? ORDER BY key_kind, key_value")
+        let event = try connection.prepare("SELECT event_id, kind FROM events WHERE position = ?")
+        try event.bind(.integer(position))
+        guard try event.step() else { return [] }
+        let (eventId, kind) = (event.text(0), EventKind(rawValue: event.text(1)))
+        let statement = try connection.prepare("SELECT key_kind, key_value FROM event_keys WHERE position = ?")
         try statement.bind(.integer(position))
-        var identifiers: [EventIdentifier] = []
+        var rows: [EventIdentifier] = []
         while try statement.step() {
-            identifiers.append(EventIdentifier(IdentifierKind(rawValue: statement.text(0)), statement.text(1)))
+            rows.append(EventIdentifier(IdentifierKind(rawValue: statement.text(0)), statement.text(1)))
         }
-        return identifiers
+        return IdentifierIndexRows.identifiers(rows: rows, eventId: eventId, kind: kind)
     }
+
+    /// The notification whose event id is `?1` (the identifier its id implies, which the index
+    /// stores no row for: ``IdentifierIndexRows``), as a `SELECT position` to unite with a lookup.
+    static let notificationWithIdSQL = "SELECT position FROM events WHERE event_id = ?1 AND kind = '\(EventKind.notification.rawValue)'"
 
     /// Calls `body` for every event from `position` on, ascending, one row at a time (streaming).
     public func forEachEvent(from position: Int64 = 1, _ body: (LedgerEvent) throws -> Void) throws {
@@ -145,11 +156,13 @@ extension EventStore {
         try read {
             let rows = try connection.scalarInt("SELECT count(*) FROM arrivals") ?? 0
             let highest = try connection.scalarInt("SELECT coalesce(max(id), 0) FROM arrivals") ?? 0
-            let missing = "FROM events e WHERE NOT EXISTS (SELECT 1 FROM arrivals a WHERE a.event_id = e.event_id AND a.duplicate = 0)"
+            // Not a correlated NOT EXISTS: no index finds a first arrival by event id (schema 5,
+            // `LedgerSchema.arrivalsDuplicateIndex`), so the subquery is built once, as a set.
+            let missing = "FROM events WHERE event_id NOT IN (SELECT event_id FROM arrivals WHERE duplicate = 0)"
             let count = try connection.scalarInt("SELECT count(*) \(missing)") ?? 0
             var ids: [String] = []
             if count > 0 {
-                let statement = try connection.prepare("SELECT e.event_id \(missing) ORDER BY e.position LIMIT ?")
+                let statement = try connection.prepare("SELECT event_id \(missing) ORDER BY position LIMIT ?")
                 try statement.bind(.integer(Int64(limit)))
                 while try statement.step() { ids.append(statement.text(0)) }
             }

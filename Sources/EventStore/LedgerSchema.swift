@@ -10,7 +10,7 @@ enum LedgerSchema {
     static let applicationID: Int64 = 0x5345_4154
     /// `PRAGMA user_version` written by this build. A newer file is refused; an older one is
     /// brought up to it by ``upgrades`` when it is opened for writing.
-    static let currentVersion: Int64 = 4
+    static let currentVersion: Int64 = 5
 
     /// The statements that bring a file from the version before each key to that version. They
     /// only drop caches: the event log is never rewritten.
@@ -22,11 +22,27 @@ enum LedgerSchema {
     /// - 4: `group_snapshot` (``groupSnapshot``): each group folded at a moment, with the moment
     ///   until which it holds, which the `groups` listing serves. Created empty: until a rebuild
     ///   (or an append touching the group) stores one, a group is folded as before.
+    /// - 5: `arrivals_event`, an index of every arrival by event id, gives way to
+    ///   ``arrivalsDuplicateIndex``, which indexes the duplicate arrivals only (see there).
     static let upgrades: [(version: Int64, sql: String)] = [
         (2, "DROP TABLE IF EXISTS group_state"),
         (3, recordChain),
         (4, groupSnapshot),
+        (5, "DROP INDEX IF EXISTS arrivals_event;\n" + arrivalsDuplicateIndex),
     ]
+
+    /// The duplicate arrivals by event id: what ``EventStore/duplicateCounts(for:)`` reads.
+    ///
+    /// Until schema 5 every arrival was indexed by its event id (`arrivals_event`). An event id is
+    /// a random UUID, so each append put one more random leaf page of that index in its commit:
+    /// ~1.2 of the 6.2 WAL frames (16 KiB each) a notification cost the webhook's commits of ~19
+    /// at 90,000–100,000 events (`Tools/bench/wal-frames.py`), for two rare reads. Issue 21's
+    /// targets need those frames gone: the webhook at 64 connections ≥ 0.8× the file ingest and
+    /// ≥ 20× the Python receiver (bench steps 1c, 2b; with ``IdentifierIndexRows`` the webhook
+    /// went from 1,941–1,974/s to 2,192–2,351/s, still 0.54–0.62× the file ingest). A first arrival
+    /// is now found without the index (``EventStore/arrivalSummary(limit:)``, a set difference in
+    /// `verify`), and a duplicate, which is rare, still is.
+    static let arrivalsDuplicateIndex = "CREATE INDEX IF NOT EXISTS arrivals_duplicate ON arrivals(event_id) WHERE duplicate = 1"
 
     /// Each group's state folded at `computed_at`, the same for every moment before `valid_until`
     /// (`GroupSnapshot`): `state` is its `group show --json` text. Unlike the `group_state` that
@@ -127,7 +143,7 @@ enum LedgerSchema {
         source      TEXT NOT NULL,
         duplicate   INTEGER NOT NULL
     );
-    CREATE INDEX arrivals_event ON arrivals(event_id);
+    \(arrivalsDuplicateIndex);
 
     CREATE TABLE quarantine (
         id          INTEGER PRIMARY KEY,

@@ -128,7 +128,7 @@ extension PostgresEventStore {
         }
         try connection.copy(into: "event_keys", columns: ["key_value", "key_kind", "position"]) { writer in
             for (event, source) in zip(appended, sources) {
-                for identifier in Set(source.identifiers) {
+                for identifier in IdentifierIndexRows.stored(source.identifiers, eventId: event.eventId, kind: event.kind) {
                     try writer.writeRow(.text(identifier.value), .text(identifier.kind.rawValue), .int64(event.position))
                 }
             }

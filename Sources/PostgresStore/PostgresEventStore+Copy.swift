@@ -37,7 +37,9 @@ extension PostgresEventStore {
                     hash: try row.bytea(12))
                 return StoredEventRecord(event: event, previousHash: try row.bytea(11), decodedText: try row.optionalText(13),
                                          verificationText: try row.optionalText(14), decoderVersion: try row.optionalInt64(15),
-                                         identifiers: identifiers[event.position] ?? [], facts: try row.optionalBytea(16))
+                                         identifiers: IdentifierIndexRows.identifiers(rows: identifiers[event.position] ?? [],
+                                                                                      eventId: event.eventId, kind: event.kind),
+                                         facts: try row.optionalBytea(16))
             }
             try body(batch)
             next = lastPosition + 1
@@ -76,10 +78,11 @@ extension PostgresEventStore {
                     }
                 }
             }
-            if records.contains(where: { !$0.identifiers.isEmpty }) {
+            let keyRows = records.map { IdentifierIndexRows.stored($0.identifiers, eventId: $0.event.eventId, kind: $0.event.kind) }
+            if keyRows.contains(where: { !$0.isEmpty }) {
                 try connection.copy(into: "event_keys", columns: ["key_value", "key_kind", "position"]) { writer in
-                    for record in records {
-                        for identifier in Set(record.identifiers) {
+                    for (record, rows) in zip(records, keyRows) {
+                        for identifier in rows {
                             try writer.writeRow(.text(identifier.value), .text(identifier.kind.rawValue), .int64(record.event.position))
                         }
                     }

@@ -94,47 +94,60 @@ extension PostgresEventStore {
         }
     }
 
-    /// Positions of events that mention `value` (of any identifier kind, or only `kind`), ascending.
+    /// Positions of events that mention `value` (of any identifier kind, or only `kind`), ascending;
+    /// a notification whose id it is among them (``IdentifierIndexRows``).
     public func positions(mentioning value: String, kind: IdentifierKind?) throws -> [Int64] {
         let result: PostgresResult
+        let byId = IdentifierIndexRows.readsEventIds(for: kind) ? " UNION \(Self.notificationWithIdSQL)" : ""
         if let kind {
             result = try connection.run(
-                "SELECT position FROM event_keys WHERE key_value = $1 AND key_kind = $2 ORDER BY position",
+                "SELECT position FROM event_keys WHERE key_value = $1 AND key_kind = $2\(byId) ORDER BY position",
                 [.text(value), .text(kind.rawValue)])
         } else {
             result = try connection.run(
-                "SELECT DISTINCT position FROM event_keys WHERE key_value = $1 ORDER BY position", [.text(value)],
-                )
+                "SELECT position FROM event_keys WHERE key_value = $1\(byId) ORDER BY position", [.text(value)])
         }
         return try result.map { try $0.int64(0) }
     }
 
-    /// Positions of events that mention any of `identifiers`, in one query.
+    /// The notification whose event id is `$1` (the identifier its id implies, which the index
+    /// stores no row for: ``IdentifierIndexRows``), as a `SELECT position` to unite with a lookup.
+    static let notificationWithIdSQL = "SELECT position FROM events WHERE event_id = $1 AND kind = '\(EventKind.notification.rawValue)'"
+
+    /// The identifiers in `$1` (a text array) with the positions of the events that mention them:
+    /// their rows in the index, and the notifications whose ids they are.
+    private static let mentioningSQL = """
+        SELECT q.v, k.position FROM unnest($1::text[]) AS q(v) JOIN event_keys k ON k.key_value = q.v
+        UNION ALL
+        SELECT q.v, e.position FROM unnest($1::text[]) AS q(v) JOIN events e ON e.event_id = q.v AND e.kind = '\(EventKind.notification.rawValue)'
+        """
+
+    /// Positions of events that mention any of `identifiers`, in one query (notifications whose ids
+    /// they are included: ``IdentifierIndexRows``).
     public func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64> {
         guard !identifiers.isEmpty else { return [] }
-        let result = try connection.run(
-            "SELECT DISTINCT k.position FROM unnest($1::text[]) AS q(v) JOIN event_keys k ON k.key_value = q.v",
-            [PostgresArrayLiteral.texts(identifiers)])
-        return Set(try result.map { try $0.int64(0) })
+        let result = try connection.run(Self.mentioningSQL, [PostgresArrayLiteral.texts(identifiers)])
+        return Set(try result.map { try $0.int64(1) })
     }
 
     /// Positions of events that mention each of `identifiers`, in one query (every identifier is a key).
     public func positions(byIdentifier identifiers: Set<String>) throws -> [String: Set<Int64>] {
         var positions = Dictionary(uniqueKeysWithValues: identifiers.map { ($0, Set<Int64>()) })
         guard !identifiers.isEmpty else { return positions }
-        let result = try connection.run(
-            "SELECT k.key_value, k.position FROM unnest($1::text[]) AS q(v) JOIN event_keys k ON k.key_value = q.v",
-            [PostgresArrayLiteral.texts(identifiers)])
+        let result = try connection.run(Self.mentioningSQL, [PostgresArrayLiteral.texts(identifiers)])
         for row in result { positions[try row.text(0), default: []].insert(try row.int64(1)) }
         return positions
     }
 
-    /// The identifiers indexed for the event at `position`, by kind then value.
+    /// The identifiers indexed for the event at `position`, by kind then value (the one its id
+    /// implies included, ``IdentifierIndexRows``).
     public func identifiers(at position: Int64) throws -> [EventIdentifier] {
-        let result = try connection.run(
-            "SELECT key_kind, key_value FROM event_keys WHERE position = $1 ORDER BY key_kind, key_value",
-            [.int64(position)])
-        return try result.map { EventIdentifier(IdentifierKind(rawValue: try $0.text(0)), try $0.text(1)) }
+        guard let event = try connection.run("SELECT event_id, kind FROM events WHERE position = $1", [.int64(position)]).first else {
+            return []
+        }
+        let rows = try connection.run("SELECT key_kind, key_value FROM event_keys WHERE position = $1", [.int64(position)])
+            .map { EventIdentifier(IdentifierKind(rawValue: try $0.text(0)), try $0.text(1)) }
+        return IdentifierIndexRows.identifiers(rows: rows, eventId: try event.text(0), kind: EventKind(rawValue: try event.text(1)))
     }
 
     /// How often each event id arrived as a duplicate (0 for ids that never did, or never arrived).

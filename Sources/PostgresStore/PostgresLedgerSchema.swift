@@ -17,7 +17,7 @@ enum PostgresLedgerSchema {
     static let applicationID: Int64 = 0x5345_4154
     /// `ledger_meta.schema_version` written by this build. A newer database is refused; an older
     /// one is brought up to it by ``upgrades`` when the tables' owner opens it for writing.
-    static let currentVersion: Int64 = 4
+    static let currentVersion: Int64 = 5
 
     /// The statements that bring a ledger from the version before each key to that version, as
     /// SQLite's `LedgerSchema.upgrades` (the same steps): they only drop caches.
@@ -27,11 +27,18 @@ enum PostgresLedgerSchema {
     ///   (`PostgresEventStore.upgradeSchema`).
     /// - 4: `group_snapshot` (each group folded at a moment, with the moment until which it holds;
     ///   the `groups` listing serves it), created empty and granted to the append role.
+    /// - 5: `arrivals_event` (every arrival by event id) gives way to ``arrivalsDuplicateIndex``.
     static let upgrades: [(version: Int64, sql: String)] = [
         (2, "DROP TABLE IF EXISTS group_state"),
         (3, recordChain),
         (4, groupSnapshot),
+        (5, "DROP INDEX IF EXISTS arrivals_event;\n" + arrivalsDuplicateIndex),
     ]
+
+    /// The duplicate arrivals by event id, as SQLite's `LedgerSchema.arrivalsDuplicateIndex` (the
+    /// reasons are there): an append no longer inserts a random event id into an index for every
+    /// arrival. `verify`'s events without a first arrival is an anti-join, which PostgreSQL hashes.
+    static let arrivalsDuplicateIndex = "CREATE INDEX IF NOT EXISTS arrivals_duplicate ON arrivals (event_id) WHERE duplicate = 1"
 
     /// Each group's state folded at `computed_at`, the same for every moment before `valid_until`,
     /// as SQLite's `LedgerSchema.groupSnapshot`.
@@ -146,7 +153,7 @@ enum PostgresLedgerSchema {
         source      text COLLATE "C" NOT NULL,
         duplicate   bigint NOT NULL CHECK (duplicate IN (0, 1))
     );
-    CREATE INDEX arrivals_event ON arrivals (event_id);
+    \#(arrivalsDuplicateIndex);
 
     CREATE TABLE quarantine (
         id          bigint PRIMARY KEY,

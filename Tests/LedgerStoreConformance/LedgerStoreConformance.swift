@@ -23,6 +23,7 @@ public enum LedgerStoreConformance {
         ConformanceCheck("idempotency: the same event twice in a batch and across batches appends once; every arrival is counted", idempotency),
         ConformanceCheck("quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release", quarantine),
         ConformanceCheck("reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints", reads),
+        ConformanceCheck("identifier index: a notification is found under its own id by every lookup, and a copy keeps it so", ownIdentifier),
         ConformanceCheck("facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch (whole or a range), volume, in and out of transactions", facts),
         ConformanceCheck("group index and snapshots: replace, look up, order, last snapshot wins, clear", groupProjections),
         ConformanceCheck("a rebuild's bulk insert into emptied projections reads back like replaceGroups, in one transaction", rebuiltGroups),
@@ -221,6 +222,53 @@ public enum LedgerStoreConformance {
         }
         #expect(positions == Array(1...700))
         #expect(comparable == (try store.events(at: positions.filter { $0 % 97 == 0 }).map(\.comparable)))
+    }
+
+    /// identifier index: a notification is found under its own id by every lookup, and a copy keeps it so
+    ///
+    /// The index stores no row for a notification's own `notificationUUID` (``IdentifierIndexRows``):
+    /// every read puts it back from the event's id, so what a lookup answers is what it answered
+    /// when the row was stored. An API response naming the same UUID (a history item) is found too.
+    public static func ownIdentifier(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let store = fixture.store
+        let notification = TestData.notification(2)
+        let uuid = notification.eventId
+        var history = TestData.apiEvent(4, originalTransactionId: "3000")
+        history = NewEvent(eventId: history.eventId, kind: history.kind, type: history.type, subtype: history.subtype,
+                           status: history.status, occurredAt: history.occurredAt, raw: history.raw, decoded: history.decoded,
+                           identifiers: history.identifiers + [EventIdentifier(.notificationUUID, uuid)],
+                           verification: history.verification, source: history.source, origin: history.origin)
+        _ = try store.commit(events: [TestData.apiEvent(1), notification, TestData.apiEvent(3, id: uuid + "-not-a-notification"), history])
+
+        func lookups(_ store: any LedgerStore, _ context: String) throws {
+            #expect(try store.positions(mentioning: uuid) == [2, 4], "\(context)")
+            #expect(try store.positions(mentioning: uuid, kind: .notificationUUID) == [2, 4], "\(context)")
+            #expect(try store.positions(mentioning: uuid, kind: .transactionId) == [], "\(context): only as a notificationUUID")
+            #expect(try store.positions(mentioning: "api-1") == [], "\(context): an API response's id is no identifier")
+            #expect(try store.positions(mentioningAny: [uuid, "t1"]) == [1, 2, 4], "\(context)")
+            #expect(try store.positions(byIdentifier: [uuid, "t3", "api-1"]) == [uuid: [2, 4], "t3": [3], "api-1": []], "\(context)")
+            #expect(try store.identifiers(at: 2) == [EventIdentifier(.notificationUUID, uuid), EventIdentifier(.originalTransactionId, "1000"),
+                                                     EventIdentifier(.transactionId, "n2")], "\(context)")
+            #expect(try store.identifiers(at: 4) == [EventIdentifier(.notificationUUID, uuid), EventIdentifier(.originalTransactionId, "3000"),
+                                                     EventIdentifier(.transactionId, "t4")], "\(context)")
+            #expect(try store.identifiers(at: 1) == [EventIdentifier(.originalTransactionId, "1000"), EventIdentifier(.transactionId, "t1")],
+                    "\(context): no identifier added to an API response")
+            #expect(try store.identifiers(at: 99) == [], "\(context)")
+        }
+        try lookups(store, engine.name)
+
+        // A copy streams the identifiers with the implied one, and the copy answers the same.
+        var records: [StoredEventRecord] = []
+        try store.forEachStoredRecord(from: 1, batchSize: 2) { records += $0 }
+        #expect(records.map(\.identifiers.count) == [2, 3, 2, 3])
+        #expect(records[1].identifiers.contains(EventIdentifier(.notificationUUID, uuid)))
+        let copy = try StoreFixture.make(on: engine)
+        try copy.store.appendVerbatim(records)
+        try lookups(copy.store, "\(engine.name) copy")
+        var copied: [StoredEventRecord] = []
+        try copy.store.forEachStoredRecord(from: 1, batchSize: 10) { copied += $0 }
+        #expect(copied.map(\.identifiers) == records.map(\.identifiers))
     }
 
     /// facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch (whole or a range), volume, in and out of transactions

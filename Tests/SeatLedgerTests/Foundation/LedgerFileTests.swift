@@ -177,7 +177,7 @@ struct LedgerFileTests {
         #expect(try version() == 1 && hasSnapshots(), "a read-only open changes nothing")
 
         let writer = try Ledger.open(path: test.path)
-        #expect(try version() == 4)
+        #expect(try version() == 5)
         #expect(try writer.store.verifyRecordChain()?.isIntact == true, "upgraded to 3 as well: the record chain covers what was stored")
         #expect(try sql.scalarInt("SELECT count(*) FROM group_snapshot") == 0, "and to 4: group snapshots, none yet")
         #expect(try !hasSnapshots())
@@ -187,6 +187,65 @@ struct LedgerFileTests {
         sql.close()
         let verify = try CLI.run(["verify", "--db", test.path])
         #expect(verify.exitCode == 0, "\(verify)")
+    }
+
+    @Test("schema 5: an arrival is indexed by event id only when it is a duplicate; a version 4 file is upgraded, its arrivals kept and still counted")
+    func arrivalsIndexDuplicatesOnly() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let line = try factory.notification(uuid: "arrivals-1")
+        #expect(try test.append(line: line) == .appended(positions: [1], duplicatesCarried: 0))
+        #expect(try test.append(line: line) == .duplicate(existingPosition: 1))
+        let sql = try RawSQLite(path: test.path)
+        func indexes() throws -> Int64? { try sql.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'arrivals'") }
+        func partial() throws -> Int64? {
+            try sql.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'arrivals_duplicate' AND sql LIKE '%(event_id) WHERE duplicate = 1'")
+        }
+        #expect(try indexes() == 1 && partial() == 1, "a new ledger indexes the duplicate arrivals only")
+        // The duplicate count's query is the one the partial index serves (INDEXED BY refuses to prepare otherwise).
+        #expect(try sql.scalarInt("SELECT count(*) FROM arrivals INDEXED BY arrivals_duplicate WHERE event_id = ? AND duplicate = 1",
+                                  [.text("arrivals-1")]) == 1)
+        #expect(try test.freshStore().duplicateCounts(for: ["arrivals-1"]) == ["arrivals-1": 1])
+
+        // What a version 4 file holds: every arrival indexed by event id.
+        try sql.execute("DROP INDEX arrivals_duplicate; CREATE INDEX arrivals_event ON arrivals(event_id); PRAGMA user_version = 4;")
+        _ = try Ledger.open(path: test.path, readOnly: true)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 4, "a read-only open changes nothing")
+        #expect(try test.freshStore().duplicateCounts(for: ["arrivals-1"]) == ["arrivals-1": 1], "an older file is read as it is")
+        let writer = try Ledger.open(path: test.path)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 5)
+        #expect(try indexes() == 1 && partial() == 1, "arrivals_event dropped, the partial index made")
+        #expect(try sql.scalarInt("SELECT count(*) FROM arrivals") == 2, "no arrival rewritten or lost")
+        #expect(try writer.store.duplicateCounts(for: ["arrivals-1"]) == ["arrivals-1": 1])
+        #expect(try writer.store.arrivalSummary(limit: 5).findings.isEmpty)
+        sql.close()
+        let verify = try CLI.run(["verify", "--db", test.path])
+        #expect(verify.exitCode == 0, "\(verify)")
+    }
+
+    @Test("schema 5: a notification's own id has no row in the identifier index, yet every lookup finds it; a row written before changes no answer")
+    func ownIdentifierHasNoRow() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let line = try factory.notification(uuid: "own-1", transaction: factory.transaction(originalTransactionId: "2000000000007002"))
+        #expect(try test.append(line: line) == .appended(positions: [1], duplicatesCarried: 0))
+        let sql = try RawSQLite(path: test.path)
+        #expect(try sql.scalarInt("SELECT count(*) FROM event_keys WHERE key_kind = 'notificationUUID'") == 0)
+        #expect(try sql.scalarInt("SELECT count(*) FROM event_keys WHERE position = 1") ?? 0 > 0, "its other identifiers are rows")
+        func answers() throws -> String {
+            let store = try test.freshStore()
+            return "\(try store.positions(mentioning: "own-1")) \(try store.positions(mentioning: "own-1", kind: .notificationUUID)) "
+                + "\(try store.positions(mentioningAny: ["own-1"]).sorted()) \(try store.positions(byIdentifier: ["own-1"])) "
+                + "\(try store.identifiers(at: 1))"
+        }
+        let now = try answers()
+        #expect(now.hasPrefix("[1] [1] [1] [\"own-1\": Set([1])] [") && now.contains("notificationUUID=own-1, originalTransactionId="), "\(now)")
+        // What an append before schema 5 wrote: the row too. Read together, the identifier counts once.
+        try sql.execute("INSERT INTO event_keys(key_value, key_kind, position) VALUES ('own-1', 'notificationUUID', 1)")
+        #expect(try answers() == now)
+        sql.close()
+        let verify = try CLI.run(["verify", "--deep", "--db", test.path])
+        #expect(verify.exitCode == 0, "the deep check re-derives the identifiers and finds the index whole: \(verify)")
     }
 
     @Test("a missing ledger file is an error that says how to create one")
@@ -203,7 +262,7 @@ struct LedgerFileTests {
         let test = try TestLedger()
         let sql = try RawSQLite(path: test.path)
         #expect(try sql.scalarInt("PRAGMA application_id") == 0x5345_4154)
-        #expect(try sql.scalarInt("PRAGMA user_version") == 4)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 5)
         // journal_mode is a string; WAL mode is persistent in the file header (bytes 18–19 = 2).
         let header = try Data(contentsOf: URL(fileURLWithPath: test.path)).prefix(20)
         #expect(header.count == 20 && header[18] == 2 && header[19] == 2)
