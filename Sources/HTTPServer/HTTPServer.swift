@@ -29,7 +29,8 @@ import Synchronization
 ///
 /// `@unchecked Sendable` is safe: `daemon` is set once in `init` and only passed to
 /// libmicrohttpd's thread-safe calls (`MHD_quiesce_daemon`, `MHD_stop_daemon` once, under
-/// `stopped`); the rest of the state is in ``HTTPServerCore``, which is `Sendable`.
+/// `stopped`, which also holds the quiesced listening socket); the rest of the state is in
+/// ``HTTPServerCore``, which is `Sendable`.
 public final class HTTPServer: @unchecked Sendable {
     /// The port the server listens on (the kernel's choice when configured with port 0).
     public let port: UInt16
@@ -38,7 +39,9 @@ public final class HTTPServer: @unchecked Sendable {
     private let daemon: OpaquePointer
     private let core: HTTPServerCore
     private let retainedCore: Unmanaged<HTTPServerCore>
-    private let stopped = Mutex(false)
+    /// Whether the daemon was stopped, and the listening socket ``stopAccepting()`` took back from
+    /// it (closed only once the daemon is stopped).
+    private let stopped = Mutex((isStopped: false, quiescedSocket: Int32(-1)))
 
     /// Starts listening; `immediate` sees each complete request first, on the receiving thread
     /// (it may block briefly, never for long: ``ImmediateAnswer``), `handler` answers every
@@ -80,12 +83,21 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops accepting new connections (the listening socket is closed); open connections are
     /// still served, each response now says `Connection: close`.
+    ///
+    /// The socket is shut down at once, so a connect is refused from then on, and closed only after
+    /// `MHD_stop_daemon`: libmicrohttpd's internal thread may still be using it, and a descriptor
+    /// closed earlier could be reused meanwhile by another socket of the process (a test suite
+    /// starts many servers at once; `HTTPServerTests.stopDrains` once saw a connect succeed here).
     public func stopAccepting() {
-        stopped.withLock { isStopped in
-            guard !isStopped, !core.isQuiesced else { return }
+        stopped.withLock { state in
+            guard !state.isStopped, !core.isQuiesced else { return }
             core.markQuiesced()
             let socket = MHD_quiesce_daemon(daemon)
-            if socket >= 0 { close(socket) }
+            if socket >= 0 {
+                // On Linux, shutting down a listening socket ends the listen: connects get a reset.
+                shutdown(socket, Int32(SHUT_RDWR))
+                state.quiescedSocket = socket
+            }
         }
     }
 
@@ -95,13 +107,14 @@ public final class HTTPServer: @unchecked Sendable {
     public func stop(drainTimeout: Duration = .seconds(10)) -> Bool {
         stopAccepting()
         let drained = core.waitUntilIdle(timeout: drainTimeout)
-        stopped.withLock { isStopped in
-            guard !isStopped else { return }
-            isStopped = true
+        stopped.withLock { state in
+            guard !state.isStopped else { return }
+            state.isStopped = true
             // A connection suspended for a handler still running is resumed by that handler's task
             // only while the core says the daemon runs: no resume after this point.
             core.markStopping()
             MHD_stop_daemon(daemon)
+            if state.quiescedSocket >= 0 { close(state.quiescedSocket) }
             core.executor.shutdown()
             retainedCore.release()
         }
