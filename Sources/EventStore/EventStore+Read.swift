@@ -86,17 +86,17 @@ extension EventStore {
     /// The identifiers indexed for the event at `position`, by kind then value (the one its id
     /// implies included, ``IdentifierIndexRows``).
     public func identifiers(at position: Int64) throws(SQLiteError) -> [EventIdentifier] {
-        let event = try connection.prepare("SELECT event_id, kind FROM events WHERE position = ?")
-        try event.bind(.integer(position))
-        guard try event.step() else { return [] }
-        let (eventId, kind) = (event.text(0), EventKind(rawValue: event.text(1)))
-        let statement = try connection.prepare("SELECT key_kind, key_value FROM event_keys WHERE position = ?")
+        let statement = try connection.prepare(
+            "SELECT e.event_id, e.kind, k.key_kind, k.key_value FROM events e LEFT JOIN event_keys k ON k.position = e.position WHERE e.position = ?")
         try statement.bind(.integer(position))
+        var event: (id: String, kind: EventKind)?
         var rows: [EventIdentifier] = []
         while try statement.step() {
-            rows.append(EventIdentifier(IdentifierKind(rawValue: statement.text(0)), statement.text(1)))
+            event = event ?? (statement.text(0), EventKind(rawValue: statement.text(1)))
+            if let kind = statement.optionalText(2) { rows.append(EventIdentifier(IdentifierKind(rawValue: kind), statement.text(3))) }
         }
-        return IdentifierIndexRows.identifiers(rows: rows, eventId: eventId, kind: kind)
+        guard let event else { return [] }
+        return IdentifierIndexRows.identifiers(rows: rows, eventId: event.id, kind: event.kind)
     }
 
     /// The notification whose event id is `?1` (the identifier its id implies, which the index

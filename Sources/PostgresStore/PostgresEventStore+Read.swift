@@ -142,11 +142,13 @@ extension PostgresEventStore {
     /// The identifiers indexed for the event at `position`, by kind then value (the one its id
     /// implies included, ``IdentifierIndexRows``).
     public func identifiers(at position: Int64) throws -> [EventIdentifier] {
-        guard let event = try connection.run("SELECT event_id, kind FROM events WHERE position = $1", [.int64(position)]).first else {
-            return []
+        let result = try connection.run(
+            "SELECT e.event_id, e.kind, k.key_kind, k.key_value FROM events e LEFT JOIN event_keys k ON k.position = e.position WHERE e.position = $1",
+            [.int64(position)])
+        guard let event = result.first else { return [] }
+        let rows = try result.compactMap { row in
+            try row.optionalText(2).map { EventIdentifier(IdentifierKind(rawValue: $0), try row.text(3)) }
         }
-        let rows = try connection.run("SELECT key_kind, key_value FROM event_keys WHERE position = $1", [.int64(position)])
-            .map { EventIdentifier(IdentifierKind(rawValue: try $0.text(0)), try $0.text(1)) }
         return IdentifierIndexRows.identifiers(rows: rows, eventId: try event.text(0), kind: EventKind(rawValue: try event.text(1)))
     }
 
