@@ -19,9 +19,12 @@ import Synchronization
 ///    differ are rewritten (none on an intact ledger); an empty index, or one that differs by
 ///    half, is emptied and every group's rows written.
 ///
-/// Nothing is folded: no group state is stored, and every read folds the group's facts at the
-/// moment it asks about. The index is the same as the one appends maintain (both come from
-/// `GroupIdentityResolver`'s rules over the same facts).
+/// 4. **Snapshots.** The group snapshots of the rewritten groups, and those missing or no longer
+///    holding, are folded again (``ProjectionSnapshots``): every group's when the index was
+///    written whole.
+///
+/// The index is the same as the one appends maintain (both come from `GroupIdentityResolver`'s
+/// rules over the same facts). Each step is timed in the report (``RebuildStep``).
 struct ProjectionRebuilder {
     let store: any LedgerStore
     /// Rows read from SQLite at a time.
@@ -124,36 +127,49 @@ struct ProjectionRebuilder {
 
     /// ``rebuildAll(progress:)``, saying how much of the index it wrote.
     func rebuildAllReporting(progress: ((String) -> Void)?) throws -> RebuildReport {
+        var clock = RebuildStepClock()
         // Both steps are long write transactions: with the default page cache each would keep
         // 64 MiB of dirty pages (a third of the peak at a million events); past a small cache
         // SQLite spills them to the log instead.
-        try store.withPageCache(mebibytes: Self.writeCacheMebibytes) {
+        var report = try store.withPageCache(mebibytes: Self.writeCacheMebibytes) {
             // Facts are a cache of the events: derive missing ones in a transaction of their own, so
             // the reader connection of the fold sees them. The index their reader reads event
             // metadata through is committed before (a ledger from an older build may lack it).
             let missing = try store.positionsWithoutFacts()
             if !missing.isEmpty {
+                clock.begin("deriving facts")
                 try store.write { try store.ensureEventMetadataIndex() }
                 _ = try store.write { try deriveFacts(of: missing) }
             }
-            return try store.write {
+            let report = try store.write {
                 // Appends wait from here to the commit: the scan and the index it rewrites agree.
                 try store.holdAppendsForRebuild()
+                clock.begin("resolving identities")
                 var statistics = Statistics()
                 let identity = try resolveIdentity(progress: progress, statistics: &statistics)
                 let total = identity.groups.count
+                clock.begin("comparing the group index")
                 if let (rewritten, removed) = try rewriteDifferingGroups(identity, progress: progress) {
+                    clock.begin("folding group snapshots")
                     let snapshots = try refreshSnapshots(changed: rewritten.union(removed), progress: progress)
+                    clock.begin("committing")
                     return RebuildReport(groups: total, groupsRewritten: rewritten.count, groupsRemoved: removed.count,
                                          indexWrittenWhole: false, snapshotsWritten: snapshots)
                 }
+                clock.begin("writing the group index")
                 try store.clearProjections()
                 _ = try store.withGroupKeyIndexBuiltAfter { try writeAllGroups(identity, progress: progress) }
+                clock.begin("folding group snapshots")
                 let snapshots = try refreshSnapshots(changed: nil, progress: progress)
+                clock.begin("committing")
                 return RebuildReport(groups: total, groupsRewritten: total, groupsRemoved: nil, indexWrittenWhole: true,
                                      snapshotsWritten: snapshots)
             }
+            clock.end()
+            return report
         }
+        report.steps = clock.steps
+        return report
     }
 
     /// The share of the groups above which a rebuild rewrites the whole index instead of the

@@ -152,7 +152,10 @@ enum RebuildCommand: Command {
     Then it folds the group snapshots (each group's state at a moment, which `groups --json`
     prints while it holds) of the rewritten groups and of those missing or no longer holding.
     Events are never modified. --json: {"events", "groups", "groupsRewritten", "groupsRemoved"
-    (null when written whole), "indexWrittenWhole", "snapshotsWritten", "seconds"}.
+    (null when written whole), "indexWrittenWhole", "snapshotsWritten", "seconds", "steps"}, where
+    "steps" lists each step that ran, in order, as {"step", "seconds"}: "deriving facts",
+    "resolving identities", "comparing the group index", "writing the group index", "folding
+    group snapshots", "committing".
 
     Options:
     \(HelpText.db)
@@ -175,7 +178,10 @@ enum RebuildCommand: Command {
             Terminal.json(["groups": .count(report.groups), "events": .int(events), "groupsRewritten": .count(report.groupsRewritten),
                            "groupsRemoved": report.groupsRemoved.map { .count($0) } ?? .null,
                            "indexWrittenWhole": .bool(report.indexWrittenWhole), "snapshotsWritten": .count(report.snapshotsWritten),
-                           "seconds": .double((seconds * 1000).rounded() / 1000)])
+                           "seconds": .double((seconds * 1000).rounded() / 1000),
+                           "steps": .array(report.steps.map { step in
+                               ["step": .string(step.step), "seconds": .double((step.seconds * 1000).rounded() / 1000)]
+                           })])
         } else {
             let written = report.indexWrittenWhole ? "index written whole"
                 : report.groupsRewritten == 0 && report.groupsRemoved == 0 ? "index already matched the log"

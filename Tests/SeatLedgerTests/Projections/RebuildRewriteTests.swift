@@ -140,4 +140,46 @@ struct RebuildReportCLITests {
         let wholeText = try CLI.run(["rebuild", "--db", test.path])
         #expect(wholeText.stdout.hasSuffix(" s (index written whole; 1 group snapshot folded).\n"), "\(wholeText)")
     }
+
+    /// The names of the steps a `rebuild --json` report lists, after checking each step's seconds
+    /// (not negative, and together within the command's own total, give or take their rounding).
+    private static func stepNames(_ report: [String: JSONValue]) throws -> [String] {
+        let steps = try #require(report["steps"]?.arrayValue, "\(report)")
+        func number(_ value: JSONValue?) -> Double? {
+            switch value {
+            case .double(let seconds): seconds
+            case .int(let seconds): Double(seconds)
+            default: nil
+            }
+        }
+        let seconds = steps.compactMap { number($0.objectValue?["seconds"]) }
+        #expect(seconds.count == steps.count && seconds.allSatisfy { $0 >= 0 }, "\(steps)")
+        let total = try #require(number(report["seconds"]))
+        #expect(seconds.reduce(0, +) <= total + 0.0005 * Double(steps.count), "\(steps) within \(total) s")
+        return steps.compactMap { $0.objectValue?["step"]?.stringValue }
+    }
+
+    @Test("--json times each step that ran, in order: facts only when some were missing, the index written or compared")
+    func timesSteps() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        try test.append(line: try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction()))
+        func rebuild() throws -> [String] {
+            let result = try CLI.run(["rebuild", "--db", test.path, "--json"])
+            #expect(result.exitCode == 0, "\(result)")
+            return try Self.stepNames(try #require(try result.json().objectValue))
+        }
+        func damage(_ sql: String) throws {
+            let raw = try RawSQLite(path: test.path)
+            try raw.execute(sql)
+            raw.close()
+        }
+        #expect(try rebuild() == ["resolving identities", "comparing the group index", "folding group snapshots", "committing"])
+        try damage("DELETE FROM group_index")
+        #expect(try rebuild() == ["resolving identities", "comparing the group index", "writing the group index",
+                                  "folding group snapshots", "committing"])
+        try damage("DELETE FROM event_facts; DELETE FROM group_index")
+        #expect(try rebuild() == ["deriving facts", "resolving identities", "comparing the group index", "writing the group index",
+                                  "folding group snapshots", "committing"])
+    }
 }

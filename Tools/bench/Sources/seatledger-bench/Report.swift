@@ -183,7 +183,9 @@ enum Report {
         rows.append(("", "SQLite inserts/s (raw lines, 1000-row tx, WAL, FULL)", v("sqlite_inserts_per_s"), "(\(v("sqlite_mb_per_s")) MB/s)"))
         rows.append(("4 rebuild", "events/s (\(v("rebuild_events")) events, \(v("rebuild_groups")) groups, from the log)", v("rebuild_events_per_s"), mark("rebuild_events_per_s")))
         rows.append(("", "peak RSS MB", v("rebuild_peak_rss_mb"), mark("rebuild_peak_rss_mb")))
+        rows.append(("", "  cold, seconds a step: facts \(v("rebuild_step_deriving_facts_seconds")), identity \(v("rebuild_step_resolving_identities_seconds")), index \(v("rebuild_step_writing_the_group_index_seconds")), snapshots \(v("rebuild_step_folding_group_snapshots_seconds")), commit \(v("rebuild_step_committing_seconds"))", "", ""))
         rows.append(("", "events/s again, facts cached (warm)", v("rebuild_warm_events_per_s"), "RSS \(v("rebuild_warm_peak_rss_mb")) MB"))
+        rows.append(("", "  warm, seconds a step: identity \(v("rebuild_warm_step_resolving_identities_seconds")), index compared \(v("rebuild_warm_step_comparing_the_group_index_seconds")), snapshots \(v("rebuild_warm_step_folding_group_snapshots_seconds"))", "", ""))
         rows.append(("4b floor", "SQLite alone writing the rebuild's output, events/s: cold / warm",
                      "\(v("rebuild_floor_cold_events_per_s")) / \(v("rebuild_floor_warm_events_per_s"))",
                      "rebuild takes \(v("rebuild_vs_floor_time_ratio"))× / \(v("rebuild_warm_vs_floor_time_ratio"))× the floor"))
