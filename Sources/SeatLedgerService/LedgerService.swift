@@ -77,10 +77,12 @@ public final class LedgerService: Sendable {
         log.log(start)
     }
 
-    /// Stops accepting, answers requests in flight (each after its commit), stops the server and closes the pool.
+    /// Stops accepting, answers requests in flight (each after its commit; a change-feed long
+    /// poll at once, with what it has), stops the server and closes the pool.
     public func shutdown(drainTimeout: Duration = .seconds(30)) async {
         let http = server.server, support = supportServer.server
         support?.stopAccepting()
+        pool.endLongPolls()
         let drained = await Task.detached {
             let api = http?.stop(drainTimeout: drainTimeout) ?? true
             let desk = support?.stop(drainTimeout: drainTimeout) ?? true

@@ -174,15 +174,26 @@ struct ReadRoutes: Sendable {
     ///
     /// `{"changes": [{"position", "eventId", "kind", "type", "subtype", "occurredAt", "recordedAt",
     /// "groupKeys"}], "next": <the cursor for the next call>, "head"}`.
+    ///
+    /// A cursor past the head is a 409 (`cursor_past_head`, with `head`): the log only grows, so
+    /// the client's cursor came from another ledger or from this one before a restore, and the
+    /// events at its positions are not the ones it saw. Answering an empty page would let it skip
+    /// every event up to its cursor without knowing.
     func changes(_ request: HTTPRequest) async throws -> HTTPResponse {
         let after = try Self.integer(request, "after", range: 0...Int64.max) ?? 0
         let limit = try Self.integer(request, "limit", range: 1...Int64(maxPageSize)) ?? 100
         let waitSeconds = try Self.integer(request, "wait", range: 0...maxChangeWait.components.seconds) ?? 0
         var head = try await reading { ledger in try ledger.store.head().position }
-        if head <= after, waitSeconds > 0 {
+        guard after <= head else {
+            throw APIError(status: 409, code: "cursor_past_head",
+                           message: "after=\(after) is past the ledger's head, position \(head): this cursor was not given by this ledger as it is (restored from a backup?); read again from a position at or before \(head)",
+                           details: ["head": .int(head)])
+        }
+        if head == after, waitSeconds > 0 {
             head = max(head, await pool.waitForHead(after: after, timeout: .seconds(waitSeconds)))
         }
-        let last = min(head, after + limit)
+        // head >= after here, so neither the difference nor the sum can overflow.
+        let last = after + min(limit, head - after)
         let observedHead = head
         let changes = try await reading { ledger -> [JSONValue] in
             guard last > after else { return [] }
@@ -197,6 +208,6 @@ struct ReadRoutes: Sendable {
             }
         }
         let next = changes.last?["position"]?.int64Value ?? after
-        return .json(["changes": .array(changes), "next": .int(next), "head": .int(max(observedHead, next))])
+        return .json(["changes": .array(changes), "next": .int(next), "head": .int(observedHead)])
     }
 }

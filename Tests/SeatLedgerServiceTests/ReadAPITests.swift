@@ -133,6 +133,43 @@ struct ReadAPITests {
         #expect(result["changes"]?.arrayValue?.first?["groupKeys"] == [.string(String(2_100_000_000_000_503))])
         #expect(serve.stop() == 0)
     }
+
+    @Test("the change feed refuses a cursor past the head (409 with the head; after = Int64.max included), and SIGTERM answers a long poll in flight at once and drains")
+    func changeFeedEdges() async throws {
+        let fixture = try LedgerFixture()
+        let body = try #require(try Notifications.subscribed(count: 1, offset: 600).first)
+        let token = try addToken("feed", scope: "read", db: fixture.path)
+        let serve = try ServeProcess(db: fixture.path)
+        let port = serve.port
+        let auth = [("Authorization", "Bearer \(token)")]
+        try await onThread {
+            let client = try RawHTTPClient(port: port)
+            #expect(try client.request("POST", "/notifications", body: body).status == 200)
+            for after in ["2", "9223372036854775807"] {
+                let past = try client.request("GET", "/v1/changes?after=\(after)&limit=1000", headers: auth)
+                let answer = try json(past)
+                #expect(past.status == 409 && answer["error"] == "cursor_past_head" && answer["head"]?.int64Value == 1, "after=\(after): \(answer)")
+                #expect(answer["message"]?.stringValue?.contains("after=\(after) is past the ledger's head, position 1") == true)
+            }
+            let atHead = try json(client.request("GET", "/v1/changes?after=1&limit=1000", headers: auth))
+            #expect(atHead["changes"]?.arrayValue?.isEmpty == true && atHead["next"]?.int64Value == 1 && atHead["head"]?.int64Value == 1)
+        }
+        // A long poll waiting for a minute when SIGTERM comes: answered at once, not cut off by the drain's timeout.
+        let waited = StartedThread { try RawHTTPClient(port: port, timeoutSeconds: 90).request("GET", "/v1/changes?after=1&wait=60", headers: auth) }
+        try await onThread {
+            let client = try RawHTTPClient(port: port)
+            #expect(waitUntil(timeout: .seconds(15)) {
+                (try? client.request("GET", "/metrics").text.contains("seatledger_http_requests_in_flight 2")) == true
+            })
+        }
+        #expect(serve.stop(signal: SIGTERM) == 0)
+        let answer = try await waited.value()
+        #expect(answer.status == 200)
+        let page = try json(answer)
+        #expect(page["changes"]?.arrayValue?.isEmpty == true && page["next"]?.int64Value == 1, "\(page)")
+        let stops = serve.logLines().compactMap { try? JSONValue.parse(bytes: Array($0.utf8)) }.filter { $0["event"] == "stop" }
+        #expect(stops.map { $0["drained"] } == [.bool(true)], "\(serve.logLines().suffix(3))")
+    }
 }
 
 /// `LedgerService.handleImmediately`: the answers the polling thread gives itself are the async

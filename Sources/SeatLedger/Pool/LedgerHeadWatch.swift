@@ -82,7 +82,8 @@ final class LedgerHeadWatch: Sendable {
         }
     }
 
-    /// Resumes every waiter with the head as it is and stops the clock thread.
+    /// Resumes every waiter with the head as it is and stops the clock thread; later waits return
+    /// at once. Calling it again does nothing more.
     func close() {
         recheck.withLock { $0 = nil }   // it holds this watch: break the cycle
         let woken: ([Waiter], Int64) = monitor.update { state in

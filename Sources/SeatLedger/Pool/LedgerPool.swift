@@ -228,6 +228,15 @@ public final class LedgerPool: Sendable {
         await watch.wait(after: position, deadline: .now.advanced(by: timeout))
     }
 
+    /// Ends every ``waitForHead(after:timeout:)`` now, each returning the head as it is, and
+    /// makes later ones return at once; the pool keeps working otherwise.
+    ///
+    /// A stopping service calls it before draining its requests: a long poll waits up to a
+    /// minute, and a drain that waited for it would outlast its own timeout.
+    public func endLongPolls() {
+        watch.close()
+    }
+
     // MARK: Statistics and closing
 
     /// What the writer has done since the pool opened (e.g. how many appends each commit grouped).

@@ -35,7 +35,8 @@ enum ServeCommand: Command {
       GET /v1/groups/{ref}/diff     diff --json                       (knownAt twice | asOf twice | against=apple)
       GET /v1/groups/{ref}/audit    audit group                       (format=json|markdown|html|text, asOf)
       GET /v1/changes            committed events after a position, each with the group keys it
-                                 touched: {"changes", "next", "head"} (after, limit, wait ≤ 60 s)
+                                 touched: {"changes", "next", "head"} (after, limit, wait ≤ 60 s);
+                                 409 cursor_past_head (with "head") when after is past the head
       POST /v1/groups/{ref}/seats   {"memberRef", "appTransactionId"?, "requestId"?}: Claim Seat
                                  through Apple, as `seats claim` (requestIdentifier stored before
                                  the call; a lost answer is retried with it). 201 {"seatClaimId",
@@ -72,7 +73,8 @@ enum ServeCommand: Command {
 
     Logs: one JSON object per line on stderr (a start line with version, ledger and address; per
     request method, path, status, durationMs, outcome, position, eventId; never a body or token).
-    SIGTERM or SIGINT: stop accepting, answer requests in flight after their commit, exit 0.
+    SIGTERM or SIGINT: stop accepting, answer requests in flight after their commit (a long
+    poll of /v1/changes at once, with what it has), exit 0.
 
     Options:
       --listen HOST:PORT   IPv4 address and port (default 127.0.0.1:8080; port 0 picks one)
