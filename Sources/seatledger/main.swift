@@ -88,7 +88,8 @@ let versionText = """
         return Terminal.ExitCode.success.rawValue
     case "help":
         // `seatledger help COMMAND` is `seatledger COMMAND --help`; `help --json` is every command's declarations.
-        let topics = argv.filter { $0 != "--json" }
+        // `help --help` (or -h) is help about help: the global help, as with no topic.
+        let topics = argv.filter { $0 != "--json" && $0 != "--help" && $0 != "-h" }
         if json, topics.isEmpty {
             Terminal.json(CommandHelp.json(commands))
             return Terminal.ExitCode.success.rawValue

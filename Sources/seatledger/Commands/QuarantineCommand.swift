@@ -41,8 +41,8 @@ enum QuarantineCommand: Command {
     Options:
     \(HelpText.db)
       --state S        list only items in state S
-      --raw            show: print the raw bytes only
-      --out FILE       show: write the raw bytes to FILE
+      --raw            show: print the raw bytes only (not with --json)
+      --out FILE       show: write the raw bytes to FILE (not over a SQLite database or log)
       --api-responses  retry: also apply apiResponse envelopes (see above)
       --reason TEXT    dismiss: why (required); recorded in the log
       --by NAME        dismiss: who decided (default: $USER)
@@ -89,11 +89,16 @@ enum QuarantineCommand: Command {
             guard let record = try store.quarantineRecord(id: id) else {
                 throw InputError(message: "no quarantined item #\(id)")
             }
+            if arguments.flag("raw"), arguments.flag("json") {
+                throw UsageError(message: "show: --raw prints the raw bytes and --json a JSON object: give one of them")
+            }
             if let out = arguments.value("out") {
                 try FileChecks.write(record.raw, to: out)
+                Terminal.note("Wrote the \(record.raw.count) raw bytes of #\(record.id) to \(out)")
             }
             if arguments.flag("raw") {
-                FileHandle.standardOutput.write(record.raw)
+                // With --out the bytes went to the file (stdout stays empty).
+                if arguments.value("out") == nil { FileHandle.standardOutput.write(record.raw) }
             } else if arguments.flag("json") {
                 Terminal.json(describe(record, includeRaw: true))
             } else {

@@ -48,9 +48,9 @@ enum QueueIngestCommand {
                 Terminal.progress("ingest \(shown): \(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined, \(stats.acknowledged) acked, last id \(stats.lastId ?? "-")")
             }
         } catch let failure as QueueUnreachable {
-            Terminal.err("seatledger ingest: cannot reach \(shown) after \(failure.attempts) attempts (--until-empty): "
-                         + scrub(failure.lastError.message, from: from))
-            return .failure
+            // Thrown, not printed here: with --json it is then the one error object on stdout.
+            throw QueueGaveUp(message: "cannot reach \(shown) after \(failure.attempts) attempts (--until-empty): "
+                              + scrub(failure.lastError.message, from: from))
         }
         Terminal.endProgressLine()
         status.record(stats, head: nil)
@@ -170,4 +170,11 @@ enum RedisPasswordSource {
         }
         return url
     }
+}
+
+/// `ingest --from redis://… --until-empty` gave up reaching Redis: exit 2, the reason named (the
+/// URL without its password).
+struct QueueGaveUp: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }

@@ -159,7 +159,7 @@ enum AuditCommand: Command {
     \(HelpText.db)
       --format F       text (default), markdown, html or json
       --json           the same as --format json
-      --out FILE       write the report to FILE instead of stdout
+      --out FILE       write the report to FILE instead of stdout (not over a SQLite database or log)
       --as-of T        report the state at T (default: now)
                        \(Clocks.forms)
     """

@@ -153,6 +153,12 @@ enum ServeCommand: Command {
         let support = try supportListener(arguments, like: http)
         var seatAPI = SeatAPISettings()
         let given = try APIOptionsHelp.credentialOptions(arguments)
+        // The seat routes read these files per request; a path that cannot be read is refused now,
+        // as `seats claim` refuses it, rather than as a 503 on the first claim.
+        for (option, file) in [("--private-key", given.privateKeyFile), ("--credentials", given.credentialsFile)] {
+            guard let file else { continue }
+            do { try FileChecks.requireReadable(file) } catch let error as InputError { throw InputError(message: "\(option): \(error.message)") }
+        }
         seatAPI.issuerId = given.issuerId
         seatAPI.keyId = given.keyId
         seatAPI.privateKeyFile = given.privateKeyFile

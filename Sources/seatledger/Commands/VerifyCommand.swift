@@ -126,6 +126,9 @@ enum VerifyCommand: Command {
             }
         }
         progress.finish()
+        // Written before anything is printed: a failure to write it is then the command's one
+        // error (one JSON object with --json), not a second document after the report.
+        if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor(headOf: store).write(to: anchor) }
         if arguments.flag("json") {
             Terminal.json([
                 "intact": .bool(result.isIntact), "eventsChecked": .int(result.eventsChecked),
@@ -182,7 +185,6 @@ enum VerifyCommand: Command {
             }
             for finding in arrivalFindings { Terminal.out("Arrivals FOUND: \(finding)") }
         }
-        if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor(headOf: store).write(to: anchor) }
         return result.isIntact && stale.isEmpty && withoutFacts == 0 && (deep?.isClean ?? true) && (records?.isIntact ?? true)
             && arrivalFindings.isEmpty ? .success : .findings
     }

@@ -72,6 +72,9 @@ struct Arguments {
                     }
                     index += 1
                 }
+                // No option takes an empty value (a path, a name, a number, a reason): `--db ""`
+                // from an unset shell variable would otherwise name no file at all.
+                guard !value.isEmpty else { throw UsageError(message: "--\(name) needs a value, not an empty string") }
                 if let earlier = values[name]?.first, !repeatable.contains(name) {
                     throw UsageError(message: "--\(name) given twice (\(earlier), then \(value)); it takes one value")
                 }
@@ -138,8 +141,8 @@ struct Arguments {
         return text.contains("/") || lowered.hasPrefix("postgres") || [".sqlite", ".sqlite3", ".db"].contains { lowered.hasSuffix($0) }
     }
 
-    /// `--db`, else `$SEATLEDGER_DB`, else `./seatledger.sqlite`.
+    /// `--db`, else `$SEATLEDGER_DB` (an empty one counts as unset), else `./seatledger.sqlite`.
     var databasePath: String {
-        value("db") ?? ProcessInfo.processInfo.environment["SEATLEDGER_DB"] ?? "seatledger.sqlite"
+        value("db") ?? ProcessInfo.processInfo.environment["SEATLEDGER_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "seatledger.sqlite"
     }
 }

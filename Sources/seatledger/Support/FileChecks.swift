@@ -33,17 +33,42 @@ enum FileChecks {
     }
 
     /// Writes `data` to `path`, or throws a usage error "cannot write PATH: reason".
+    ///
+    /// An existing file is replaced, unless it is a SQLite database or write-ahead log (a ledger,
+    /// the one `--db` names included, or its `-wal`): an `--out` that names one by mistake would
+    /// destroy it, so that is refused.
     static func write(_ data: Data, to path: String) throws {
+        guard !path.isEmpty else { throw InputError(message: "cannot write an empty path: name a file") }
         // Foundation's error for a directory is a bare "error 512".
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             throw InputError(message: "cannot write \(path): is a directory")
+        }
+        if let kind = databaseKind(at: path) {
+            throw InputError(message: "cannot write \(path): it is \(kind) (a ledger?); refusing to overwrite it: name another file")
         }
         do {
             try data.write(to: URL(fileURLWithPath: path))
         } catch {
             throw InputError(message: "cannot write \(path): \(reason(error))")
         }
+    }
+
+    /// "a SQLite database" or "a SQLite write-ahead log" when `path` is a regular file that starts
+    /// like one, else `nil` (no file, not regular, unreadable, or other content). Opens only
+    /// regular files, so a FIFO never blocks it.
+    static func databaseKind(at path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: 16)
+        let count = head.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, 16) }
+        if count == 16, head == Array("SQLite format 3\0".utf8) { return "a SQLite database" }
+        // The WAL header's magic number, big-endian: 0x377f0682 or 0x377f0683.
+        if count >= 4, head[0] == 0x37, head[1] == 0x7f, head[2] == 0x06, head[3] & 0xfe == 0x82 { return "a SQLite write-ahead log" }
+        return nil
     }
 
     /// A file error as "PATH: reason" when Foundation names the file, else the short reason alone.
