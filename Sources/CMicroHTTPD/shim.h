@@ -7,6 +7,20 @@
 #include <netinet/in.h>
 #include <microhttpd.h>
 
+/* libmicrohttpd's own unescaping of the URL and its arguments (MHD_http_unescape), except that a
+   NUL it produces (from %00) becomes the byte 0xFF, which is never valid UTF-8. The handler gets
+   the path and the arguments as C strings, so a NUL would cut them short: `limit=1%00junk` would
+   read as `limit=1`, `/v1/members/a%00b` as `a`. With 0xFF the text reaches Swift repaired to
+   U+FFFD, which no route takes: a 400 naming the parameter, or a 404 naming the whole path. */
+static inline size_t seatledger_mhd_unescape(void *context, struct MHD_Connection *connection, char *text) {
+    (void)context; (void)connection;
+    size_t length = MHD_http_unescape(text);
+    for (size_t index = 0; index < length; index++) {
+        if (text[index] == '\0') text[index] = (char)0xFF;
+    }
+    return length;
+}
+
 /* MHD_start_daemon and MHD_get_daemon_info are variadic, which Swift cannot call: these wrappers
    pass the options SeatLedger uses as plain arguments. */
 static inline struct MHD_Daemon *seatledger_mhd_start(unsigned int flags, const struct sockaddr_in *address,
@@ -23,6 +37,7 @@ static inline struct MHD_Daemon *seatledger_mhd_start(unsigned int flags, const 
                             MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
                             MHD_OPTION_LISTEN_BACKLOG_SIZE, listen_backlog,
+                            MHD_OPTION_UNESCAPE_CALLBACK, seatledger_mhd_unescape, NULL,
                             MHD_OPTION_END);
 }
 

@@ -163,4 +163,24 @@ struct ServeProcessTests {
         #expect(serve.stop() == 0)
         #expect(!serve.logLines().contains { $0.contains(read) || $0.contains(seats) })
     }
+
+    @Test("a %00 in a query value or the path is never read as the text before it: a 400 naming the parameter, a 404 naming the whole identifier")
+    func encodedNUL() throws {
+        let fixture = try LedgerFixture()
+        let read = try addToken("app-server", scope: "read", db: fixture.path)
+        let serve = try ServeProcess(db: fixture.path)
+        let client = try RawHTTPClient(port: serve.port)
+        let auth = [("Authorization", "Bearer \(read)")]
+        #expect(try client.request("GET", "/v1/groups?limit=1", headers: auth).status == 200)
+        for query in ["limit=1%00junk", "asOf=2026-11-01T00:00:00Z%00junk"] {
+            let refused = try client.request("GET", "/v1/groups?\(query)", headers: auth)
+            let name = String(query.prefix { $0 != "=" })
+            #expect(refused.status == 400, "\(query): \(refused.text)")
+            #expect(try json(refused)["message"]?.stringValue?.contains("query parameter \(name)=") == true, "\(query): \(refused.text)")
+        }
+        let member = try client.request("GET", "/v1/members/m1%00x", headers: auth)
+        #expect(member.status == 404, "\(member.text)")
+        #expect(try json(member)["message"]?.stringValue?.contains("m1\u{FFFD}x") == true, "\(member.text)")
+        #expect(serve.stop() == 0)
+    }
 }

@@ -21,7 +21,8 @@ enum TokenCommand: Command {
     cryptographic generator), prints it ONCE on stdout and stores only its SHA-256 in the
     ledger's api_tokens table (never part of the event log). Give it to the client as
     `Authorization: Bearer <token>`. Scope `read` opens the /v1 read API of `seatledger serve`;
-    `seats` is reserved for seat operations and opens nothing yet. A running `serve` sees new
+    `seats` opens its seat operations (claim, unclaim and associate under /v1/groups/{ref}/seats)
+    and not the reads: a client that does both needs a token of each. A running `serve` sees new
     and revoked tokens within a second. `list` shows names, scopes, creation and revocation
     times and the first 12 hex digits of each digest (never a token). `revoke` makes the token
     authenticate nothing; the name stays taken.
