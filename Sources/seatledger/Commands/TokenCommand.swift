@@ -12,6 +12,7 @@ enum TokenCommand: Command {
     static let summary = "bearer tokens for the serve API: add (printed once), list, revoke"
     static let options: Set<String> = ["db", "scope"]
     static let flags: Set<String> = ["json"]
+    static let actions = ["add", "list", "revoke"]
     static let help = """
     Usage: seatledger token add NAME --scope read|seats [--db PATH] [--json]
            seatledger token list [--db PATH] [--json]
@@ -38,7 +39,7 @@ enum TokenCommand: Command {
     static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "list" ? 1 : 2 }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        guard let action = arguments.positionals.first, ["add", "list", "revoke"].contains(action) else {
+        guard let action = arguments.positionals.first, actions.contains(action) else {
             throw UsageError(message: "expected `token add NAME --scope read|seats`, `token list` or `token revoke NAME`")
         }
         let json = arguments.flag("json")

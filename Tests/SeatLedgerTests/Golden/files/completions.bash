@@ -35,7 +35,7 @@ _seatledger() {
         api-config) opts="--api-base-url --credentials --db --help --json --quiet --unset-base-url --unset-credentials"; vals="--api-base-url --credentials --db"; actions="show" ;;
         copy) opts="--batch --from --to --help --json --progress --quiet"; vals="--batch --from --to"; actions="" ;;
         serve) opts="--anchor --api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --help --quiet --support-listen-public"; vals="--anchor --api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout"; actions="" ;;
-        token) opts="--db --scope --help --json --quiet"; vals="--db --scope"; actions="" ;;
+        token) opts="--db --scope --help --json --quiet"; vals="--db --scope"; actions="add list revoke" ;;
         retract) opts="--by --db --reason --help --json --quiet"; vals="--by --db --reason"; actions="" ;;
         completions) opts="--help --quiet"; vals=""; actions="bash zsh fish" ;;
         *) return ;;

@@ -248,6 +248,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from token' -l scope -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l quiet
+complete -c seatledger -n '__fish_seen_subcommand_from token' -a 'add list revoke'
 complete -c seatledger -n __fish_use_subcommand -a retract -d 'withdraw a wrongly recorded event from every projection (nothing is deleted)'
 complete -c seatledger -n '__fish_seen_subcommand_from retract' -l by -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from retract' -l db -r -F

@@ -309,6 +309,7 @@ _seatledger() {
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
+            '1:action:(add list revoke)' \
             '*:argument:_files' ;;
         retract) _arguments -s \
             '--by=[by]:value:_files' \
