@@ -49,6 +49,17 @@ public final class LineReader {
 
     deinit { source.cancel() }
 
+    /// Ends the input early, from any thread (a signal handler): the lines already read are still
+    /// returned, then ``nextLine()`` returns `nil` (at once, though the reading thread may be
+    /// waiting on a pipe that stays open) and ``wasInterrupted`` is `true`.
+    public var interrupter: @Sendable () -> Void {
+        let source = self.source
+        return { source.interrupt() }
+    }
+
+    /// Whether the `nil` that ended the lines came from the ``interrupter`` rather than the end of input.
+    public var wasInterrupted: Bool { source.isInterrupted }
+
     /// The largest the reading thread's buffer has been, in bytes (bounded by about
     /// `maxLineLength` plus one chunk whatever the input: tests check it).
     public var peakBufferBytes: Int { source.peakBufferBytes }
@@ -133,6 +144,18 @@ private final class LineSource: Sendable {
 
     /// Stops the reading thread after its current read (the consumer is gone).
     func cancel() { blocks.cancel() }
+
+    private let interrupted = Atomic<Bool>(false)
+
+    /// Ends the input here: what is queued is still taken, then `.end`; the reading thread stops
+    /// at its next block (the read it may be blocked in ends with the process).
+    func interrupt() {
+        interrupted.store(true, ordering: .releasing)
+        blocks.close()
+    }
+
+    /// Whether ``interrupt()`` was called.
+    var isInterrupted: Bool { interrupted.load(ordering: .acquiring) }
 
     /// Hands a block to the consumer, waiting while the queue is over budget; `false` once cancelled.
     private func publish(_ lines: [ReadLine], bytes: Int) -> Bool {

@@ -221,6 +221,8 @@ enum IngestCommand: Command {
                     label = input
                 }
                 let reader = LineReader(handle: handle, maxLineLength: maxLine)
+                // A signal ends the input where it is, even while stdin (or a FIFO) stays open and quiet.
+                stop.onStop(reader.interrupter)
                 let bytesBefore = bytesRead
                 let batchSize = explicitBatchSize ?? Self.defaultBatchSize(for: input)
                 let readAll = try ingestLines(reader, label: label, origin: input == "-" ? .stdin : .file,
@@ -309,7 +311,7 @@ enum IngestCommand: Command {
             var batch: [InboundMessage] = []
             while batch.count < batchSize {
                 guard let line = try reader.nextLine() else {
-                    reachedEnd = true
+                    reachedEnd = !reader.wasInterrupted
                     break
                 }
                 let oversize = reader.lastLineOversize

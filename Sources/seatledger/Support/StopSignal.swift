@@ -10,6 +10,8 @@ import Synchronization
 final class StopSignal: @unchecked Sendable, StopRequest {
     private let stopped = Atomic<Bool>(false)
     private let sources: [any DispatchSourceSignal]
+    /// Run once at the first signal (``onStop(_:)``): what wakes a wait the flag cannot reach.
+    private let actions = Mutex<[@Sendable () -> Void]>([])
 
     /// Installs handlers for SIGINT and SIGTERM. The first signal prints `what` on stderr at once
     /// ("stopping… finishing the batch in hand") and silences progress lines.
@@ -23,6 +25,7 @@ final class StopSignal: @unchecked Sendable, StopRequest {
                 guard !stopped.exchange(true, ordering: .relaxed) else { return }
                 Terminal.stopping.store(true, ordering: .relaxed)
                 Terminal.note("stopping… \(what)")
+                for action in actions.withLock({ $0 }) { action() }
             }
             source.resume()
         }
@@ -30,6 +33,13 @@ final class StopSignal: @unchecked Sendable, StopRequest {
 
     /// Whether a stop was requested.
     var isStopped: Bool { stopped.load(ordering: .relaxed) }
+
+    /// Runs `action` at the first signal (at once if one came already): for a wait that polling
+    /// the flag cannot end, such as a read of a pipe whose writer stays quiet.
+    func onStop(_ action: @escaping @Sendable () -> Void) {
+        actions.withLock { $0.append(action) }
+        if isStopped { action() }
+    }
 
     /// Gives SIGINT and SIGTERM their default effect back (end the process), for a last phase
     /// that cannot stop part-way but is safe to kill (its transaction rolls back).
