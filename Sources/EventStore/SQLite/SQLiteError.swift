@@ -1,3 +1,4 @@
+import Foundation
 import CSQLite
 import LedgerStorage
 
@@ -42,6 +43,22 @@ public struct SQLiteError: DatabaseFailure {
     /// Whether another connection holds the lock.
     public var isBusy: Bool { primaryResultCode == SQLITE_BUSY || primaryResultCode == SQLITE_LOCKED }
 
+    /// Why SQLite may not have opened `path`, looked at now: a missing directory, a file or
+    /// directory this user may not read or write, else the question to ask.
+    static func cannotOpenReason(_ path: String) -> String {
+        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return "its directory \(directory) does not exist"
+        }
+        if FileManager.default.fileExists(atPath: path) {
+            if access(path, R_OK) != 0 { return "permission denied: this user may not read it" }
+            if access(path, W_OK) != 0 { return "this user may read it but not write it" }
+        }
+        if access(directory, W_OK | X_OK) != 0 { return "this user may not write in its directory \(directory) (SQLite keeps its -wal and -shm there)" }
+        return "does its directory exist, and may this user write there?"
+    }
+
     /// Longest SQL text quoted in ``description`` (the append statements run to hundreds of characters).
     static let quotedSQLLimit = 120
 
@@ -49,7 +66,7 @@ public struct SQLiteError: DatabaseFailure {
         var text = "SQLite error \(resultCode)"
         if let path { text += " on \(path)" }
         text += ": \(message)"
-        if primaryResultCode == SQLITE_CANTOPEN, path != nil { text += " (does its directory exist, and may this user write there?)" }
+        if primaryResultCode == SQLITE_CANTOPEN, let path { text += " (\(Self.cannotOpenReason(path)))" }
         if primaryResultCode == SQLITE_READONLY { text += " (the file or its directory is read-only for this user)" }
         if let sql {
             let quoted = sql.count > Self.quotedSQLLimit ? String(sql.prefix(Self.quotedSQLLimit)) + "…" : sql

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import LedgerStorage
 import SeatLedger
 
 /// `seatledger copy`: copy a ledger to another store with its hash chain intact.
@@ -50,7 +51,14 @@ enum CopyCommand: Command {
         guard source != destination, !sameFile(source, destination) else {
             throw UsageError(message: "--from and --to name the same ledger (\(source)); a ledger cannot be copied onto itself")
         }
-        var copy = LedgerCopy(source: try source.open(readOnly: true))
+        let opened: any LedgerStore
+        do {
+            opened = try source.open(readOnly: true)
+        } catch let error where errorCode(of: error) != "no_ledger" {
+            // Name the side: with two PostgreSQL URLs a bare connection error does not say which failed.
+            throw SideFailure(option: "--from", location: source.description, underlying: error)
+        }
+        var copy = LedgerCopy(source: opened)
         if let batch = arguments.value("batch") {
             guard let size = Int(batch), size > 0 else { throw UsageError(message: "--batch must be a positive number, got \(batch)") }
             copy.batchSize = size
@@ -106,4 +114,12 @@ enum CopyCommand: Command {
         let directory = url.deletingLastPathComponent().resolvingSymlinksInPath()
         return directory.appendingPathComponent(url.lastPathComponent).standardizedFileURL.path
     }
+}
+
+/// A failure at one end of `copy`, named: "--from LOCATION: reason" (the URL without its password).
+struct SideFailure: Error, CustomStringConvertible {
+    let option: String
+    let location: String
+    let underlying: any Error
+    var description: String { "\(option) \(location): \(underlying)" }
 }

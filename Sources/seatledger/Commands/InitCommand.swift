@@ -71,7 +71,7 @@ enum InitCommand: Command {
     /// `--app-apple-id` as a number, `nil` when not given, a usage error when not numeric.
     static func appAppleId(_ arguments: Arguments) throws -> Int64? {
         guard let text = arguments.value("app-apple-id") else { return nil }
-        guard let id = Int64(text) else { throw UsageError(message: "--app-apple-id must be a number, got \(text)") }
+        guard let id = Int64(text), id > 0 else { throw UsageError(message: "--app-apple-id must be a positive number (the app's Apple id), got \(text)") }
         return id
     }
 

@@ -28,8 +28,20 @@ struct Clocks {
         return try parse(text, option: option, now: now)
     }
 
+    /// The moments a time option takes: years 0001 to 9999, what ISO 8601's four-digit years
+    /// print (a later epoch value printed as year 8994 would name another moment).
+    static let range: ClosedRange<EpochMillis> = -62_135_596_800_000...253_402_300_799_999
+
     /// `text` as a moment, relative forms counted from `now`.
     static func parse(_ text: String, option: String, now: EpochMillis) throws -> EpochMillis {
+        let moment = try parseUnchecked(text, option: option, now: now)
+        guard range.contains(moment) else {
+            throw UsageError(message: "--\(option) \(text) is outside the years 0001 to 9999 (epoch milliseconds \(range.lowerBound) to \(range.upperBound))")
+        }
+        return moment
+    }
+
+    private static func parseUnchecked(_ text: String, option: String, now: EpochMillis) throws -> EpochMillis {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed == "now" { return now }
         if let offset = relativeOffset(trimmed) { return now + offset }

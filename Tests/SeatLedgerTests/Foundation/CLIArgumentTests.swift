@@ -131,6 +131,17 @@ struct CLIArgumentTests {
         #expect(result.stdout.isEmpty, "\(result)")
     }
 
+    @Test("a time option past year 9999 or before year 0001 is a usage error naming it, not a moment printed with the wrong year",
+          arguments: ["9223372036854775807", "-9223372036854775808", "253402300800000"])
+    func momentOutOfRange(_ value: String) throws {
+        let test = try TestLedger()
+        let result = try CLI.run(["groups", "--db", test.path, "--as-of=\(value)", "--json"])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(try result.json()["error"]?["message"]?.stringValue?.hasPrefix("--as-of \(value) is outside the years 0001 to 9999") == true, "\(result)")
+        let last = try CLI.run(["groups", "--db", test.path, "--as-of=253402300799999", "--json"])
+        #expect(last.exitCode == 0, "\(last)")
+    }
+
     @Test("`help COMMAND` is `COMMAND --help`; an unknown topic and no command at all are usage errors (exit 2)")
     func helpTopics() throws {
         for name in ["ingest", "group", "diff", "copy"] {
@@ -330,7 +341,11 @@ struct CLIArgumentTests {
         let trust = ["--root-cert", TestPaths.testRoot.path, "--bundle-id", TestLedger.bundleId]
         let badId = try CLI.run(["check", jws.path, "--environment", "Sandbox", "--app-apple-id", "abc"] + trust)
         #expect(badId.exitCode == 2, "\(badId)")
-        #expect(badId.stderr.contains("--app-apple-id must be a number, got abc"), "\(badId)")
+        #expect(badId.stderr.contains("--app-apple-id must be a positive number (the app's Apple id), got abc"), "\(badId)")
+        for id in ["-5", "0"] {
+            let notPositive = try CLI.run(["check", jws.path, "--environment", "Production", "--app-apple-id", id] + trust)
+            #expect(notPositive.exitCode == 2 && notPositive.stderr.contains("must be a positive number"), "\(id): \(notPositive)")
+        }
         let badEnvironment = try CLI.run(["check", jws.path, "--environment", "Bogus"] + trust)
         #expect(badEnvironment.exitCode == 2, "\(badEnvironment)")
         #expect(badEnvironment.stderr.contains("--environment must be one of"), "\(badEnvironment)")
@@ -577,7 +592,7 @@ struct CLIArgumentTests {
         let result = try CLI.run(["init", "--db", missing, "--bundle-id", TestLedger.bundleId, "--environment", "Sandbox",
                                   "--root-cert", TestPaths.testRoot.path])
         #expect(result.exitCode == 2, "\(result)")
-        #expect(result.stderr.contains("on \(missing): unable to open database file (does its directory exist"), "\(result)")
+        #expect(result.stderr.contains("on \(missing): unable to open database file (its directory \(directory.url.path)/no/such/dir does not exist)"), "\(result)")
 
         let long = String(repeating: "x", count: 500)
         let text = SQLiteError(resultCode: 8, message: "attempt to write a readonly database", sql: "INSERT " + long, path: "/l.sqlite").description

@@ -87,6 +87,15 @@ struct CLIOutputSafetyTests {
         #expect(object["intact"] == nil)
     }
 
+    @Test("copy names the end it could not open (--from), without the URL's password")
+    func copyNamesTheEnd() throws {
+        let result = try CLI.run(["copy", "--from", "postgresql://a:secret@127.0.0.1:1/src", "--to", "postgresql://b@127.0.0.1:2/dst", "--json"])
+        #expect(result.exitCode == 2, "\(result)")
+        let message = try #require(try result.json()["error"]?["message"]?.stringValue, "\(result)")
+        #expect(message.hasPrefix("--from postgresql://a@127.0.0.1:1/src: "), "\(message)")
+        #expect(!result.stdout.contains("secret") && !result.stderr.contains("secret"))
+    }
+
     @Test("help --help prints the global help")
     func helpAboutHelp() throws {
         let result = try CLI.run(["help", "--help"])

@@ -50,6 +50,18 @@ struct ReadOnlyLedgerTests {
         withExtendedLifetime(directory) {}
     }
 
+    @Test("a ledger file this user may not read: the error says so (permission denied), not a question about its directory")
+    func unreadableFile() throws {
+        let (directory, _, path) = try Self.demoLedger(label: "unreadable")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path) }
+        let result = try CLI.runWithoutWriteAccess(["groups", "--db", path, "--json"])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(try result.json()["error"]?["message"]?.stringValue?.contains("(permission denied: this user may not read it)") == true, "\(result)")
+        withExtendedLifetime(directory) {}
+    }
+
     @Test("a ledger whose directory others may write is not read lock-free: refused with the reason, not read while a writer may work")
     func writableByOthersRefused() throws {
         let (directory, ledgerDirectory, path) = try Self.demoLedger(label: "read-only-owner-writable")
