@@ -35,6 +35,11 @@ public enum Timestamp {
         }
     }
 
+    /// The moments ``iso8601(_:)`` prints as they are: years 0001 to 9999 (four digits). A
+    /// moment a user asks about (a clock option or query parameter) must be in it; a later one
+    /// would print as another year, and a link carrying it would name another moment.
+    public static let printableRange: ClosedRange<EpochMillis> = -62_135_596_800_000...253_402_300_799_999
+
     /// ISO 8601 with milliseconds in UTC, e.g. `2026-11-02T10:00:00.000Z`.
     public static func iso8601(_ millis: EpochMillis) -> String {
         var out = [UInt8]()

@@ -8,20 +8,23 @@ import Projections
 /// `audit --format html` look the same.
 public enum AuditHTML {
     /// `text` safe in HTML text and in a quoted attribute: `& < > " '` as entities.
+    ///
+    /// Scalar by scalar, not `Character` by `Character`: a browser reads code points, and Swift
+    /// groups a quote with a combining mark after it (`"` U+0301) into one `Character` that is
+    /// not `"`, which would pass through unescaped and end the attribute it stands in.
     public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 
     /// The style sheet of every report and desk page: readable at 1280 px and on a phone (tables

@@ -19,20 +19,20 @@ struct ReadRoutes: Sendable {
     static func clock(_ request: HTTPRequest, _ name: String) throws(APIError) -> EpochMillis? {
         // Given once: ``RouteParameters`` refused a second one.
         guard let text = request.queryValue(name) else { return nil }
-        guard let millis = Timestamp.parse(text) else {
-            throw .badParameter(name, text, expected: "ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds")
+        return try moment(name, text)
+    }
+
+    /// `text` as a moment a client asks about: ISO 8601 or epoch milliseconds, in years 0001 to 9999.
+    static func moment(_ name: String, _ text: String) throws(APIError) -> EpochMillis {
+        guard let millis = Timestamp.parse(text), Timestamp.printableRange.contains(millis) else {
+            throw .badParameter(name, text, expected: "ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds, in the years 0001 to 9999")
         }
         return millis
     }
 
     static func clocks(_ request: HTTPRequest, _ name: String) throws(APIError) -> [EpochMillis] {
         var result: [EpochMillis] = []
-        for text in request.queryValues(name) {
-            guard let millis = Timestamp.parse(text) else {
-                throw .badParameter(name, text, expected: "ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds")
-            }
-            result.append(millis)
-        }
+        for text in request.queryValues(name) { result.append(try moment(name, text)) }
         return result
     }
 

@@ -97,6 +97,9 @@ struct ReadAPITests {
         let badClock = try client.request("GET", "/v1/groups/\(keys[0])?asOf=yesterday", headers: auth)
         #expect(badClock.status == 400)
         #expect(try json(badClock)["message"]?.stringValue?.contains("asOf=yesterday") == true)
+        let farClock = try client.request("GET", "/v1/groups/\(keys[0])?asOf=253402300800000", headers: auth)
+        #expect(farClock.status == 400)
+        #expect(try json(farClock)["message"]?.stringValue?.contains("asOf=253402300800000 is not ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds, in the years 0001 to 9999") == true)
         #expect(serve.stop() == 0)
     }
 

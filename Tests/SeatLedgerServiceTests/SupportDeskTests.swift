@@ -205,6 +205,24 @@ struct SupportDeskTests {
         let response = try desk.get("/group?ref=2000004000000001")
         #expect(response.headers["content-security-policy"]?.contains("default-src 'none'") == true)
         #expect(response.headers["x-content-type-options"] == "nosniff")
+        // A quote with a combining mark after it (one Swift Character, two code points to a
+        // browser) reflected into the search box stays escaped: no attribute can start there.
+        let combining = "\"\u{301} style=position:fixed;inset:0 x="
+        let reflected = try desk.get("/group?ref=\(Self.q(combining))")
+        #expect(reflected.status == 404)
+        #expect(reflected.text.contains("value=\"&quot;\u{301} style=position:fixed;inset:0 x=\""), "\(reflected.text.prefix(2000))")
+        #expect(!Array(reflected.text.utf8).split(separator: UInt8(ascii: "\"")).contains { Array($0).starts(with: Array("\u{301} style".utf8)) })
+    }
+
+    @Test("an asOf or knownAt outside the years 0001 to 9999 is a 400 naming it, not a page whose links name another moment")
+    func momentsOutOfRange() throws {
+        let desk = try Desk()
+        for query in ["asOf=253402300800000", "knownAt=-9223372036854775808"] {
+            let response = try desk.get("/group?ref=2000010000000001&\(query)")
+            #expect(response.status == 400, "\(query): \(response.status)")
+            #expect(response.text.contains("in the years 0001 to 9999"), "\(query)")
+        }
+        #expect(try desk.get("/group?ref=2000010000000001&asOf=253402300799999").status == 200)
     }
 
     @Test("downloads: Markdown, HTML and JSON with their media types, the same bytes as the CLI's audit and member show")

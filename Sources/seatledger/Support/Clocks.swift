@@ -28,9 +28,8 @@ struct Clocks {
         return try parse(text, option: option, now: now)
     }
 
-    /// The moments a time option takes: years 0001 to 9999, what ISO 8601's four-digit years
-    /// print (a later epoch value printed as year 8994 would name another moment).
-    static let range: ClosedRange<EpochMillis> = -62_135_596_800_000...253_402_300_799_999
+    /// The moments a time option takes: ``Timestamp/printableRange`` (years 0001 to 9999).
+    static let range = Timestamp.printableRange
 
     /// `text` as a moment, relative forms counted from `now`.
     static func parse(_ text: String, option: String, now: EpochMillis) throws -> EpochMillis {

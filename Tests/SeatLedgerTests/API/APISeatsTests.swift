@@ -101,7 +101,9 @@ struct APISeatsTests {
         #expect(try fixture.standIn.requests("ClaimSeat").isEmpty)
         #expect(try fixture.test.freshStore().claimRequests().isEmpty)
         let empty = try fixture.run(["seats", "claim", Self.developer, "--request-id", ""])
-        #expect(empty.exitCode == 2 && empty.stderr.contains("no stored Claim Seat request \"\""), "\(empty)")
+        // An empty value is refused where options are read, before the ledger is looked at.
+        #expect(empty.exitCode == 2 && empty.stderr.contains("--request-id needs a value, not an empty string"), "\(empty)")
+        #expect(try fixture.standIn.requests("ClaimSeat").isEmpty)
     }
 
     @Test("claim --request-id of another group's or member's request is refused: resuming would send that request's identifier")

@@ -280,3 +280,28 @@ struct ReportFixLedgerTests {
         #expect(DisplayText.visible(input) == expected)
     }
 }
+
+/// The one HTML escaper (``AuditHTML/escape(_:)``), which every report and desk page uses.
+@Suite("Reports: HTML escaping")
+struct HTMLEscapeTests {
+    @Test("a special character followed by a combining mark is escaped too: Swift makes them one Character, a browser reads the code points",
+          arguments: ["\u{301}", "\u{338}", "\u{20D2}", "\u{200D}", "\u{FE0F}"])
+    func combiningMarks(_ mark: String) {
+        for special in ["&", "<", ">", "\"", "'"] {
+            let escaped = AuditHTML.escape("m8\(special)\(mark) onfocus=alert(1) x=\(special)")
+            #expect(!escaped.unicodeScalars.contains { "&<>\"'".unicodeScalars.contains($0) && $0 != "&" }, "\(special)\(mark): \(escaped)")
+            // Each `&` left is the start of an entity this function wrote.
+            // (Compared as bytes: `hasPrefix` on a String would compare `;` with `;` plus the mark.)
+            let entities = ["amp;", "lt;", "gt;", "quot;", "#39;"].map { Array($0.utf8) }
+            let pieces = Array(escaped.utf8).split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false).dropFirst()
+            #expect(pieces.allSatisfy { piece in entities.contains { piece.starts(with: $0) } }, "\(special)\(mark): \(escaped)")
+            #expect(escaped.unicodeScalars.contains(mark.unicodeScalars.first!), "the mark itself is kept: \(escaped)")
+        }
+    }
+
+    @Test("plain text is unchanged and each special character becomes its entity")
+    func entities() {
+        #expect(AuditHTML.escape("m1 ann-g17 é 🙂") == "m1 ann-g17 é 🙂")
+        #expect(AuditHTML.escape(#"<a href="x" title='y'>&</a>"#) == "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;")
+    }
+}
