@@ -26,6 +26,11 @@ import SupportDesk
 struct SupportDeskRoutes: Sendable {
     let pool: LedgerPool
     let now: @Sendable () -> EpochMillis
+    /// Whether a request must name a loopback host (`Host: localhost:…`, `127.0.0.1:…`, `[::1]:…`):
+    /// the desk listens on loopback and has no sign-in of its own, so a web page whose name an
+    /// attacker re-points at 127.0.0.1 (DNS rebinding) could otherwise read it through a support
+    /// agent's browser. Off behind a sign-in proxy (`--support-listen-public`), whose name it is.
+    var checksHost = true
 
     /// A page the desk answers with an error status.
     struct Failure: Error {
@@ -49,6 +54,11 @@ struct SupportDeskRoutes: Sendable {
             guard request.method == "GET" || request.method == "HEAD" else {
                 route = "desk"
                 throw Failure(status: 405, message: "\(request.method) is not allowed: the support desk is read-only (GET)")
+            }
+            if checksHost, let host = request.header("Host"), !Self.isLoopbackName(host) {
+                route = "desk"
+                throw Failure(status: 403, message: "this desk answers to localhost and 127.0.0.1 only, not to the host name \(host): "
+                              + "open it as http://localhost:PORT (through an SSH tunnel from elsewhere)")
             }
             clocks = try Self.clocks(request, now: clocks.now)
             switch request.path {
@@ -174,9 +184,26 @@ struct SupportDeskRoutes: Sendable {
         try await pool.read(body)
     }
 
-    /// A query parameter's value; an empty one (a form's blank field) counts as absent.
+    /// A query parameter's value without the blanks around it (a pasted identifier often has
+    /// some); an empty one (a form's blank field) counts as absent.
     static func value(_ request: HTTPRequest, _ name: String) -> String? {
-        request.queryValues(name).first { !$0.isEmpty }
+        request.queryValues(name).lazy.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
+    }
+
+    /// Whether a `Host` header names this machine's loopback: `localhost`, an address in
+    /// 127.0.0.0/8 or `[::1]`, with or without a port (an SSH tunnel's local port differs from
+    /// the desk's).
+    static func isLoopbackName(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasPrefix("[") {
+            guard let close = name.firstIndex(of: "]") else { return false }
+            return name[name.index(after: name.startIndex)..<close] == "::1"
+        }
+        if let colon = name.lastIndex(of: ":") { name = String(name[..<colon]) }
+        if name.hasSuffix(".") { name.removeLast() }
+        if name == "localhost" { return true }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     static func required(_ request: HTTPRequest, _ name: String) throws -> String {
@@ -233,7 +260,9 @@ extension LedgerService {
         let clock = ContinuousClock()
         let started = clock.now
         var route = "desk"
-        let response = await SupportDeskRoutes(pool: pool, now: configuration.now).answer(request, route: &route)
+        var routes = SupportDeskRoutes(pool: pool, now: configuration.now)
+        routes.checksHost = configuration.supportDesk.map { $0.host.hasPrefix("127.") } ?? true
+        let response = await routes.answer(request, route: &route)
         let elapsed = clock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         metrics.observe(route: route, status: response.status, seconds: seconds)

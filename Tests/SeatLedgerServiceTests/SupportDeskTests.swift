@@ -214,6 +214,27 @@ struct SupportDeskTests {
         #expect(!Array(reflected.text.utf8).split(separator: UInt8(ascii: "\"")).contains { Array($0).starts(with: Array("\u{301} style".utf8)) })
     }
 
+    @Test("a request naming another host than loopback is refused (DNS rebinding); localhost through a tunnel's port is not; a pasted identifier's blanks are ignored")
+    func hostAndBlanks() throws {
+        let desk = try Desk()
+        func get(_ path: String, host: String) throws -> RawHTTPResponse {
+            let client = try RawHTTPClient(port: desk.port, timeoutSeconds: 60)
+            try client.send("GET \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+            return try client.readResponse()
+        }
+        let path = "/member/report?id=m1&format=member-json"
+        for host in ["attacker.example", "attacker.example:\(desk.port)", "127.0.0.1.attacker.example", "localhost.attacker.example:80", "[::2]:80"] {
+            let refused = try get(path, host: host)
+            #expect(refused.status == 403, "\(host): \(refused.status)")
+            #expect(refused.text.contains("this desk answers to localhost and 127.0.0.1 only") && !refused.text.contains("\"memberships\""), "\(host)")
+        }
+        for host in ["localhost:9000", "LOCALHOST", "127.0.0.1:\(desk.port)", "127.1.2.3", "[::1]:9000", "localhost.:9000"] {
+            #expect(try get(path, host: host).status == 200, "\(host)")
+        }
+        let padded = try desk.get("/search?q=\(Self.q(" \(Self.m5Claim) "))")
+        #expect(padded.status == 303 && padded.headers["location"] == "/member?id=\(Self.m5Claim)", "\(padded.status)")
+    }
+
     @Test("an asOf or knownAt outside the years 0001 to 9999 is a 400 naming it, not a page whose links name another moment")
     func momentsOutOfRange() throws {
         let desk = try Desk()

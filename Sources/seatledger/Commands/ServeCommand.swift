@@ -69,7 +69,8 @@ enum ServeCommand: Command {
     take asOf and knownAt like /v1. It has NO token: keep it on loopback and reach it through an
     SSH tunnel (ssh -L 8081:127.0.0.1:8081 host) or a proxy that signs staff in with the company's
     sign-in; a non-loopback address is refused unless --support-listen-public says that proxy
-    stands in front of it.
+    stands in front of it. On loopback it answers only requests whose Host is localhost,
+    127.x.x.x or [::1] (403 otherwise: DNS rebinding).
 
     Logs: one JSON object per line on stderr (a start line with version, ledger and address; per
     request method, path, status, durationMs, outcome, position, eventId; never a body or token).
