@@ -124,11 +124,11 @@ public struct SeatOperations {
         let store = api.ledger.store
         let state = try api.ledger.groupState(reference, asOf: now)
         let otid = try purchaser(of: state, reference: reference)
-        let existing = try store.claimRequests(originalTransactionId: otid, state: ClaimRequestRecord.pending).first { record in
-            if let memberRef { return record.memberRef == memberRef }
-            if let appTransactionId { return record.memberRef == nil && record.appTransactionId == appTransactionId }
-            return record.memberRef == nil && record.appTransactionId == nil
-        }
+        // The request `beginClaimRequest` will resume, by the same policy (bytes, not Swift's `==`,
+        // which would take a canonically equivalent member ref for this one and skip the seat guard
+        // for a claim that then starts a new request).
+        let existing = ClaimResumption.resumable(among: try store.pendingClaimRequests(originalTransactionId: otid),
+                                                 memberRef: memberRef, appTransactionId: appTransactionId)
         let explicit = try requestIdentifier.flatMap { try store.claimRequest($0) }
         if let explicit, explicit.state == ClaimRequestRecord.claimed {
             throw SeatClaimRefusal(code: "already_claimed", message:

@@ -166,6 +166,19 @@ struct APISeatsTests {
         #expect(try json.json()["result"] == "refused")
     }
 
+    @Test("an unfinished request for a canonically equivalent member ref (other bytes) is not resumed, so the seat guard still refuses a full group")
+    func equivalentMemberRefIsNotResumed() throws {
+        let fixture = try Self.fixture()
+        // "é" written decomposed in the stored request, precomposed in the new claim: equal to
+        // Swift's `==`, different to the database and to Apple.
+        _ = try fixture.test.store.beginClaimRequest(originalTransactionId: Self.full, memberRef: "e\u{301}", appTransactionId: nil,
+                                                     newIdentifier: "r-decomposed", now: 1)
+        let result = try fixture.run(["seats", "claim", Self.full, "--member-ref", "\u{e9}"])
+        #expect(result.exitCode == 2 && result.stderr.contains("no available seat"), "\(result)")
+        #expect(try fixture.standIn.requests("ClaimSeat").isEmpty, "nothing was sent to Apple")
+        #expect(try fixture.test.freshStore().claimRequests().map(\.requestIdentifier) == ["r-decomposed"], "and no request was added")
+    }
+
     @Test("crash drill: kill -9 while Apple holds the answer, then the same claim reuses the requestIdentifier and gets the same seat")
     func crashDrill() throws {
         let fixture = try Self.fixture(faults: [["endpoint": "ClaimSeat", "delay": 30]])
