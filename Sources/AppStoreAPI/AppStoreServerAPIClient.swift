@@ -136,12 +136,15 @@ public struct APICallResult: Sendable {
 /// the call stops with that error. Authentication is an ES256 bearer token from
 /// ``APITokenProvider``; the `Authorization` header is never logged or recorded.
 ///
+/// A ledger's own client comes from `SeatLedgerAppStoreAPI`, which records into the ledger:
+///
 /// ```swift
-/// let client = AppStoreServerAPIClient(configuration: config, tokens: provider) { exchange in
-///     try ledger.record(exchange)          // append the envelope through the ingest path
-/// }
-/// let result = try client.send(.getSeatInfo(originalTransactionId: "2000000000000001"))
+/// let (api, notes) = try LedgerAPI.connect(ledger)   // credentials from the ledger's configuration
+/// let (result, recorded) = try api.perform(.getSeatInfo(originalTransactionId: "2000000000000001"))
 /// ```
+///
+/// ``send(_:)`` blocks the calling thread for the whole call, retries and `Retry-After` waits
+/// included: call it off Swift's cooperative pool (`LedgerPool.write` runs it on its writer).
 public final class AppStoreServerAPIClient {
     /// Where and how to call.
     public let configuration: AppStoreAPIConfiguration

@@ -53,15 +53,14 @@ private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(nam
     return collector.pairs
 }
 
-/// A byte for an empty body to point at (libmicrohttpd copies zero bytes from it).
-private nonisolated(unsafe) var emptyBodyByte: UInt8 = 0
-
 /// Queues `response` on `connection`; `close` adds `Connection: close` (the server is stopping).
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer, close: Bool) -> MHD_Result {
     let created: OpaquePointer? = response.body.withUnsafeBytes { bytes in
         if bytes.count == 0 {
-            // `nonisolated(unsafe)` is safe: the byte is never written, only its address passed.
-            return withUnsafeMutablePointer(to: &emptyBodyByte) { MHD_create_response_from_buffer(0, $0, .RESPMEM_MUST_COPY) }
+            // An empty body still needs an address: a byte of this call's own (libmicrohttpd copies
+            // the zero bytes it points at before returning), so no global is shared between threads.
+            var empty: UInt8 = 0
+            return withUnsafeMutablePointer(to: &empty) { MHD_create_response_from_buffer(0, $0, .RESPMEM_MUST_COPY) }
         }
         return MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress!), .RESPMEM_MUST_COPY)
     }

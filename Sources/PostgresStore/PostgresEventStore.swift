@@ -12,10 +12,12 @@ import PostgresClient
 /// of processes may append to the same database: appends serialise on the `ledger_head` row (see
 /// `README.md` in this folder), so positions are handed out and become visible in commit order.
 ///
+/// Applications reach it through `Ledger` (which verifies, deduplicates and keeps the
+/// projections), not by committing events to the store themselves:
+///
 /// ```swift
-/// let store = try PostgresEventStore.create(url: "postgresql://ledger_owner@db/seatledger",
-///                                           configuration: config, roots: roots)
-/// let result = try store.commit(events: events)
+/// PostgresLedgerEngine.register()   // once, at start (the SeatLedgerPostgres product)
+/// let ledger = try Ledger.open(path: "postgresql://ledger_owner@db/seatledger")
 /// ```
 public final class PostgresEventStore: LedgerStore {
     /// The connection every statement of this store goes through.

@@ -17,7 +17,7 @@ import LedgerStorage
 /// The ledger records the version in its configuration (`projection_rules`) when it is created
 /// and after every rebuild; a ledger without the entry was built by version 1.
 ///
-/// Group snapshots (``ProjectionSnapshots``) store folded `group show --json` text, so a change
+/// Group snapshots (`ProjectionSnapshots`) store folded `group show --json` text, so a change
 /// to how a group folds or prints is a rules change too: the listing serves snapshots only on a
 /// ledger stamped with this build's version.
 public enum ProjectionRules {

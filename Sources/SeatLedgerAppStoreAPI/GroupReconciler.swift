@@ -39,6 +39,10 @@ public struct ReconcileReport: Sendable {
 /// optionally Get Transaction History), Get Seat Info, Get Customer Groups and every page of
 /// Get Group Members, each recorded as an event; then compares our projection with Apple's view
 /// (``Ledger/compareWithApple(_:asOf:)``).
+///
+/// Not `Sendable` (it uses a `Ledger`, one thread at a time), and every call blocks its thread
+/// for the API calls it makes, retries and `Retry-After` waits included: run it off Swift's
+/// cooperative pool (`serve` runs it inside `LedgerPool.write`).
 public struct GroupReconciler {
     /// The connection.
     public let api: LedgerAPI

@@ -61,6 +61,10 @@ public struct RecordedExchange: Sendable {
 /// A ledger connected to the App Store Server API: every response goes through
 /// ``Ledger/ingestBatch(_:)`` (verification included) the moment it arrives, before the caller
 /// sees it. Get Notification History pages are recorded with origin `backfill`, the rest `recorded`.
+///
+/// Not `Sendable` (it uses a `Ledger`, one thread at a time), and every call blocks its thread
+/// for the API calls it makes, retries and `Retry-After` waits included: run it off Swift's
+/// cooperative pool (`serve` runs it inside `LedgerPool.write`).
 public final class LedgerAPI {
     /// The ledger responses are recorded into.
     public let ledger: Ledger

@@ -197,6 +197,10 @@ public struct BackfillReport: Sendable {
 /// verified and appended as notifications; ones already in the ledger (same `notificationUUID`)
 /// append nothing. The cursor (``BackfillCursor``) is saved after every page, so a rerun of the
 /// same window makes no request at all, and an interrupted run continues from the next page.
+///
+/// Not `Sendable` (it uses a `Ledger`, one thread at a time), and every call blocks its thread
+/// for the API calls it makes, retries and `Retry-After` waits included: run it off Swift's
+/// cooperative pool (`serve` runs it inside `LedgerPool.write`).
 public struct NotificationBackfill {
     /// The connection.
     public let api: LedgerAPI

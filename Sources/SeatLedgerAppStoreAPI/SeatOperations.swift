@@ -59,6 +59,10 @@ public struct SeatOperationResult: Sendable {
 /// Apple; a later claim for the same group and member finds the unfinished request and reuses
 /// the identifier, and Apple (idempotent per `requestIdentifier`) returns the same `seatClaimId`,
 /// so a crash or timeout never takes two seats.
+///
+/// Not `Sendable` (it uses a `Ledger`, one thread at a time), and every call blocks its thread
+/// for the API calls it makes, retries and `Retry-After` waits included: run it off Swift's
+/// cooperative pool (`serve` runs it inside `LedgerPool.write`).
 public struct SeatOperations {
     /// The connection.
     public let api: LedgerAPI

@@ -59,7 +59,8 @@ public final class LedgerPool: Sendable {
         watch.close()
     }
 
-    /// Opens the ledger at `path` (a SQLite file; a PostgreSQL URL too when the store location given supports it) with `readers` read connections.
+    /// Opens the ledger at `path` (a SQLite file, or a `postgresql://` URL once `PostgresLedgerEngine.register()`
+    /// of the SeatLedgerPostgres product has run) with `readers` read connections.
     ///
     /// Waits until every connection is open, so call it at startup, not from a task that must not block.
     public static func open(path: String, readers: Int = 4) throws -> LedgerPool {
