@@ -5,10 +5,10 @@ import LedgerStorage
 /// One SQLite connection, owned: closed in `deinit`.
 ///
 /// Not thread-safe by itself; the ``EventStore`` that owns it serialises access.
-public final class SQLiteConnection {
+package final class SQLiteConnection {
     let handle: OpaquePointer
     /// The database file path.
-    public let path: String
+    package let path: String
     private var statementCache: [String: SQLiteStatement] = [:]
 
     /// Opens (or creates, when `create` is true) a database file.
@@ -16,7 +16,7 @@ public final class SQLiteConnection {
     /// `immutable` (read-only only): SQLite takes the file as unchanging and uses no lock or
     /// shared-memory file, so a WAL database opens where none can be created (a read-only
     /// directory). Only for a file no one writes while it is open.
-    public init(path: String, create: Bool, readOnly: Bool = false, immutable: Bool = false) throws(SQLiteError) {
+    package init(path: String, create: Bool, readOnly: Bool = false, immutable: Bool = false) throws(SQLiteError) {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX
         if readOnly {
@@ -49,7 +49,7 @@ public final class SQLiteConnection {
     }
 
     /// The busy timeout every connection starts with, set before its first statement.
-    public static let defaultBusyTimeoutMilliseconds: Int32 = 30_000
+    package static let defaultBusyTimeoutMilliseconds: Int32 = 30_000
 
     /// `path` with the characters a `file:` URI gives meaning to percent-encoded.
     static func uriEscaped(_ path: String) -> String {
@@ -69,7 +69,7 @@ public final class SQLiteConnection {
     }
 
     /// Runs one or more statements that return no rows.
-    public func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -80,7 +80,7 @@ public final class SQLiteConnection {
     }
 
     /// A prepared statement, cached by its SQL text and reset for reuse.
-    public func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    package func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         if let cached = statementCache[sql] {
             cached.reset()
             return cached
@@ -91,12 +91,12 @@ public final class SQLiteConnection {
     }
 
     /// Whether a transaction is open on this connection.
-    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+    package var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; any thrown error rolls back and is rethrown.
     ///
     /// The only way this codebase opens a write transaction: there are no loose BEGIN/COMMIT pairs.
-    public func writeTransaction<T>(_ body: () throws -> T) throws -> T {
+    package func writeTransaction<T>(_ body: () throws -> T) throws -> T {
         // A cached statement stepped but not finished holds an implicit read snapshot; upgrading
         // it to a write fails with SQLITE_BUSY without consulting the busy timeout. Reset them all.
         resetStatements()
@@ -114,7 +114,7 @@ public final class SQLiteConnection {
     /// How many times `BEGIN IMMEDIATE` is tried when another process holds the write lock through
     /// a whole busy timeout (a writer committing batch after batch takes the lock back between
     /// the busy handler's polls, so one timeout is not a fair chance).
-    public var beginAttempts = 20
+    package var beginAttempts = 20
 
     /// `BEGIN IMMEDIATE`, tried again after a short random pause while the database stays busy.
     private func beginImmediate() throws(SQLiteError) {
@@ -135,7 +135,7 @@ public final class SQLiteConnection {
     /// Inside a transaction already open on this connection (a read job of the ledger pool runs
     /// in one snapshot and may call a read that takes its own), `body` joins it: it reads that
     /// transaction's snapshot, and the outer transaction ends it.
-    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+    package func readTransaction<T>(_ body: () throws -> T) throws -> T {
         if isInTransaction { return try body() }
         resetStatements()
         try execute("BEGIN DEFERRED")
@@ -150,25 +150,25 @@ public final class SQLiteConnection {
     }
 
     /// Resets every cached statement so none holds a read snapshot open.
-    public func resetStatements() {
+    package func resetStatements() {
         for statement in statementCache.values { statement.reset() }
     }
 
     /// The rowid of the last inserted row.
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Rows changed by the last statement.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
     var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// Sets how long a writer waits for another connection's lock before `SQLITE_BUSY`.
-    public func setBusyTimeout(milliseconds: Int32) {
+    package func setBusyTimeout(milliseconds: Int32) {
         sqlite3_busy_timeout(handle, milliseconds)
     }
 
     /// Reads a single integer, e.g. `PRAGMA user_version`.
-    public func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
+    package func scalarInt(_ sql: String) throws(SQLiteError) -> Int64? {
         let statement = try prepare(sql)
         defer { statement.reset() }
         guard try statement.step() else { return nil }
@@ -176,7 +176,7 @@ public final class SQLiteConnection {
     }
 
     /// Reads a single text value, e.g. `PRAGMA journal_mode`.
-    public func scalarText(_ sql: String) throws(SQLiteError) -> String? {
+    package func scalarText(_ sql: String) throws(SQLiteError) -> String? {
         let statement = try prepare(sql)
         defer { statement.reset() }
         guard try statement.step() else { return nil }
@@ -184,5 +184,5 @@ public final class SQLiteConnection {
     }
 
     /// Whether this connection can write.
-    public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+    package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 }

@@ -3,11 +3,11 @@ import Foundation
 import LedgerStorage
 
 /// A prepared statement, owned: finalized in `deinit`.
-public final class SQLiteStatement {
+package final class SQLiteStatement {
     private let handle: OpaquePointer
     private unowned let connection: SQLiteConnection
     /// The SQL text.
-    public let sql: String
+    package let sql: String
 
     init(connection: SQLiteConnection, sql: String) throws(SQLiteError) {
         var statement: OpaquePointer?
@@ -23,20 +23,20 @@ public final class SQLiteStatement {
     deinit { sqlite3_finalize(handle) }
 
     /// Resets the statement and clears its bindings.
-    public func reset() {
+    package func reset() {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }
 
     /// Binds values to `?` parameters in order (1-based in SQLite).
     @discardableResult
-    public func bind(_ values: SQLiteValue...) throws(SQLiteError) -> SQLiteStatement {
+    package func bind(_ values: SQLiteValue...) throws(SQLiteError) -> SQLiteStatement {
         try bind(values)
     }
 
     /// Binds an array of values to `?` parameters in order.
     @discardableResult
-    public func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> SQLiteStatement {
+    package func bind(_ values: [SQLiteValue]) throws(SQLiteError) -> SQLiteStatement {
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             let rc: Int32
@@ -74,7 +74,7 @@ public final class SQLiteStatement {
     }
 
     /// Steps once: `true` when a row is available, `false` when done.
-    public func step() throws(SQLiteError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -87,21 +87,21 @@ public final class SQLiteStatement {
     }
 
     /// Steps to completion, ignoring rows (for INSERT/UPDATE/DELETE).
-    public func run() throws(SQLiteError) {
+    package func run() throws(SQLiteError) {
         while try step() {}
     }
 
     /// Whether column `index` (0-based) is NULL in the current row.
-    public func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
+    package func isNull(_ index: Int32) -> Bool { sqlite3_column_type(handle, index) == SQLITE_NULL }
 
     /// Column `index` as an integer.
-    public func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
+    package func int64(_ index: Int32) -> Int64 { sqlite3_column_int64(handle, index) }
 
     /// Column `index` as an optional integer.
-    public func optionalInt64(_ index: Int32) -> Int64? { isNull(index) ? nil : int64(index) }
+    package func optionalInt64(_ index: Int32) -> Int64? { isNull(index) ? nil : int64(index) }
 
     /// Column `index` as text (empty string for NULL), every byte of it: a NUL inside does not end it.
-    public func text(_ index: Int32) -> String {
+    package func text(_ index: Int32) -> String {
         // `sqlite3_column_text` first: it converts the value, and then `sqlite3_column_bytes` counts its bytes.
         guard let pointer = sqlite3_column_text(handle, index) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, index))
@@ -109,28 +109,28 @@ public final class SQLiteStatement {
     }
 
     /// Column `index` as optional text.
-    public func optionalText(_ index: Int32) -> String? { isNull(index) ? nil : text(index) }
+    package func optionalText(_ index: Int32) -> String? { isNull(index) ? nil : text(index) }
 
     /// Column `index` as bytes.
-    public func blob(_ index: Int32) -> Data {
+    package func blob(_ index: Int32) -> Data {
         let count = Int(sqlite3_column_bytes(handle, index))
         guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return Data() }
         return Data(bytes: pointer, count: count)
     }
 
     /// Calls `body` with column `index`'s bytes in place (valid only during the call; no copy).
-    public func withBlob<R>(_ index: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withBlob<R>(_ index: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         let count = Int(sqlite3_column_bytes(handle, index))
         guard count > 0, let pointer = sqlite3_column_blob(handle, index) else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
         return try body(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
     /// Column `index` as optional bytes.
-    public func optionalBlob(_ index: Int32) -> Data? { isNull(index) ? nil : blob(index) }
+    package func optionalBlob(_ index: Int32) -> Data? { isNull(index) ? nil : blob(index) }
 }
 
 /// A value bound to a statement parameter.
-public enum SQLiteValue: Sendable {
+package enum SQLiteValue: Sendable {
     case null
     case integer(Int64)
     case real(Double)
@@ -138,7 +138,7 @@ public enum SQLiteValue: Sendable {
     case blob(Data)
 
     /// `.text` or `.null`.
-    public static func optional(_ text: String?) -> SQLiteValue { text.map(SQLiteValue.text) ?? .null }
+    package static func optional(_ text: String?) -> SQLiteValue { text.map(SQLiteValue.text) ?? .null }
     /// `.integer` or `.null`.
-    public static func optional(_ value: Int64?) -> SQLiteValue { value.map(SQLiteValue.integer) ?? .null }
+    package static func optional(_ value: Int64?) -> SQLiteValue { value.map(SQLiteValue.integer) ?? .null }
 }
