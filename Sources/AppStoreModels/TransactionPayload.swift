@@ -25,36 +25,63 @@ public struct MultiSeatPriceTier: Sendable, Hashable {
 public struct TransactionPayload: Sendable, Hashable {
     /// The payload exactly as decoded, every field kept.
     public let json: JSONValue
+    /// Apple's `transactionId`: the id of this transaction (a purchase, renewal or seat addition).
     public let transactionId: String?
+    /// Apple's `originalTransactionId`: the first transaction of the subscription, which every renewal keeps.
     public let originalTransactionId: String?
+    /// Apple's `webOrderLineItemId`: the id of a subscription purchase event (a period), across devices.
     public let webOrderLineItemId: String?
+    /// Apple's `bundleId`: the bundle identifier of the app.
     public let bundleId: String?
+    /// Apple's `productId`: the in-app product purchased.
     public let productId: String?
+    /// Apple's `subscriptionGroupIdentifier`: the subscription group the product belongs to.
     public let subscriptionGroupIdentifier: String?
+    /// Apple's `purchaseDate`: when the App Store charged for this transaction (a period's start).
     public let purchaseDate: EpochMillis?
+    /// Apple's `originalPurchaseDate`: the purchase date of the original transaction.
     public let originalPurchaseDate: EpochMillis?
+    /// Apple's `expiresDate`: when the subscription period ends (expires or renews).
     public let expiresDate: EpochMillis?
     /// Seats this transaction covers for a multiseat purchase.
     public let quantity: Int64?
+    /// Apple's `type`: the product type, e.g. `Auto-Renewable Subscription`; verbatim.
     public let type: String?
+    /// Apple's `appAccountToken`: the UUID the app attached at purchase to link its own account.
     public let appAccountToken: String?
+    /// Apple's `inAppOwnershipType`: purchased, family shared, or assigned through a group or organization.
     public let inAppOwnershipType: InAppOwnershipType?
+    /// Apple's `signedDate`: when the App Store signed this payload; the latest version of a transaction wins.
     public let signedDate: EpochMillis?
+    /// Apple's `revocationReason`: why the App Store refunded or revoked it (0 other, 1 an app issue).
     public let revocationReason: Int64?
+    /// Apple's `revocationDate`: when it was refunded or revoked; for multiseat only when every seat is.
     public let revocationDate: EpochMillis?
+    /// Apple's `revocationType`: the kind of refund or revocation; verbatim, unknown values kept.
     public let revocationType: RevocationType?
+    /// Apple's `revocationPercentage`: the share refunded or revoked, in milliunits of a percent.
     public let revocationPercentage: Int64?
+    /// Apple's `isUpgraded`: the customer upgraded to another subscription (adding seats does not set it).
     public let isUpgraded: Bool?
+    /// Apple's `offerType`: the kind of offer redeemed (1 introductory, 2 promotional, 3 offer code, 4 win-back).
     public let offerType: Int64?
+    /// Apple's `offerIdentifier`: the id of the offer or offer code redeemed.
     public let offerIdentifier: String?
+    /// Apple's `environment`: the environment that signed the transaction; verbatim.
     public let environment: AppStoreEnvironment?
+    /// Apple's `storefront`: the three-letter country code of the App Store storefront.
     public let storefront: String?
+    /// Apple's `storefrontId`: Apple's id of the App Store storefront.
     public let storefrontId: String?
+    /// Apple's `transactionReason`: `PURCHASE` or `RENEWAL`; verbatim, unknown values kept.
     public let transactionReason: String?
+    /// Apple's `currency`: the ISO 4217 currency of `price` and of every tier price.
     public let currency: String?
     /// For multiseat: the average price per seat.
     public let price: Int64?
+    /// Apple's `appTransactionId`: the customer's app-download id, used by Claim and Associate Seat.
     public let appTransactionId: String?
+    /// Apple's `additionalTransactionReason` (top level or in `multiSeatInfo`): why a period has more transactions.
     public let additionalTransactionReason: AdditionalTransactionReason?
     /// Seats removed by a seat-based refund (top level or inside `multiSeatInfo`).
     public let revokedSeatQuantity: Int64?
@@ -105,13 +132,18 @@ public struct TransactionPayload: Sendable, Hashable {
         isMultiSeat = multiSeat.map { !$0.isNull } ?? false
     }
 
-    /// Total charged for a multiseat transaction: Σ tier price × tier quantity (milliunits).
+    /// Total charged for a multiseat transaction: Σ tier price × tier quantity (milliunits);
+    /// `nil` without tiers, when a tier lacks its price or quantity, or when the total does not
+    /// fit in 64 bits (the numbers are Apple's, any Int64: never a trap).
     public var totalTierPrice: Int64? {
         guard !priceTiers.isEmpty else { return nil }
         var total: Int64 = 0
         for tier in priceTiers {
             guard let p = tier.price, let q = tier.quantity else { return nil }
-            total += p * q
+            let (product, productOverflow) = p.multipliedReportingOverflow(by: q)
+            let (sum, sumOverflow) = total.addingReportingOverflow(product)
+            guard !productOverflow, !sumOverflow else { return nil }
+            total = sum
         }
         return total
     }
@@ -121,19 +153,33 @@ public struct TransactionPayload: Sendable, Hashable {
 public struct RenewalInfoPayload: Sendable, Hashable {
     /// The payload exactly as decoded, every field kept.
     public let json: JSONValue
+    /// Apple's `originalTransactionId`: the subscription (purchaser) this renewal info belongs to.
     public let originalTransactionId: String?
+    /// Apple's `autoRenewProductId`: the product that renews at the next billing date.
     public let autoRenewProductId: String?
+    /// Apple's `productId`: the product currently subscribed to.
     public let productId: String?
+    /// Apple's `autoRenewStatus`: 1 when auto-renew is on, 0 when the customer turned it off.
     public let autoRenewStatus: Int64?
+    /// Apple's `expirationIntent`: why the subscription expired (1 cancelled, 2 billing error, …).
     public let expirationIntent: Int64?
+    /// Apple's `gracePeriodExpiresDate`: when the billing grace period ends.
     public let gracePeriodExpiresDate: EpochMillis?
+    /// Apple's `isInBillingRetryPeriod`: the App Store is still retrying a failed renewal charge.
     public let isInBillingRetryPeriod: Bool?
+    /// Apple's `signedDate`: when the App Store signed this payload; the latest renewal info wins.
     public let signedDate: EpochMillis?
+    /// Apple's `environment`: the environment that signed the renewal info; verbatim.
     public let environment: AppStoreEnvironment?
+    /// Apple's `recentSubscriptionStartDate`: start of the current run of paid periods (lapses < 60 days ignored).
     public let recentSubscriptionStartDate: EpochMillis?
+    /// Apple's `renewalDate`: when the subscription next renews (or would have).
     public let renewalDate: EpochMillis?
+    /// Apple's `renewalPrice`: next renewal's price in milliunits of `currency`; for multiseat, per seat on average.
     public let renewalPrice: Int64?
+    /// Apple's `currency`: the ISO 4217 currency of `renewalPrice`.
     public let currency: String?
+    /// Apple's `appTransactionId`: the customer's app-download id.
     public let appTransactionId: String?
     /// Seats at the next renewal.
     public let renewalQuantity: Int64?
