@@ -9,22 +9,30 @@
 public struct APIResponseEnvelope: Sendable, Hashable {
     /// The inner object (the value of `apiResponse`), every field kept.
     public let json: JSONValue
+    /// `endpoint`: Apple's endpoint name without spaces (open set); becomes the event's `type`.
     public let endpoint: APIEndpoint
+    /// `method`: the HTTP method called (`GET`, `POST`, `DELETE`, …); stored, not read.
     public let method: String?
     /// Path and query as called.
     public let path: String?
+    /// `requestBody`: the JSON request body sent; `nil` when absent or `null`.
     public let requestBody: JSONValue?
     /// HTTP status.
     public let status: Int64
+    /// `body`: the JSON response body received; `nil` when absent or `null`.
     public let body: JSONValue?
+    /// `respondedAt`: when the response arrived, by the caller's clock; the event's `occurredAt`.
     public let respondedAt: EpochMillis
+    /// `environment`: the App Store environment called, if recorded; must equal the ledger's.
     public let environment: AppStoreEnvironment?
+    /// `context`: the recorder's own notes (`context.memberRef` is indexed); `nil` when absent or `null`.
     public let context: JSONValue?
 
     /// Why an `apiResponse` envelope was refused.
     public struct Invalid: Error, Sendable, CustomStringConvertible {
         /// Which field is wrong and how.
         public let reason: String
+        /// The reason, prefixed with `invalid apiResponse envelope:`.
         public var description: String { "invalid apiResponse envelope: \(reason)" }
     }
 

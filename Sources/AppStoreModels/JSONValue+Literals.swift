@@ -1,13 +1,20 @@
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral, ExpressibleByFloatLiteral {
+    /// `.string` of a string literal.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// `.int` of an integer literal.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// `.bool` of `true` or `false`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// `.array` of an array literal.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// `.object` of a dictionary literal; a repeated key keeps its last value.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
+    /// `.null` for `nil`.
     public init(nilLiteral: ()) { self = .null }
+    /// `.double` of a floating-point literal.
     public init(floatLiteral value: Double) { self = .double(value) }
 }
 

@@ -10,14 +10,19 @@ import Foundation
 /// value["quantity"]?.int64Value   // 3
 /// ```
 public enum JSONValue: Sendable, Hashable {
+    /// JSON `null`.
     case null
+    /// JSON `true` or `false`.
     case bool(Bool)
     /// An integral number that fits in 64 bits.
     case int(Int64)
     /// Any other number.
     case double(Double)
+    /// A JSON string.
     case string(String)
+    /// A JSON array, in order.
     case array([JSONValue])
+    /// A JSON object by member name (the parser refuses duplicate names).
     case object([String: JSONValue])
 
     /// Parses JSON text (RFC 8259); the error names the byte offset and what was expected.
@@ -369,5 +374,6 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
     public let reason: String
     /// Creates an error with the parser's reason.
     public init(reason: String) { self.reason = reason }
+    /// The reason, prefixed with `malformed JSON:`.
     public var description: String { "malformed JSON: \(reason)" }
 }

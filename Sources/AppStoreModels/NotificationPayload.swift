@@ -5,11 +5,15 @@
 public struct NotificationPayload: Sendable, Hashable {
     /// The payload exactly as decoded, every field kept.
     public let json: JSONValue
+    /// Apple's `notificationType`: the event the notification reports; verbatim, unknown values kept.
     public let notificationType: NotificationType?
+    /// Apple's `subtype`: optional detail of the `notificationType`; verbatim, unknown values kept.
     public let subtype: NotificationSubtype?
     /// Apple's idempotency key: a retry carries the same UUID.
     public let notificationUUID: String?
+    /// Apple's `version`: the notification format version (`"2.0"`).
     public let version: String?
+    /// Apple's `signedDate`: when the App Store signed the notification; the event's `occurredAt`.
     public let signedDate: EpochMillis?
     /// The `data` member (app metadata and signed transaction / renewal info).
     public let data: NotificationData?
@@ -58,8 +62,11 @@ public struct NotificationPayload: Sendable, Hashable {
 public struct AppIdentity: Sendable, Hashable {
     /// The payload member it was read from (`data`, `summary`, `appData`, `externalPurchaseToken`, `unclaimInfo`).
     public let member: String
+    /// The member's `bundleId`: the app's bundle identifier, if named.
     public let bundleId: String?
+    /// The member's `environment`: `Production` or `Sandbox` (verbatim), if named.
     public let environment: AppStoreEnvironment?
+    /// The member's `appAppleId`: the app's numeric App Store id, if named.
     public let appAppleId: Int64?
 
     /// Whether the member names no app at all.
@@ -68,9 +75,13 @@ public struct AppIdentity: Sendable, Hashable {
 
 /// The `data` member of a notification payload.
 public struct NotificationData: Sendable, Hashable {
+    /// Apple's `appAppleId`: the app's numeric App Store id (checked against a Production ledger's).
     public let appAppleId: Int64?
+    /// Apple's `bundleId`: the bundle identifier of the app the notification is for.
     public let bundleId: String?
+    /// Apple's `bundleVersion`: the build version of the app.
     public let bundleVersion: String?
+    /// Apple's `environment`: `Production` or `Sandbox` (verbatim; unknown values kept).
     public let environment: AppStoreEnvironment?
     /// The nested transaction JWS, verified separately.
     public let signedTransactionInfo: String?
@@ -93,9 +104,13 @@ public struct NotificationData: Sendable, Hashable {
 
 /// The `summary` member of a notification payload.
 public struct NotificationSummary: Sendable, Hashable {
+    /// Apple's `appAppleId`: the app's numeric App Store id.
     public let appAppleId: Int64?
+    /// Apple's `bundleId`: the bundle identifier of the app the summary is for.
     public let bundleId: String?
+    /// Apple's `environment`: `Production` or `Sandbox` (verbatim; unknown values kept).
     public let environment: AppStoreEnvironment?
+    /// Apple's `requestIdentifier`: the id of the mass renewal-date extension request summarized.
     public let requestIdentifier: String?
 
     /// Reads the known fields of `summary`.
@@ -114,8 +129,11 @@ public struct NotificationSummary: Sendable, Hashable {
 public struct UnclaimInfo: Sendable, Hashable {
     /// Seat claims the App Store has already released.
     public let unclaimSeatIds: [String]
+    /// `bundleId`, if Apple sends it (undocumented): the app the released claims belong to.
     public let bundleId: String?
+    /// `environment`, if Apple sends it (undocumented): `Production` or `Sandbox`, verbatim.
     public let environment: AppStoreEnvironment?
+    /// `appAppleId`, if Apple sends it (undocumented): the app's numeric App Store id.
     public let appAppleId: Int64?
     /// The purchaser's original transaction id, if Apple sends it.
     public let originalTransactionId: String?

@@ -61,5 +61,6 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     public let message: String
     /// Creates an error.
     public init(_ message: String) { self.message = message }
+    /// The text a person reads (what the CLI prints for it).
     public var description: String { message }
 }

@@ -2,6 +2,7 @@ import AppStoreModels
 
 /// What an event records: a server notification or an App Store Server API response.
 public struct EventKind: OpenStringEnum {
+    /// The value as stored in the `kind` column.
     public let rawValue: String
     /// Wraps any value, known or not.
     public init(rawValue: String) { self.rawValue = rawValue }
@@ -14,19 +15,27 @@ public struct EventKind: OpenStringEnum {
     /// projection reads it; a retraction carries the retracted event's, and projections skip
     /// that event from then on.
     public static let decision = Self(rawValue: "decision")
+    /// The three kinds above.
     public static let knownValues: Set<String> = ["notification", "apiResponse", "decision"]
 }
 
 /// The kind of an identifier an event mentions; every kind is indexed.
 public struct IdentifierKind: OpenStringEnum {
+    /// The value as stored in the `key_kind` column.
     public let rawValue: String
     /// Wraps any value, known or not.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// `notificationUUID`: Apple's unique id of a notification (the event id of a notification event).
     public static let notificationUUID = Self(rawValue: "notificationUUID")
+    /// `originalTransactionId`: a subscription's first transaction id, which names a purchaser's group.
     public static let originalTransactionId = Self(rawValue: "originalTransactionId")
+    /// `transactionId`: one transaction's id (also the id in a transaction, history or status API path).
     public static let transactionId = Self(rawValue: "transactionId")
+    /// `appTransactionId`: a customer's app-download id; identifies a member.
     public static let appTransactionId = Self(rawValue: "appTransactionId")
+    /// `seatClaimId`: one claim of a seat (each claim or reclaim gets a new UUID).
     public static let seatClaimId = Self(rawValue: "seatClaimId")
+    /// `groupId`: Apple's id of a group (Get Customer Groups, Get Group Members).
     public static let groupId = Self(rawValue: "groupId")
     /// A free-form member reference from an envelope's `context.memberRef`.
     public static let memberRef = Self(rawValue: "memberRef")
@@ -36,6 +45,7 @@ public struct IdentifierKind: OpenStringEnum {
     public static let customerId = Self(rawValue: "customerId")
     /// The event id a retraction withdraws (indexed on the retraction, to find it by that event).
     public static let retractedEventId = Self(rawValue: "retractedEventId")
+    /// The kinds above.
     public static let knownValues: Set<String> = [
         "notificationUUID", "originalTransactionId", "transactionId", "appTransactionId", "seatClaimId", "groupId",
         "memberRef", "requestIdentifier", "customerId", "retractedEventId",
@@ -55,10 +65,12 @@ public struct EventIdentifier: Hashable, Sendable, Comparable, CustomStringConve
         self.value = value
     }
 
+    /// Orders by kind, then value.
     public static func < (lhs: Self, rhs: Self) -> Bool {
         (lhs.kind.rawValue, lhs.value) < (rhs.kind.rawValue, rhs.value)
     }
 
+    /// `kind=value`.
     public var description: String { "\(kind.rawValue)=\(value)" }
 }
 
@@ -70,6 +82,7 @@ public struct EventIdentifier: Hashable, Sendable, Comparable, CustomStringConve
 /// `live` (a file, stdin, a spool directory, a queue or a library caller: which one is unknown)
 /// or `recorded` (an API response; `record` or the API client). See `Events/README.md`.
 public struct EventOrigin: OpenStringEnum {
+    /// The value as stored in the `origin` column.
     public let rawValue: String
     /// Wraps any value, known or not.
     public init(rawValue: String) { self.rawValue = rawValue }
@@ -91,12 +104,13 @@ public struct EventOrigin: OpenStringEnum {
     public static let spool = Self(rawValue: "spool")
     /// An entry of a queue (`seatledger ingest --from redis://…`).
     public static let queue = Self(rawValue: "queue")
-    /// A response of the ledger's own App Store Server API client (`reconcile`, `seats`, `api`).
+    /// A response of the ledger's own App Store Server API client (`reconcile`, `seats`, `serve`'s seat routes).
     public static let apiClient = Self(rawValue: "api-client")
     /// A quarantined message appended by `seatledger quarantine retry` (its original path is in its source).
     public static let quarantineRetry = Self(rawValue: "quarantine-retry")
-    /// A decision the operator recorded with the CLI (`seatledger quarantine dismiss`).
+    /// A decision the operator recorded with the CLI (`seatledger quarantine dismiss`, `seatledger retract`).
     public static let operatorDecision = Self(rawValue: "operator")
+    /// The origins above.
     public static let knownValues: Set<String> = ["live", "backfill", "recorded", "webhook", "file", "stdin", "spool", "queue",
                                                   "api-client", "quarantine-retry", "operator"]
 

@@ -39,8 +39,10 @@ public struct VerificationRecord: Sendable, Hashable {
 /// A verified, decoded message ready to append: everything an event row holds except its
 /// position, recorded-at time and hashes, which the store assigns.
 public struct NewEvent: Sendable {
-    /// The idempotency key: `notificationUUID`, or the SHA-256 of a canonical API envelope.
+    /// The idempotency key: `notificationUUID`, the SHA-256 of a canonical API envelope, or a
+    /// decision's SHA-256 of its raw bytes.
     public let eventId: String
+    /// Notification, API response or operator decision.
     public let kind: EventKind
     /// `notificationType`, or the API endpoint name.
     public let type: String?
@@ -94,21 +96,29 @@ public struct NewEvent: Sendable {
 public struct LedgerEvent: Sendable {
     /// Gap-free position in the log, from 1.
     public let position: Int64
+    /// The idempotency key: `notificationUUID`, or the SHA-256 of a canonical API envelope or decision.
     public let eventId: String
+    /// Notification, API response or operator decision.
     public let kind: EventKind
+    /// `notificationType`, the API endpoint name, or the decision type; verbatim.
     public let type: String?
+    /// The notification `subtype` (`nil` for API responses and decisions).
     public let subtype: String?
+    /// HTTP status of an API response (`nil` for notifications and decisions).
     public let status: Int64?
     /// Apple's signed time (valid time; drives `--as-of`).
     public let occurredAt: EpochMillis
     /// Our clock when it was committed (transaction time; drives `--known-at`).
     public let recordedAt: EpochMillis
+    /// Where it came from (`notifications.ndjson:12`, `spool:abc.json`, `stdin:3`, `redis:<key>:<id>`).
     public let source: String
+    /// The path it reached the ledger by (covered by the hash chain).
     public let origin: EventOrigin
     /// The bytes exactly as received.
     public let raw: Data
     /// The decoded payload (a cache of `raw`).
     public let decoded: JSONValue
+    /// One record per verified JWS it carries (empty for a decision).
     public let verification: [VerificationRecord]
     /// This event's chain hash.
     public let hash: Data

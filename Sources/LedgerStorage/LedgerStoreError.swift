@@ -19,6 +19,7 @@ public enum LedgerStoreError: Error, Sendable, CustomStringConvertible {
     /// The location is a PostgreSQL URL, but this program registered no PostgreSQL engine.
     case engineNotLinked(location: String)
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String {
         switch self {
         case .notALedger(let path):

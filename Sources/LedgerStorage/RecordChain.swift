@@ -26,7 +26,9 @@ public enum RecordChain {
 
     /// What a link covers.
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The kind as stored in the record chain.
         public let rawValue: String
+        /// A kind from its stored text (unknown ones kept verbatim).
         public init(rawValue: String) { self.rawValue = rawValue }
         /// A `config` row (subject: its key).
         public static let config = Kind(rawValue: "config")
@@ -34,6 +36,7 @@ public enum RecordChain {
         public static let trustRoot = Kind(rawValue: "trust_root")
         /// A `quarantine` row (subject: its id).
         public static let quarantine = Kind(rawValue: "quarantine")
+        /// The text a person reads (what the CLI prints for it).
         public var description: String { rawValue }
     }
 

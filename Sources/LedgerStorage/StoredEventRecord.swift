@@ -56,6 +56,7 @@ public struct ChainContinuityError: Error, Sendable, CustomStringConvertible {
         self.problem = problem
     }
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String { "\(location): refusing event at position \(position): \(problem)" }
 }
 
@@ -66,5 +67,6 @@ public struct StoreOperationUnsupported: Error, Sendable, CustomStringConvertibl
     /// The operation.
     public let operation: String
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String { "\(location) does not support \(operation)" }
 }

@@ -3,18 +3,31 @@ import LedgerEvents
 
 /// What one transaction version says, reduced to the fields projections read.
 public struct TransactionFact: Sendable, Hashable {
+    /// This version's transaction id (each renewal and seat addition has its own); the original id when the payload has none.
     public var transactionId: String
+    /// The subscription's original transaction id, shared by its renewals and seat additions (a purchaser's is the group key).
     public var originalTransactionId: String
+    /// The customer's id per Apple Account and app (what Get Group Members lists); `nil` when the payload has none.
     public var appTransactionId: String?
+    /// The subscription product bought or held; `nil` when the payload has none.
     public var productId: String?
+    /// `inAppOwnershipType`: `PURCHASED` or `nil` for the buyer; `ASSIGNED`, `FAMILY_SHARED` or an unknown value for a holder.
     public var ownership: InAppOwnershipType?
+    /// Seats this transaction pays for (a group purchase or a seat addition); a missing value counts as one seat.
     public var quantity: Int64?
+    /// When this transaction was charged: the start of its period, or of a mid-period seat addition.
     public var purchaseDate: EpochMillis?
+    /// End of the billing period it covers; a purchaser's transactions with the same date form one period.
     public var expiresDate: EpochMillis?
+    /// When Apple revoked or refunded this transaction, if it did: access from it ends at this date.
     public var revocationDate: EpochMillis?
+    /// Why it was revoked: `REFUND_FULL`, `REFUND_PRORATED`, `FAMILY_REVOKE`, `ASSIGNMENT_REVOKE`, or an unknown value verbatim.
     public var revocationType: RevocationType?
+    /// Seats Apple refunded from this transaction (top level or in `multiSeatInfo`), subtracted from the period's paid seats.
     public var revokedSeatQuantity: Int64?
+    /// Who hosts the group's invitations (`APPLE` or `DEVELOPER`, from `multiSeatInfo`); `nil` when not multiseat.
     public var invitationManagement: InvitationManagement?
+    /// Whether the payload carries `multiSeatInfo`; with the customer's own purchase, it is a group purchaser's transaction.
     public var isMultiSeat: Bool
     /// The transaction's own `signedDate` (orders versions of the same transaction).
     public var signedDate: EpochMillis?
@@ -64,11 +77,17 @@ public struct TransactionFact: Sendable, Hashable {
 
 /// What one renewal-info version says.
 public struct RenewalFact: Sendable, Hashable {
+    /// The subscription this renewal info describes.
     public var originalTransactionId: String
+    /// Seats the next period will have (top level or in `multiSeatInfo`): `seats.renewalTotal` when present.
     public var renewalQuantity: Int64?
+    /// When billing grace ends after a failed renewal: the purchaser and linked members keep access until then.
     public var gracePeriodExpiresDate: EpochMillis?
+    /// Whether Apple is still retrying a failed renewal charge (the `BILLING_RETRY` status once the period and grace are over).
     public var isInBillingRetryPeriod: Bool?
+    /// Apple's `autoRenewStatus` (1 on, 0 off); not read by projections: turning it off changes nothing before the period end.
     public var autoRenewStatus: Int64?
+    /// When Apple signed this renewal info version (the latest one wins).
     public var signedDate: EpochMillis?
 
     /// A renewal fact with only its transaction id (the codec fills the rest).
@@ -88,14 +107,19 @@ public struct RenewalFact: Sendable, Hashable {
 
 /// A Get Seat Info observation.
 public struct SeatInfoFact: Sendable, Hashable {
+    /// Apple's count of the group's paid seats (compared with our `seats.total`); `nil` when the response omits it.
     public var totalSeatCount: Int64?
+    /// Apple's count of seats still free (compared with our `seats.available`); `nil` when the response omits it.
     public var availableSeatCount: Int64?
+    /// The seat claims Apple lists as held (each belongs to the purchaser in the path); `[]` when the response omits them.
     public var assignedSeatClaimIds: [String]
 }
 
 /// One group from a Get Customer Groups response.
 public struct CustomerGroupFact: Sendable, Hashable {
+    /// A group the customer belongs to (the sandbox placeholder `900000000000000000` is ignored when linking).
     public var groupId: String
+    /// Apple's `groupType` (`CONSUMER`, `ORGANIZATION`, …) verbatim; recorded, not used to link groups.
     public var groupType: String?
 }
 
@@ -108,8 +132,11 @@ public struct CustomerGroupFact: Sendable, Hashable {
 /// facts.transactions.first?.quantity
 /// ```
 public struct EventFacts: Sendable, Hashable {
+    /// The event's position in the ledger's log (gap-free, from 1).
     public var position: Int64
+    /// When Apple signed the event (`signedDate`) or the API responded (`respondedAt`): none of it takes effect later.
     public var occurredAt: EpochMillis
+    /// When the ledger recorded the event (transaction time: what `--known-at` and retractions compare with).
     public var recordedAt: EpochMillis
 
     /// The event id (notification UUID or API-response id).

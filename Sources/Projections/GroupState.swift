@@ -2,15 +2,23 @@ import AppStoreModels
 
 /// A group's purchaser status at a moment.
 public struct GroupStatus: OpenStringEnum {
+    /// The status code as `group show --json` prints it.
     public let rawValue: String
     /// Wraps any value.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The current period has started and not ended (`purchaseDate ≤ T < expiresDate`): the group has access.
     public static let active = Self(rawValue: "ACTIVE")
+    /// Past the period end but within billing grace (`gracePeriodExpiresDate` later): the purchaser and members keep access.
     public static let gracePeriod = Self(rawValue: "GRACE_PERIOD")
+    /// Past the period end with no grace left, while Apple still retries the charge: no access.
     public static let billingRetry = Self(rawValue: "BILLING_RETRY")
+    /// Past the period end (or the grace end) and not in billing retry: no access.
     public static let expired = Self(rawValue: "EXPIRED")
+    /// Every transaction of the current period revoked or refunded by now: no access.
     public static let revoked = Self(rawValue: "REVOKED")
+    /// No purchaser transaction known (organization and `unlinked:` groups, or a purchaser not seen yet).
     public static let unknown = Self(rawValue: "UNKNOWN")
+    /// Every status this version computes.
     public static let knownValues: Set<String> = ["ACTIVE", "GRACE_PERIOD", "BILLING_RETRY", "EXPIRED", "REVOKED", "UNKNOWN"]
 
     /// Whether the purchaser (and so the group) has access in this status.
@@ -19,22 +27,35 @@ public struct GroupStatus: OpenStringEnum {
 
 /// Why someone lost access. Known codes are static members; an unknown `revocationType` is kept verbatim.
 public struct RevocationReason: OpenStringEnum {
+    /// The reason code as `revocation.reason` prints it: a known code, or an unknown `revocationType` verbatim.
     public let rawValue: String
     /// Wraps any value.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The member was removed by the purchaser or the organization, or left (`revocationType`).
     public static let assignmentRevoke = Self(rawValue: "ASSIGNMENT_REVOKE")
+    /// The transaction was refunded in full (`revocationType`).
     public static let refundFull = Self(rawValue: "REFUND_FULL")
+    /// The transaction was refunded, prorated (`revocationType`); a member's within 24 h of a seat refund is `SEAT_REFUND`.
     public static let refundProrated = Self(rawValue: "REFUND_PRORATED")
+    /// Family Sharing of the subscription was revoked (`revocationType`).
     public static let familyRevoke = Self(rawValue: "FAMILY_REVOKE")
+    /// Removed by the purchaser's seat refund: an unclaim within 24 h after a `REFUND`/`SEATS`, or a member revocation near it.
     public static let seatRefund = Self(rawValue: "SEAT_REFUND")
+    /// A claim ended by our Unclaim Seat (a success, or a 404: the claim no longer exists).
     public static let unclaimedByDeveloper = Self(rawValue: "UNCLAIMED_BY_DEVELOPER")
+    /// A claim an `UNCLAIM_SEATS` notification listed with no seat refund in the 24 h before (left, declined by a parent, …).
     public static let unclaimedByAppStore = Self(rawValue: "UNCLAIMED_BY_APP_STORE")
+    /// The subscription period ended without a renewal (billing retry included).
     public static let expired = Self(rawValue: "EXPIRED")
+    /// The purchaser's billing grace period ended without a successful renewal.
     public static let gracePeriodExpired = Self(rawValue: "GRACE_PERIOD_EXPIRED")
+    /// Cascade: the purchaser's subscription expired or its grace ended, taking the member's access with it.
     public static let groupExpired = Self(rawValue: "GROUP_EXPIRED")
+    /// Cascade: the purchaser's subscription was revoked (refunded in full, say), taking the member's access with it.
     public static let groupRevoked = Self(rawValue: "GROUP_REVOKED")
     /// Revoked with no `revocationType` at all.
     public static let revoked = Self(rawValue: "REVOKED")
+    /// The reasons this version names; any other value is a `revocationType` Apple sent, kept verbatim.
     public static let knownValues: Set<String> = [
         "ASSIGNMENT_REVOKE", "REFUND_FULL", "REFUND_PRORATED", "FAMILY_REVOKE", "SEAT_REFUND", "UNCLAIMED_BY_DEVELOPER",
         "UNCLAIMED_BY_APP_STORE", "EXPIRED", "GRACE_PERIOD_EXPIRED", "GROUP_EXPIRED", "GROUP_REVOKED", "REVOKED",
@@ -66,6 +87,7 @@ public struct RevocationCause: Sendable, Hashable {
     /// What happened to the purchaser's subscription: the purchaser's own loss reason, or
     /// `SEAT_REFUND` for a seat refund.
     public var reason: RevocationReason
+    /// When the purchaser-level event took effect: period or grace end, `revocationDate`, or the seat refund's signing time.
     public var at: EpochMillis
     /// The purchaser-level event.
     public var eventId: String
@@ -83,7 +105,9 @@ public struct RevocationCause: Sendable, Hashable {
 
 /// Why and when a member lost access, and which event says so.
 public struct Revocation: Sendable, Hashable {
+    /// Why access was lost: the member's own reason, or a cascade from the purchaser (`GROUP_EXPIRED`, `GROUP_REVOKED`).
     public var reason: RevocationReason
+    /// When access ended (Apple's time); the member's `accessUntil` is the same moment.
     public var at: EpochMillis
     /// The event that caused it.
     public var eventId: String
@@ -116,14 +140,19 @@ public struct Revocation: Sendable, Hashable {
 
 /// A member's role in a group.
 public struct MemberRole: OpenStringEnum {
+    /// The role as `group show --json` prints it: a known role, or an undocumented `inAppOwnershipType` verbatim.
     public let rawValue: String
     /// Wraps any value.
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// The buyer of the group purchase, who holds one of its seats.
     public static let purchaser = Self(rawValue: "PURCHASER")
+    /// An Apple-hosted invitee or organization seat with its own `ASSIGNED` transaction; takes a seat while linked with access.
     public static let assigned = Self(rawValue: "ASSIGNED")
+    /// A developer-hosted member: a seat claim (Claim Seat, or listed by Get Seat Info), with no transaction of its own.
     public static let claim = Self(rawValue: "CLAIM")
     /// A family member with a `FAMILY_SHARED` copy of the purchaser's subscription.
     public static let familyShared = Self(rawValue: "FAMILY_SHARED")
+    /// The documented roles; any other value is an ownership type Apple has not documented.
     public static let knownValues: Set<String> = ["PURCHASER", "ASSIGNED", "CLAIM", "FAMILY_SHARED"]
 
     /// The role of a holder of their own transaction with this `inAppOwnershipType`: `ASSIGNED`,
@@ -149,14 +178,23 @@ public struct MemberRole: OpenStringEnum {
 
 /// One member's access in a group.
 public struct MemberState: Sendable, Hashable {
+    /// How the member holds access: `PURCHASER`, `ASSIGNED`, `CLAIM`, `FAMILY_SHARED`, or an unknown ownership verbatim.
     public var role: MemberRole
+    /// The member's own subscription (purchaser and transaction holders); `nil` for claims.
     public var originalTransactionId: String?
+    /// From the member's transaction, or a claim's Claim Seat / Associate Seat request; `nil` when none says it.
     public var appTransactionId: String?
+    /// The developer-hosted seat claim; `nil` for everyone but claims.
     public var seatClaimId: String?
+    /// The app's own member id (`context.memberRef` of Claim or Associate Seat); claims only, `nil` when none was sent.
     public var memberRef: String?
+    /// Whether the member has access at the state's `asOf`.
     public var hasAccess: Bool
+    /// Start of the current (or last) continuous access (for a claim: of claim and purchaser access together); `nil` if unknown.
     public var accessSince: EpochMillis?
+    /// When access ends (period end, grace end, own `expiresDate`) or ended (`revocation.at`); `nil` if unknown.
     public var accessUntil: EpochMillis?
+    /// How access was lost (reason, time, event); `nil` while `hasAccess`, and for a claim whose group has no known purchaser.
     public var revocation: Revocation?
     /// Event ids of the evidence for this member (for audits).
     public var evidence: [String] = []
@@ -202,9 +240,13 @@ public struct SeatCounts: Sendable, Hashable {
 
 /// Apple's latest Get Seat Info.
 public struct AppleSeatView: Sendable, Hashable {
+    /// Apple's count of the group's paid seats (compared with `seats.total`); `nil` when the response omits it.
     public var totalSeatCount: Int64?
+    /// Apple's count of seats still free (compared with `seats.available`); `nil` when the response omits it.
     public var availableSeatCount: Int64?
+    /// The seat claims Apple lists as held, sorted (compared with our claims not unclaimed).
     public var assignedSeatClaimIds: [String]
+    /// When Apple answered that Get Seat Info; drift compares our state at this moment.
     public var observedAt: EpochMillis
     /// The Get Seat Info event.
     public var eventId: String
@@ -212,8 +254,11 @@ public struct AppleSeatView: Sendable, Hashable {
 
 /// A difference between our projection and Apple's view.
 public struct Drift: Sendable, Hashable {
+    /// What differs: `total`, `available` or `assignedSeatClaimIds`.
     public var field: String
+    /// Our value at `apple.observedAt` (for `assignedSeatClaimIds`: the claim ids only we hold).
     public var ours: JSONValue
+    /// Apple's value (for `assignedSeatClaimIds`: the claim ids only Apple lists).
     public var apple: JSONValue
 
     /// Creates a drift entry.
@@ -226,18 +271,29 @@ public struct Drift: Sendable, Hashable {
 
 /// One group's state at (asOf, knownAt): the value `group show` prints.
 public struct GroupState: Sendable, Hashable {
+    /// The purchaser's `originalTransactionId`; else a linked `groupId`; else `unlinked:<originalTransactionId>` (lone holder).
     public var groupKey: String
+    /// The purchaser's `originalTransactionId` (evidence can name it before any of its transactions); `nil` when none is known.
     public var purchaserOriginalTransactionId: String?
+    /// The Apple `groupId`s linked to the group, sorted; `[]` when none.
     public var groupIds: [String]
+    /// The product of the latest purchaser transaction, else of the latest member transaction; `nil` when none says.
     public var productId: String?
+    /// `APPLE` or `DEVELOPER` (open) from that latest transaction; `nil` without `multiSeatInfo` (organization seats).
     public var invitationManagement: InvitationManagement?
+    /// The purchaser's status at `asOf`; `UNKNOWN` with no purchaser transaction. Only `ACTIVE` and `GRACE_PERIOD` give access.
     public var status: GroupStatus
+    /// The valid time evaluated (Apple's time: what was true then).
     public var asOf: EpochMillis
     /// `nil` means "everything recorded".
     public var knownAt: EpochMillis?
+    /// Seat counts of the current period at `asOf`.
     public var seats: SeatCounts
+    /// The purchaser (when known), claims and transaction holders, by role then ids; those who lost access stay listed.
     public var members: [MemberState]
+    /// Apple's latest successful Get Seat Info for the purchaser; `nil` when none is recorded.
     public var apple: AppleSeatView?
+    /// Each field where our state at `apple.observedAt` differs from Apple's view; `[]` when they agree or there is no view.
     public var drift: [Drift]
     /// When the purchaser's current period ends (renewal date), if known.
     public var periodEnd: EpochMillis?

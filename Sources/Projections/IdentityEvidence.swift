@@ -27,7 +27,8 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
         public var groupIds: Set<ID> = []
         /// Developer-hosted seat claims.
         public var seatClaimIds: Set<ID> = []
-        /// `originalTransactionId`s of `ASSIGNED` seat holders.
+        /// `originalTransactionId`s of the members' own transactions in the group: `ASSIGNED`
+        /// seat holders, and `FAMILY_SHARED` or unknown-ownership holders linked to it.
         public var members: Set<ID> = []
         /// The product, for `unlinked:` groups.
         public var productId: String?
@@ -83,8 +84,9 @@ public struct IdentityEvidence<ID: Hashable & Sendable>: Sendable {
     public init() {}
 
     /// Records the link evidence of one event; `id` turns each identifier string into an `ID`.
-    // Specialized here for the rebuild's interned ids: the rebuild lives in another module, where
-    // this generic code would otherwise run unspecialized (through value witnesses).
+    ///
+    /// Specialized here for the rebuild's interned ids: the rebuild lives in another module, where
+    /// this generic code would otherwise run unspecialized (through value witnesses).
     @_specialize(exported: true, where ID == UInt32)
     public mutating func add(_ fact: EventFacts, id: (String) -> ID) {
         // Only a successful seat-endpoint response proves the path names a purchaser (a 404 for a

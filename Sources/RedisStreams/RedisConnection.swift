@@ -8,6 +8,7 @@ public final class RedisConnection {
     private let context: UnsafeMutablePointer<redisContext>
     /// Host and port it is connected to.
     public let host: String
+    /// The TCP port it is connected to.
     public let port: Int
 
     /// Connects, waiting at most `timeoutMilliseconds`; commands time out after `commandTimeoutMilliseconds`.

@@ -2,10 +2,15 @@ import Foundation
 
 /// A Redis reply.
 public enum RedisValue: Sendable, Equatable {
+    /// A bulk string, as bytes.
     case string(Data)
+    /// A simple string reply (`+OK`).
     case status(String)
+    /// An integer reply.
     case integer(Int64)
+    /// An array of replies.
     case array([RedisValue])
+    /// A null reply (a missing key or value).
     case null
 
     /// The reply as UTF-8 text, for bulk strings and statuses.
@@ -40,6 +45,7 @@ public struct RedisError: Error, Sendable, CustomStringConvertible {
     /// The command name, if any.
     public let command: String?
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String {
         "Redis \(isConnectionError ? "connection " : "")error: \(message)\(command.map { " (\($0))" } ?? "")"
     }

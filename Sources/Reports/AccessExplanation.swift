@@ -15,6 +15,7 @@ public struct AccessExplanation: Sendable, Hashable {
     public struct Cited: Sendable, Hashable {
         /// Its part in the sentence: "revoked by", "caused by (one level up)", "access granted by", "evidence".
         public var role: String
+        /// The cited event's id (notification UUID or API-response id).
         public var eventId: String
         /// What arrived ("ClaimSeat → 200"), when the replay shows it.
         public var what: String?

@@ -26,6 +26,7 @@ public struct AccessTimeline: Sendable, Hashable {
     public struct Change: Sendable, Hashable {
         /// When it took effect (Apple's time).
         public var at: EpochMillis
+        /// Whether access was gained, lost, or only explained differently.
         public var kind: ChangeKind
         /// Plain words from the replay: "member m5 (claim 67d24449…) lost access: seat refunded, caused by …".
         public var text: String
@@ -68,8 +69,11 @@ public struct AccessTimeline: Sendable, Hashable {
 
     /// A span of time with access: `[start, end)`; `isOpen` when it lasts past the timeline's end.
     public struct Interval: Sendable, Hashable {
+        /// When access began (Apple's time), or the timeline's start for access held before it.
         public var start: EpochMillis
+        /// When access ended, or the timeline's end when the interval is open.
         public var end: EpochMillis
+        /// Whether access still held at the timeline's end.
         public var isOpen: Bool
 
         /// Creates an interval.
@@ -86,9 +90,11 @@ public struct AccessTimeline: Sendable, Hashable {
         public var identity: String
         /// "m1 (claim 6ff243d4…)", control characters visible.
         public var label: String
+        /// The member's role (for a member no longer listed: the role in their identity).
         public var role: MemberRole
         /// Access at the end of the timeline.
         public var hasAccess: Bool
+        /// The spans in which the member had access, in time order.
         public var intervals: [Interval]
         /// In time order.
         public var changes: [Change]
@@ -100,6 +106,7 @@ public struct AccessTimeline: Sendable, Hashable {
     public var end: EpochMillis
     /// The moment the state was evaluated (drawn as the "as of" line).
     public var asOf: EpochMillis
+    /// One per member: the state's members first, then those the replay names who are no longer listed.
     public var rows: [Row]
 
     /// Every member of `state` (then anyone the replay names who is no longer listed).

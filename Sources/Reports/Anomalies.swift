@@ -8,6 +8,7 @@ public struct Anomaly: Sendable, Hashable {
     /// `unknown_unclaim`, `late_event`, `unusual_signing_chain`, `drift`, `seat_refund_without_member_change`,
     /// `unknown_ownership`, `out_of_range_quantity`.
     public var code: String
+    /// Plain words for support, e.g. "9 seats held but only 5 available to members: over capacity by 4".
     public var text: String
     /// Events that show it.
     public var eventIds: [String]
@@ -31,7 +32,9 @@ public struct Anomaly: Sendable, Hashable {
 
 /// An action support can take, following Apple's guidance.
 public struct RecommendedAction: Sendable, Hashable {
+    /// Stable code: `unclaim_now`, `unclaim_before_renewal`, `check_members`, `assigned_guards`, `backfill`, `reconcile`, …
     public var code: String
+    /// What to do and why, in plain words.
     public var text: String
 
     /// JSON form.

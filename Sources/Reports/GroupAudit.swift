@@ -3,14 +3,19 @@ import Projections
 
 /// Output formats of audit reports.
 public enum ReportFormat: String, Sendable, CaseIterable {
+    /// Plain text for a terminal (optionally colored), Markdown, a standalone HTML page, or the JSON report.
     case text, markdown, html, json
 }
 
 /// A support-ready report on one group: summary, members, timeline, anomalies, actions.
 public struct GroupAudit: Sendable {
+    /// The group at the report's `asOf` (the `group show` object).
     public var state: GroupState
+    /// The group's replay up to `asOf`, in effective order.
     public var timeline: [ReplayEntry]
+    /// What looks wrong in the group's history.
     public var anomalies: [Anomaly]
+    /// What support should do about it (`recommendedActions`).
     public var actions: [RecommendedAction]
     /// When the report was made.
     public var generatedAt: EpochMillis

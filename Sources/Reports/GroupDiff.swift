@@ -4,11 +4,17 @@ import Projections
 
 /// An event cited as the explanation of a difference.
 public struct ExplainingEvent: Sendable, Hashable {
+    /// The event's id (notification UUID or API-response id).
     public var eventId: String
+    /// Its position in the ledger's log.
     public var position: Int64
+    /// What arrived: `TYPE / SUBTYPE`, or `Endpoint → status`.
     public var what: String
+    /// When Apple signed it, or the API responded.
     public var occurredAt: EpochMillis
+    /// When the ledger recorded it.
     public var recordedAt: EpochMillis
+    /// How it reached the ledger (`live`, `backfill`, `recorded`, `webhook`, …).
     public var origin: String
 
     init(_ fact: EventFacts) {
@@ -31,8 +37,11 @@ public struct ExplainingEvent: Sendable, Hashable {
 public struct GroupDiff: Sendable {
     /// `known-at` (a backfill / late events) or `as-of` (the group changing over time).
     public var mode: String
+    /// The group at the first point given (`known-at`: as known at `a`; `as-of`: as of `a`).
     public var before: GroupState
+    /// The group at the second point given (`b`); its `groupKey` names the diff.
     public var after: GroupState
+    /// What changed from `before` to `after`, as replay change objects; empty when the views agree.
     public var changes: [StateChange]
     /// Events recorded (known-at) or effective (as-of) between the two points that concern the group.
     public var explainingEvents: [ExplainingEvent]
@@ -100,7 +109,9 @@ public struct GroupDiff: Sendable {
 
 /// Our projection against Apple's latest recorded view (Get Seat Info, Get Group Members).
 public struct AppleComparison: Sendable {
+    /// The key of the group compared (as `group show` prints it).
     public var groupKey: String
+    /// Seat drift (`before` ours, `after` Apple's), plus `groupMembers` when the latest Get Group Members differs.
     public var differences: [StateChange]
     /// When Apple's latest view was observed.
     public var appleObservedAt: EpochMillis?

@@ -8,6 +8,7 @@ public struct ReplayEntry: Sendable {
     public var effectiveAt: EpochMillis
     /// The event, or `nil` for a transition driven by time alone (a period ending with no notification).
     public var eventId: String?
+    /// The event's position in the ledger's log; `nil` for a transition driven by time alone.
     public var position: Int64?
     /// What arrived: `DID_RENEW`, `DID_CHANGE_RENEWAL_PREF / DECREASE_QUANTITY`, `GetSeatInfo → 200`.
     public var what: String
@@ -18,7 +19,8 @@ public struct ReplayEntry: Sendable {
     public var signedAt: EpochMillis? = nil
     /// Recorded well after it occurred (more than ``GroupReplay/lateThreshold``).
     public var isLate: Bool
-    /// `live`, `backfill` or `recorded`.
+    /// The path the event came by (`EventOrigin`: `webhook`, `file`, `stdin`, `spool`, `queue`,
+    /// `api-client`, `backfill`, `recorded`, `quarantine-retry`, `operator`, or `live`).
     public var origin: String?
     /// How many more times the same event arrived (duplicates appended nothing).
     public var duplicateArrivals: Int
@@ -266,6 +268,7 @@ public enum GroupReplay {
 
 /// The few numbers of a group state a timeline or chart needs.
 public struct StateSummary: Sendable, Hashable {
+    /// The purchaser's status right after the entry.
     public var status: GroupStatus
     /// Seats paid for.
     public var seats: Int64?

@@ -5,7 +5,9 @@ import Projections
 public struct MemberAudit: Sendable {
     /// One group the person belongs or belonged to.
     public struct GroupEntry: Sendable {
+        /// The group at the report's `asOf`.
         public var group: GroupState
+        /// The person's entry in that group (as `member show` prints it).
         public var member: MemberState
         /// The events that changed this member's access or the group's status, in order.
         public var chain: [ReplayEntry]
@@ -18,8 +20,11 @@ public struct MemberAudit: Sendable {
         }
     }
 
+    /// The identifier asked about: a transaction, app transaction or seat claim id, or a `memberRef`.
     public var identifier: String
+    /// One entry per group membership the identifier matches.
     public var groups: [GroupEntry]
+    /// When the report was made.
     public var generatedAt: EpochMillis
 
     /// Creates a report.

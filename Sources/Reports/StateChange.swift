@@ -12,7 +12,9 @@ public struct StateChange: Sendable, Hashable {
     /// Display names are not unique (two claims can share a `memberRef`), so reports that pick
     /// one member's changes match on this. Not part of the JSON contract.
     public var memberIdentity: String? = nil
+    /// The value before (a count, status, bool, id, list or object, by `field`); `null` when there was none (an added member).
     public var before: JSONValue
+    /// The value after, of the same kind; `null` for a member no longer listed.
     public var after: JSONValue
     /// Plain words, e.g. "seats 10 → 6 at next renewal".
     public var text: String

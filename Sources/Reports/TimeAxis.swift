@@ -4,6 +4,7 @@ import AppStoreModels
 public enum TimeAxis {
     /// One tick: where, and its label.
     public struct Tick: Sendable, Hashable {
+        /// The tick's moment: a round multiple of the step when one fits, else evenly spaced between the ends.
         public var at: EpochMillis
         /// "2026-10-06" for steps of a day or more, "10-06 06:00" for shorter steps, "06:00:30.250" below a minute.
         public var label: String

@@ -6,5 +6,6 @@ public struct CorrectionError: Error, Sendable, Equatable, CustomStringConvertib
     /// Creates an error with its message.
     public init(_ message: String) { self.message = message }
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String { message }
 }

@@ -103,6 +103,7 @@ public struct HeadAnchorError: Error, Sendable, Equatable, CustomStringConvertib
     /// What went wrong.
     public let message: String
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String { "\(file): \(message)" }
 }
 

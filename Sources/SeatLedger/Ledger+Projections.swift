@@ -10,6 +10,7 @@ import Projections
 public struct GroupNotFound: Error, Sendable, CustomStringConvertible {
     /// The reference the user gave.
     public let reference: String
+    /// The text a person reads (what the CLI prints for it).
     public var description: String {
         "no group or member matches \(reference) (try a purchaser originalTransactionId, a groupId, an appTransactionId, a transaction id or a seatClaimId)"
     }

@@ -59,6 +59,7 @@ public struct LedgerCopy {
         /// After the copy the destination does not verify to the source head.
         case destinationMismatch(destination: String, detail: String)
 
+        /// The text a person reads (what the CLI prints for it).
         public var description: String {
             switch self {
             case .sourceBroken(let location, let verification):
@@ -215,5 +216,6 @@ public struct LedgerNotFound: Error, Sendable, CustomStringConvertible {
     /// The location.
     public let location: String
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String { "no ledger at \(location); create one with `seatledger init --db \(location) …`" }
 }

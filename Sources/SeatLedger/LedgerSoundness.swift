@@ -11,6 +11,7 @@ public struct DamagedLedgerError: Error, Sendable, Equatable, CustomStringConver
     /// The marker file that records it, when one was written.
     public let marker: String?
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String {
         "refusing to write to \(path): the file is damaged (\(problem)). Restore it from a backup (or `seatledger copy` what "
             + "can still be read into a new ledger) and run `seatledger verify`"

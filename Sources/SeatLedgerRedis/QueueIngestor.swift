@@ -43,12 +43,15 @@ public struct QueueIngestOptions: Sendable {
 
 /// Running totals of a consumer, for progress lines and `--json`.
 public struct QueueIngestStats: Sendable {
+    /// Ledger outcomes of every committed batch: appended, duplicates, quarantined.
     public var summary = IngestSummary()
     /// Entries acknowledged.
     public var acknowledged = 0
     /// Entries recovered from this consumer's pending list or claimed from dead consumers.
     public var recovered = 0
+    /// Non-empty batches committed and acknowledged.
     public var batches = 0
+    /// Times a lost database or Redis connection sent the consumer into reconnecting (each failed Redis attempt counts).
     public var reconnects = 0
     /// The group's pending count at the last check.
     public var pending: Int64 = 0
@@ -67,6 +70,7 @@ public struct QueueUnreachable: Error, Sendable, CustomStringConvertible {
     /// The last attempt's error.
     public let lastError: RedisError
 
+    /// `cannot reach <url> after <n> attempts: <last error message>`.
     public var description: String { "cannot reach \(url) after \(attempts) attempts: \(lastError.message)" }
 }
 

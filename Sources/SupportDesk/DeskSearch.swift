@@ -6,6 +6,7 @@ import Projections
 public enum DeskSearch {
     /// One group or member an identifier names.
     public struct Match: Sendable, Hashable {
+        /// The group at the desk's clocks.
         public var group: GroupState
         /// The member it names in that group, if it names a member.
         public var member: MemberState?

@@ -11,6 +11,7 @@ public enum GroupPage {
         public var audit: GroupAudit
         /// Our projection against Apple's latest Get Seat Info and Get Group Members (`diff --against-apple`).
         public var apple: AppleComparison
+        /// The `asOf` and `knownAt` the page is shown at, carried to its links.
         public var clocks: DeskClocks
 
         /// Creates a model.

@@ -7,7 +7,9 @@ import Reports
 public enum MemberPage {
     /// What the page shows: `audit member` at the page's clocks.
     public struct Model: Sendable {
+        /// The person's access in every group the identifier matches (`audit member`).
         public var audit: MemberAudit
+        /// The `asOf` and `knownAt` the page is shown at, carried to its links.
         public var clocks: DeskClocks
 
         /// Creates a model.

@@ -62,6 +62,7 @@ public struct SQLiteError: DatabaseFailure {
     /// Longest SQL text quoted in ``description`` (the append statements run to hundreds of characters).
     static let quotedSQLLimit = 120
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String {
         var text = "SQLite error \(resultCode)"
         if let path { text += " on \(path)" }

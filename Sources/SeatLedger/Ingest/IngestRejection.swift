@@ -14,6 +14,7 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
         self.reason = reason.utf8.contains(0) ? reason.replacingOccurrences(of: "\u{0}", with: "\\u0000") : reason
     }
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String { "\(code): \(reason)" }
 
     static func malformedJSON(_ detail: String) -> Self { Self(code: "malformed_json", reason: "malformed JSON: \(detail)") }

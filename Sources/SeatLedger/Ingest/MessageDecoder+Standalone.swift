@@ -4,8 +4,11 @@ import JWSVerification
 
 /// Which kind of signed payload a standalone JWS is.
 public enum SignedPayloadKind: String, Sendable, CaseIterable {
+    /// A notification's `signedPayload`.
     case notification
+    /// A `signedTransactionInfo` (`JWSTransactionDecodedPayload`).
     case transaction
+    /// A `signedRenewalInfo` (`JWSRenewalInfoDecodedPayload`).
     case renewal
 
     /// The kind a verified payload evidently is, from the fields only that kind carries

@@ -295,6 +295,7 @@ public struct SpoolProblem: Sendable, Equatable, CustomStringConvertible {
     /// What it was.
     public let reason: String
 
+    /// The text a person reads (what the CLI prints for it).
     public var description: String { "\(name): \(reason); moved to rejected/ unread" }
 }
 
@@ -302,6 +303,7 @@ public struct SpoolProblem: Sendable, Equatable, CustomStringConvertible {
 public struct SpoolError: Error, Sendable, CustomStringConvertible {
     /// What was wrong, naming the path (escaped).
     public let message: String
+    /// The text a person reads (what the CLI prints for it).
     public var description: String { message }
 }
 
