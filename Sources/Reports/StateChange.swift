@@ -97,8 +97,12 @@ public enum StateComparison {
                                        text: "member \(label(member)) no longer listed"))
         }
         if old?.apple != after.apple, let apple = after.apple {
-            changes.append(StateChange(field: "apple", member: nil, before: .null,
-                                       after: ["totalSeatCount": .optional(apple.totalSeatCount), "availableSeatCount": .optional(apple.availableSeatCount)],
+            // The view before, in the same shape (null when Apple had not been asked yet).
+            let seats = { (view: AppleSeatView) -> JSONValue in
+                ["totalSeatCount": .optional(view.totalSeatCount), "availableSeatCount": .optional(view.availableSeatCount)]
+            }
+            changes.append(StateChange(field: "apple", member: nil, before: old?.apple.map(seats) ?? .null,
+                                       after: seats(apple),
                                        text: "Apple reports \(n(apple.totalSeatCount)) seats, \(n(apple.availableSeatCount)) available, \(apple.assignedSeatClaimIds.count) claim(s)"))
         }
         if old?.groupIds != after.groupIds, !after.groupIds.isEmpty {
