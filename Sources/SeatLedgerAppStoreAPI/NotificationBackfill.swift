@@ -360,6 +360,27 @@ public struct NotificationBackfill {
                     try save(cursor)
                     return report
                 }
+                // A 2xx that is not a history page (a proxy's HTML, a body without the list or
+                // `hasMore`), or one that says there is more without a new token, must not mark the
+                // window fetched: that would leave its other pages unfetched for good. Stop here
+                // with the place kept, as after a failed call; a rerun asks for this page again.
+                let next = body["paginationToken"]?.stringValue
+                let shapeProblem: String? = {
+                    guard body["notificationHistory"]?.arrayValue != nil, let hasMore = body["hasMore"]?.boolValue else {
+                        return "a 2xx answer that is not a Get Notification History page (no notificationHistory list or hasMore)"
+                    }
+                    guard hasMore else { return nil }
+                    guard let next, !next.isEmpty else { return "hasMore is true but no paginationToken came with it" }
+                    return next == token ? "hasMore is true but the paginationToken is the one just sent" : nil
+                }()
+                if let shapeProblem {
+                    report.failure = "page \(pages + 1) of the window from \(Timestamp.iso8601(window.start)): \(shapeProblem); "
+                        + "the window is not marked fetched (rerun to ask for this page again)"
+                    cursor.inProgress = BackfillCursor.InProgress(startDate: window.start, endDate: window.end, onlyFailures: onlyFailures,
+                                                                  paginationToken: token, pages: pages)
+                    try save(cursor)
+                    return report
+                }
                 pages += 1
                 report.pages += 1
                 let items = body["notificationHistory"]?.arrayValue ?? []
@@ -382,8 +403,7 @@ public struct NotificationBackfill {
                         try ingestItems(of: items, pageSource: final.exchange.endpoint.rawValue + " page \(pages)", into: &report)
                     }
                 }
-                let next = body["paginationToken"]?.stringValue
-                if body["hasMore"]?.boolValue == true, let next, !next.isEmpty, next != token {
+                if body["hasMore"]?.boolValue == true, let next {
                     token = next
                     cursor.inProgress = BackfillCursor.InProgress(startDate: window.start, endDate: window.end, onlyFailures: onlyFailures,
                                                                   paginationToken: token, pages: pages)

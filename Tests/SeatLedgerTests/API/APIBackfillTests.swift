@@ -177,6 +177,32 @@ struct APIBackfillTests {
         #expect(try fixture.test.freshStore().eventCount() == 45 + 5)
     }
 
+    @Test("a 2xx page that is not a history page, or says hasMore without a new token, stops the run with its place kept; the window is not marked fetched",
+          arguments: [JSONValue.string("<html>upstream proxy error</html>"), ["notificationHistory": [], "hasMore": true],
+                      ["hasMore": false], ["notificationHistory": []]])
+    func malformedPageKeepsThePlace(_ page: JSONValue) throws {
+        let lines = try Self.notifications(45)
+        let fixture = try APIFixture(state: [
+            "notifications": .array(try historyEntries(lines)),
+            "faults": [["endpoint": "GetNotificationHistory", "skip": 1, "status": 200, "body": page]],
+        ], now: Self.base + PayloadFactory.day)
+        let since = Timestamp.iso8601(Self.base - 3_600_000)
+        let broken = try fixture.run(["backfill", "--since", since, "--json"])
+        #expect(broken.exitCode == 2, "\(broken)")
+        let partial = try broken.json()
+        #expect(partial["complete"] == false && partial["new"] == 20, "\(partial)")
+        #expect(partial["failure"]?.stringValue?.contains("page 2 of the window") == true, "\(partial)")
+        #expect(partial["failure"]?.stringValue?.contains("the window is not marked fetched") == true, "\(partial)")
+
+        let resumed = try fixture.run(["backfill", "--since", since, "--json"])
+        #expect(resumed.exitCode == 0, "\(resumed)")
+        let rest = try resumed.json()
+        #expect(rest["complete"] == true && rest["new"] == 25, "\(rest)")
+        let requests = try fixture.standIn.requests("GetNotificationHistory")
+        #expect(requests.count == 4 && requests[2]["query"] == requests[1]["query"], "the rerun asks for the page again")
+        #expect(try Self.events(try fixture.test.freshStore(), type: "DID_RENEW").count == 45)
+    }
+
     @Test("429 honours Retry-After, 5xx and GeneralInternalRetryableError are retried, each attempt recorded")
     func retries() throws {
         let lines = try Self.notifications(3)
