@@ -102,6 +102,11 @@ public struct APICredentials: Sendable, CustomStringConvertible {
         let source: String
         if let keyPath {
             guard let data = FileManager.default.contents(atPath: keyPath) else {
+                // A key pasted where its path belongs must not be echoed into an error (and a log).
+                if keyPath.contains("-----BEGIN") || keyPath.contains("\n") {
+                    throw APICredentialsError("the private key file setting holds a key, not a file path: give the path of the .p8 file "
+                        + "(the key's text is not printed)")
+                }
                 throw APICredentialsError("cannot read the private key file \(keyPath)")
             }
             if let warning = permissionWarning(path: keyPath) { warnings.append(warning) }

@@ -37,6 +37,9 @@ public struct SeatOperationResult: Sendable {
     /// Whether the operation took effect: the call succeeded, or (unclaim) its retry was answered
     /// `SeatClaimIdNotFoundError` after a lost answer and Get Seat Info no longer lists the claim.
     public let succeeded: Bool
+    /// Why it did not take effect although the call succeeded: Apple's 2xx lacked what it must
+    /// carry (a claim's `seatClaimId`, Get Seat Info's claim list). `nil` otherwise.
+    public var problem: String? = nil
 
     /// The `seatClaimId` Apple answered (claims) or the one acted on.
     public var seatClaimId: String? { claimRequest?.seatClaimId ?? result.body?["seatClaimId"]?.stringValue }
@@ -48,7 +51,7 @@ public struct SeatOperationResult: Sendable {
             "seatClaimId": .optional(seatClaimId), "requestIdentifier": .optional(claimRequest?.requestIdentifier),
             "resumed": .bool(resumed), "call": result.json, "claimRequest": claimRequest?.json ?? .null,
             "quarantined": .array(quarantined.map(JSONValue.string)), "notes": .array(notes.map(JSONValue.string)),
-            "confirmation": confirmation?.json ?? .null,
+            "confirmation": confirmation?.json ?? .null, "problem": .optional(problem),
         ]
     }
 }
@@ -183,9 +186,15 @@ public struct SeatOperations {
         }
         try store.updateClaimRequest(record.requestIdentifier, state: finalState, seatClaimId: seatClaimId, lastStatus: status,
                                      lastError: lastError, now: Timestamp.millis(Date()))
+        // A 2xx without a seatClaimId took no seat we know of: not a success (the request stays
+        // pending, and the same claim resumes it).
+        let problem = succeeded && seatClaimId == nil
+            ? "Apple answered \(httpStatus.map(String.init) ?? "2xx") without a seatClaimId; the request stays pending: "
+                + "run the same `seats claim` again to resume it (requestIdentifier \(record.requestIdentifier))"
+            : nil
         return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: try store.claimRequest(record.requestIdentifier),
                                    resumed: resumed, quarantined: Self.quarantined(recorded), notes: notes, confirmation: nil,
-                                   succeeded: result.isSuccess)
+                                   succeeded: succeeded && seatClaimId != nil, problem: problem)
     }
 
     /// Unclaims `seatClaimId` in the group `reference` resolves to (revoke the member's access in your app too).
@@ -247,8 +256,14 @@ public struct SeatOperations {
         let state = try api.ledger.groupState(reference, asOf: now)
         let otid = try purchaser(of: state, reference: reference)
         let (result, recorded) = try api.perform(.getSeatInfo(originalTransactionId: otid))
+        // A 2xx that is not Get Seat Info (a proxy's page, another body) must not read as "no claims".
+        let isSeatInfo = result.body?["assignedSeatClaimIds"]?.arrayValue != nil
+        let problem = result.isSuccess && !isSeatInfo
+            ? "Apple answered \(result.status.map(String.init) ?? "2xx") but the body is not Get Seat Info (no assignedSeatClaimIds list); it was recorded as it came"
+            : nil
         return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: nil, resumed: false,
-                                   quarantined: Self.quarantined(recorded), notes: [], confirmation: nil, succeeded: result.isSuccess)
+                                   quarantined: Self.quarantined(recorded), notes: [], confirmation: nil,
+                                   succeeded: result.isSuccess && isSeatInfo, problem: problem)
     }
 
     static func quarantined(_ recorded: [RecordedExchange]) -> [String] {

@@ -74,7 +74,7 @@ enum APIOptionsHelp {
             options.retry.maximumAttempts = attempts
         }
         options.clock = { Clocks.now }
-        options.log = { Terminal.err($0) }
+        options.log = { Terminal.note($0) }   // retry progress: silenced by --quiet
         do {
             let (api, warnings) = try LedgerAPI.connect(ledger, options: options)
             for warning in warnings { Terminal.note(warning) }
@@ -445,7 +445,7 @@ enum SeatsCommand: Command {
             if !lines.isEmpty { Terminal.out(lines.joined(separator: "\n")) }
         }
         if !outcome.succeeded {
-            Terminal.err("seatledger seats \(action): \(outcome.result.summary)")
+            Terminal.err("seatledger seats \(action): \(outcome.problem ?? outcome.result.summary)")
             return .failure
         }
         return outcome.quarantined.isEmpty ? .success : .quarantined

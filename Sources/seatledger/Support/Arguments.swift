@@ -66,6 +66,10 @@ struct Arguments {
                 } else {
                     guard index < arguments.count else { throw UsageError(message: "--\(name) needs a value") }
                     value = arguments[index]
+                    if value.hasPrefix("-----BEGIN") {
+                        // A pasted PEM key: never echoed (a secret, and errors get logged).
+                        throw UsageError(message: "--\(name) was given a PEM key's text (not printed); give the key's file path")
+                    }
                     if value.hasPrefix("--"), value.count > 2 {
                         throw UsageError(message: "--\(name) needs a value, but the next argument is the option \(value) "
                                          + "(write --\(name)=\(value) if that really is the value)")

@@ -224,6 +224,34 @@ struct APISeatsTests {
         #expect(row.attempts == 2 && row.state == ClaimRequestRecord.claimed)
     }
 
+    @Test("a 2xx without what it must carry is a failure, not a success: Claim Seat without a seatClaimId stays pending, Get Seat Info without its list is no 'no claims'")
+    func successWithoutTheAnswer() throws {
+        let fixture = try Self.fixture(faults: [["endpoint": "ClaimSeat", "status": 200, "body": "<html>oops</html>"],
+                                                ["endpoint": "GetSeatInfo", "status": 200, "body": ["unexpected": true]]])
+        let claim = try fixture.run(["seats", "claim", Self.developer, "--member-ref", "m7", "--json"])
+        #expect(claim.exitCode == 2, "\(claim)")
+        let answer = try claim.json()
+        #expect(answer["result"] == "failed" && answer["seatClaimId"] == .null, "\(answer)")
+        #expect(answer["problem"]?.stringValue?.contains("without a seatClaimId; the request stays pending") == true, "\(answer)")
+        #expect(try fixture.test.freshStore().claimRequests().map(\.state) == [ClaimRequestRecord.pending])
+        let info = try fixture.run(["seats", "info", Self.developer])
+        #expect(info.exitCode == 2, "\(info)")
+        #expect(info.stderr.contains("the body is not Get Seat Info (no assignedSeatClaimIds list)") && !info.stdout.contains("no claims"), "\(info)")
+        // The same claim again (the faults are used up) resumes the pending request and takes one seat.
+        let again = try fixture.run(["seats", "claim", Self.developer, "--member-ref", "m7", "--json"])
+        #expect(again.exitCode == 0, "\(again)")
+        #expect(try again.json()["resumed"] == true)
+    }
+
+    @Test("--quiet silences the retry progress lines; without it each retry is named")
+    func quietRetries() throws {
+        let fault: JSONValue = ["endpoint": "GetSeatInfo", "status": 503, "times": 1, "body": ["errorCode": 5000000, "errorMessage": "x"]]
+        let loud = try Self.fixture(faults: [fault]).run(["seats", "info", Self.developer])
+        #expect(loud.exitCode == 0 && loud.stderr.contains("retrying"), "\(loud)")
+        let quiet = try Self.fixture(faults: [fault]).run(["seats", "info", Self.developer, "--quiet"])
+        #expect(quiet.exitCode == 0 && !quiet.stderr.contains("retrying"), "\(quiet)")
+    }
+
     @Test("Apple's refusal is recorded, marks the request failed, and the next claim gets a new requestIdentifier")
     func appleRefuses() throws {
         let fixture = try Self.fixture(seats: [Self.developer: ["totalSeatCount": 2, "assignedSeatClaimIds": ["bbbbbbbb-0000-4000-8000-000000000009"]]])

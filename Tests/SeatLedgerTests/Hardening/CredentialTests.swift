@@ -19,6 +19,23 @@ struct CredentialTests {
         #expect(!result.stderr.isEmpty)
     }
 
+    @Test("a PEM key pasted where its file path belongs (--private-key, $SEATLEDGER_PRIVATE_KEY_FILE) is refused without printing it")
+    func pastedKeyNotPrinted() throws {
+        let test = try TestLedger()
+        let pem = try String(contentsOf: TestPaths.pki.appendingPathComponent("leaf.key"), encoding: .utf8)
+        let body = try #require(pem.split(separator: "\n").dropFirst().first.map(String.init))  // a line of the key itself
+        let flag = try CLI.run(["seats", "info", "2000000000000001", "--db", test.path, "--issuer-id", "i", "--key-id", "k",
+                                "--private-key", pem, "--json"])
+        #expect(flag.exitCode == 2, "\(flag)")
+        #expect(try flag.json()["error"]?["message"] == "--private-key was given a PEM key's text (not printed); give the key's file path")
+        let environment = try CLI.run(["seats", "info", "2000000000000001", "--db", test.path, "--issuer-id", "i", "--key-id", "k"],
+                                      environment: ["SEATLEDGER_PRIVATE_KEY_FILE": pem])
+        #expect(environment.exitCode == 2 && environment.stderr.contains("holds a key, not a file path"), "\(environment)")
+        for result in [flag, environment] {
+            #expect(!result.stdout.contains(body) && !result.stderr.contains(body) && !result.stderr.contains("BEGIN"), "the key leaked: \(result)")
+        }
+    }
+
     @Test("Redis: --redis-password-file and $SEATLEDGER_REDIS_PASSWORD authenticate; the scheme is case-insensitive")
     func redisPasswordFromFileOrEnvironment() throws {
         let redis = try RedisServer(password: "s3cretpw")
