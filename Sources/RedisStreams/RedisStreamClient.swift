@@ -20,16 +20,15 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
         guard text.prefix("redis://".count).lowercased() == "redis://" else {
             throw RedisError(isConnectionError: false, message: "not a redis:// URL: \(Self.redacted(text))", command: nil)
         }
-        let rest = text.dropFirst("redis://".count)
+        let whole = text.dropFirst("redis://".count)
+        let information = Self.userInformation(in: whole)
+        let rest = information.map { whole[whole.index(after: $0.endIndex)...] } ?? whole
         guard let slash = rest.firstIndex(of: "/"), rest.index(after: slash) < rest.endIndex else {
             throw RedisError(isConnectionError: false, message: "missing stream key in \(Self.redacted(text)) (expected redis://host:port/key)", command: nil)
         }
-        var authority = rest[..<slash]
+        let authority = rest[..<slash]
         key = String(rest[rest.index(after: slash)...])
-        // The user information ends at the last '@' (a password may hold one, percent-encoded or not).
-        if let at = authority.lastIndex(of: "@") {
-            let information = authority[..<at]
-            authority = authority[authority.index(after: at)...]
+        if let information {
             let parts = information.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             let user = String(parts[0]).removingPercentEncoding ?? String(parts[0])
             let secret = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : nil
@@ -85,9 +84,24 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
     /// `text` for an error message: anything between `://` and the last `@` (user information,
     /// a password with an unencoded `/` or `@` included) written `***`.
     static func redacted(_ text: String) -> String {
-        guard let scheme = text.range(of: "://"), let at = text.range(of: "@", options: .backwards),
-              at.lowerBound >= scheme.upperBound else { return text }
-        return String(text[..<scheme.upperBound]) + "***" + String(text[at.lowerBound...])
+        guard let scheme = text.range(of: "://") else { return text }
+        let rest = text[scheme.upperBound...]
+        // A URL too broken to have a host and key still hides everything before its last '@'.
+        guard let end = userInformation(in: rest)?.endIndex ?? rest.lastIndex(of: "@") else { return text }
+        return String(text[..<scheme.upperBound]) + "***" + String(text[end...])
+    }
+
+    /// The user information of `rest` (a URL after `scheme://`): up to the last `@` that a
+    /// `host[:port]/key` follows, so a password may hold an unencoded `@` or `/`
+    /// (`redis://:a@b/c@host:6379/key` is password `a@b/c`), while a key may hold an `@` (`redis://host/s@1`);
+    /// `nil` without one. The parser and every message that hides the password use this one rule.
+    package static func userInformation(in rest: Substring) -> Substring? {
+        var at = rest.endIndex
+        while let found = rest[..<at].lastIndex(of: "@") {
+            if rest[rest.index(after: found)...].contains("/") { return rest[..<found] }
+            at = found
+        }
+        return nil
     }
 
     /// The URL for messages: `redis://***@host:port/key` when it carries credentials.

@@ -82,14 +82,10 @@ extension QueueIngestCommand {
         return message.replacingOccurrences(of: credentials, with: "***")
     }
 
-    /// The user-info part of `redis://user-info@host…`, if any.
+    /// The user-info part of `redis://user-info@host…`, if any, by the URL parser's own rule.
     private static func credentials(in text: String) -> String? {
-        guard let scheme = text.range(of: "://") else { return nil }
-        let rest = text[scheme.upperBound...]
-        let authority = rest.prefix { $0 != "/" }
-        guard let at = authority.lastIndex(of: "@") else { return nil }
-        let userInfo = String(authority[..<at])
-        return userInfo.isEmpty ? nil : userInfo
+        guard let scheme = text.range(of: "://"), let userInfo = RedisStreamURL.userInformation(in: text[scheme.upperBound...]) else { return nil }
+        return userInfo.isEmpty ? nil : String(userInfo)
     }
 }
 
