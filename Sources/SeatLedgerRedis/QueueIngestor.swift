@@ -127,7 +127,9 @@ public final class QueueIngestor {
                         // Entries a dead consumer left pending are claimed on a timer, also while traffic
                         // keeps every read busy (not only when a read comes back empty).
                         if Date().timeIntervalSince(lastClaim) * 1000 > Double(options.minIdleMilliseconds) {
-                            try claimIdle(client, shouldStop: shouldStop, onBatch: onBatch)
+                            // Not the entries this consumer read ahead and has yet to commit: they are
+                            // pending too, and idle while they wait, but they are in flight here.
+                            try claimIdle(client, excluding: Set(batchIds.joined()), shouldStop: shouldStop, onBatch: onBatch)
                             lastClaim = Date()
                         }
                         let entries = try client.read(group: options.group, consumer: options.consumer, count: options.batchSize,
@@ -217,12 +219,17 @@ public final class QueueIngestor {
         try claimIdle(client, shouldStop: shouldStop, onBatch: onBatch)
     }
 
-    private func claimIdle(_ client: RedisStreamClient, shouldStop: () -> Bool, onBatch: (QueueIngestStats) -> Void) throws {
+    /// Claims and processes entries idle for `--min-idle-ms` (left by a consumer that died), but
+    /// those in `excluding`: this consumer's own read-ahead entries awaiting their commit, which
+    /// processing here would commit twice (counted as duplicates and as recovered).
+    private func claimIdle(_ client: RedisStreamClient, excluding inFlight: Set<String> = [], shouldStop: () -> Bool,
+                           onBatch: (QueueIngestStats) -> Void) throws {
         var start = "0-0"
         repeat {
-            let (next, entries) = try client.autoclaim(group: options.group, consumer: options.consumer,
+            let (next, claimed) = try client.autoclaim(group: options.group, consumer: options.consumer,
                                                        minIdleMilliseconds: options.minIdleMilliseconds, start: start,
                                                        count: options.batchSize)
+            let entries = inFlight.isEmpty ? claimed : claimed.filter { !inFlight.contains($0.id) }
             if !entries.isEmpty {
                 stats.recovered += entries.count
                 try process(entries, client: client, onBatch: onBatch)

@@ -46,6 +46,21 @@ struct RedisStreamIngestTests {
         #expect(try test.eventCount() == 40)
     }
 
+    @Test("one consumer with a short --min-idle-ms never claims its own read-ahead entries: each entry committed once, none 'recovered'")
+    func noSelfClaim() throws {
+        let redis = try RedisServer()
+        let test = try TestLedger()
+        let lines = try Self.notifications(3_000)
+        try Self.enqueue(lines, to: "\(redis.url)/solo", in: test.directory)
+        // Batches wait for their commit longer than 5 ms, so read-ahead entries are idle that long.
+        let result = try CLI.run(["ingest", "--db", test.path, "--from", "\(redis.url)/solo", "--consumer", "solo",
+                                  "--min-idle-ms", "5", "--until-empty", "--json"])
+        #expect(result.exitCode == 0, "\(result)")
+        let stats = try result.json()
+        #expect(stats["appended"] == 3_000 && stats["duplicates"] == 0 && stats["recovered"] == 0, "\(stats)")
+        #expect(stats["acknowledged"] == 3_000 && stats["pending"] == 0, "\(stats)")
+    }
+
     @Test("an entry over --max-message-bytes is quarantined as its size, SHA-256 and first 64 KiB, never read whole; the rest goes on")
     func oversizeEntry() throws {
         let redis = try RedisServer()
