@@ -179,13 +179,18 @@ public final class RedisStreamClient {
     ///
     /// With a ``valueLimit`` the read runs as a script (``boundedReadScript``), which cannot block:
     /// a wait for new entries polls every ``pollMilliseconds`` until `blockMilliseconds` have passed.
-    public func read(group: String, consumer: String, count: Int, blockMilliseconds: Int?, from id: String = ">") throws(RedisError) -> [StreamEntry] {
+    ///
+    /// With a ``valueLimit`` the wait is a poll every ``pollMilliseconds``, which also ends early
+    /// (with nothing) once `shouldStop` says so: a stopping consumer does not sit out the rest of
+    /// `blockMilliseconds`. A plain `XREADGROUP … BLOCK` cannot be interrupted that way.
+    public func read(group: String, consumer: String, count: Int, blockMilliseconds: Int?, from id: String = ">",
+                     shouldStop: () -> Bool = { false }) throws(RedisError) -> [StreamEntry] {
         if let valueLimit {
             let deadline = Date().addingTimeInterval(Double(id == ">" ? blockMilliseconds ?? 0 : 0) / 1000)
             while true {
                 let reply = try boundedRead(["group", group, consumer, String(count), id, "", String(valueLimit)])
                 let entries = Self.entries(reply.elements.dropFirst().first?.elements ?? [])
-                if !entries.isEmpty || Date() >= deadline { return entries }
+                if !entries.isEmpty || Date() >= deadline || shouldStop() { return entries }
                 usleep(UInt32(pollMilliseconds) * 1000)
             }
         }

@@ -133,7 +133,8 @@ public final class QueueIngestor {
                             lastClaim = Date()
                         }
                         let entries = try client.read(group: options.group, consumer: options.consumer, count: options.batchSize,
-                                                      blockMilliseconds: awaitingCommit ? nil : options.blockMilliseconds)
+                                                      blockMilliseconds: awaitingCommit ? nil : options.blockMilliseconds,
+                                                      shouldStop: shouldStop)
                         backoff = 0.1
                         failures = 0
                         if entries.isEmpty, awaitingCommit {

@@ -188,6 +188,23 @@ struct RedisStreamIngestTests {
         #expect(try CLI.run(["verify", "--db", test.path]).exitCode == 0)
     }
 
+    @Test("SIGTERM while the consumer waits on an empty stream ends the wait at once, not after --block-ms")
+    func stopDuringBlock() throws {
+        let redis = try RedisServer()
+        let test = try TestLedger()
+        let running = try CLI.start(["ingest", "--db", test.path, "--from", "\(redis.url)/quiet", "--consumer", "w1",
+                                     "--block-ms", "60000", "--status-interval", "0.1", "--json"])
+        // A status line says the consumer is connected and reading.
+        let deadline = Date().addingTimeInterval(30)
+        while running.isRunning, Date() < deadline, !running.stderrSoFar.contains("{\"status\"") { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(running.stderrSoFar.contains("{\"status\""))
+        running.kill(SIGTERM)
+        // Before, the read sat out its 60 s block first (this wait's timeout is shorter).
+        let result = try running.wait(timeout: 20)
+        #expect(result.exitCode == 0, "\(result)")
+        #expect(result.stderr.contains("stopping…"), "\(result)")
+    }
+
     @Test("Redis restarted mid-run: the consumer reconnects and nothing is lost or doubled")
     func redisRestart() throws {
         let redis = try RedisServer()
