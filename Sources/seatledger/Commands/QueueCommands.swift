@@ -36,7 +36,7 @@ enum QueueIngestCommand {
             let next = maxAttempts.map { attempt >= $0 ? "giving up" : "retrying" } ?? "retrying"
             let message = "cannot reach Redis (attempt \(attempt)\(limit)): \(scrub(error.message, from: from))"
             status.recordError(message)
-            Terminal.err("ingest \(shown): \(message); \(next)")
+            Terminal.note("ingest \(shown): \(message); \(next)")   // progress: --quiet silences it
         }
         let stats: QueueIngestStats
         do {
