@@ -71,14 +71,24 @@ public protocol HTTPTransport: Sendable {
 
 /// ``HTTPTransport`` over FoundationNetworking's `URLSession` (no cookies, no cache), blocking the
 /// calling thread until the response arrives or the timeout passes.
+///
+/// A response body is read up to ``maxBodyBytes``: past that the request is cancelled and fails
+/// (`TransportError.failed`, naming the limit), so a misbehaving server or proxy cannot make the
+/// process hold gigabytes. Apple's largest answers (a Get Notification History page, all
+/// subscription statuses) are a few hundred KB.
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
+    private let collector: ResponseCollector
+    /// The largest response body read (default 4 MiB, the ingest's `--max-message-bytes`).
+    public let maxBodyBytes: Int
 
     /// Creates a transport with its own ephemeral session.
     ///
-    /// - Parameter timeout: the session's request timeout (each request's own `timeout` is also
-    ///   enforced by waiting at most that long).
-    public init(timeout: TimeInterval = 60) {
+    /// - Parameters:
+    ///   - timeout: the session's request timeout (each request's own `timeout` is also enforced
+    ///     by waiting at most that long).
+    ///   - maxBodyBytes: the largest response body read before the request is abandoned.
+    public init(timeout: TimeInterval = 60, maxBodyBytes: Int = 4 << 20) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.timeoutIntervalForResource = timeout * 2
@@ -86,7 +96,9 @@ public final class URLSessionTransport: HTTPTransport {
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        session = URLSession(configuration: configuration)
+        self.maxBodyBytes = maxBodyBytes
+        collector = ResponseCollector(limit: maxBodyBytes)
+        session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
     }
 
     deinit {
@@ -99,44 +111,96 @@ public final class URLSessionTransport: HTTPTransport {
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
-        let box = ResultBox()
-        let done = DispatchSemaphore(value: 0)
-        let task = session.dataTask(with: urlRequest) { data, response, error in
-            if let error {
-                let nsError = error as NSError
-                if nsError.domain == NSURLErrorDomain && nsError.code == NSURLErrorTimedOut {
-                    box.set(.failure(.timedOut(seconds: request.timeout)))
-                } else {
-                    box.set(.failure(.failed(nsError.localizedDescription)))
-                }
-            } else if let http = response as? HTTPURLResponse {
-                var headers: [String: String] = [:]
-                for (key, value) in http.allHeaderFields {
-                    if let key = key as? String, let value = value as? String { headers[key] = value }
-                }
-                box.set(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
-            } else {
-                box.set(.failure(.failed("not an HTTP response")))
-            }
-            done.signal()
-        }
+        let task = session.dataTask(with: urlRequest)
+        let done = collector.begin(task.taskIdentifier, timeout: request.timeout)
         task.resume()
         // The request's own timeout, enforced here: URLSession on Linux does not always apply
         // `URLRequest.timeoutInterval` when it is shorter than the session's.
         if done.wait(timeout: .now() + request.timeout) == .timedOut {
             task.cancel()
+            _ = collector.finish(task.taskIdentifier)
             throw .timedOut(seconds: request.timeout)
         }
-        guard let result = box.get() else { throw .failed("no result") }
+        guard let result = collector.finish(task.taskIdentifier) else { throw .failed("no result") }
         return try result.get()
     }
 }
 
-/// The completion handler's result, handed across threads.
-private final class ResultBox: Sendable {
-    private let value = Mutex<Result<HTTPResponse, TransportError>?>(nil)
-    func set(_ result: Result<HTTPResponse, TransportError>) { value.withLock { $0 = result } }
-    func get() -> Result<HTTPResponse, TransportError>? { value.withLock { $0 } }
+/// The session's delegate: collects each task's response and body (up to the limit, past which
+/// it cancels the task) and signals the thread waiting in `send`.
+///
+/// `@unchecked Sendable` is safe: its only state is `tasks`, a `Mutex`; URLSession calls the
+/// delegate methods on its own queue, and `send` reads a task's entry only after its semaphore.
+private final class ResponseCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private struct Entry {
+        let done = DispatchSemaphore(value: 0)
+        let timeout: TimeInterval
+        var response: HTTPURLResponse?
+        var body = Data()
+        var result: Result<HTTPResponse, TransportError>?
+    }
+
+    private let limit: Int
+    private let tasks = Mutex<[Int: Entry]>([:])
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Registers a task before it starts; the semaphore is signalled when it completes.
+    func begin(_ task: Int, timeout: TimeInterval) -> DispatchSemaphore {
+        let entry = Entry(timeout: timeout)
+        tasks.withLock { $0[task] = entry }
+        return entry.done
+    }
+
+    /// The task's result, and forgets it.
+    func finish(_ task: Int) -> Result<HTTPResponse, TransportError>? {
+        tasks.withLock { $0.removeValue(forKey: task)?.result }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        tasks.withLock { $0[dataTask.taskIdentifier]?.response = response as? HTTPURLResponse }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let over: Bool = tasks.withLock { tasks in
+            guard var entry = tasks[dataTask.taskIdentifier], entry.result == nil else { return false }
+            guard entry.body.count + data.count <= limit else {
+                entry.result = .failure(.failed("the response body passed \(limit) bytes (the transport's limit); not read further"))
+                tasks[dataTask.taskIdentifier] = entry
+                return true
+            }
+            entry.body.append(data)
+            tasks[dataTask.taskIdentifier] = entry
+            return false
+        }
+        if over { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let done: DispatchSemaphore? = tasks.withLock { tasks in
+            guard var entry = tasks[task.taskIdentifier] else { return nil }
+            if entry.result == nil {
+                if let error {
+                    let nsError = error as NSError
+                    entry.result = nsError.domain == NSURLErrorDomain && nsError.code == NSURLErrorTimedOut
+                        ? .failure(.timedOut(seconds: entry.timeout)) : .failure(.failed(nsError.localizedDescription))
+                } else if let http = entry.response {
+                    var headers: [String: String] = [:]
+                    for (key, value) in http.allHeaderFields {
+                        if let key = key as? String, let value = value as? String { headers[key] = value }
+                    }
+                    entry.result = .success(HTTPResponse(status: http.statusCode, headers: headers, body: entry.body))
+                } else {
+                    entry.result = .failure(.failed("not an HTTP response"))
+                }
+            }
+            tasks[task.taskIdentifier] = entry
+            return entry.done
+        }
+        done?.signal()
+    }
 }
 
 /// A value behind a lock.

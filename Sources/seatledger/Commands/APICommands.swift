@@ -29,7 +29,8 @@ enum APIOptionsHelp {
     static let recording = """
     Every response, success or error, and every retried attempt is appended to the ledger as an
     `apiResponse` event through the normal ingest path (signatures verified) before anything is
-    printed. Credentials are never printed, logged or stored in events.
+    printed. Credentials are never printed, logged or stored in events. A response body over 4 MiB
+    is not read further (a proxy's runaway answer): that attempt fails like a lost connection.
     """
 
     /// What the credential options say: `--issuer-id`, `--key-id`, `--private-key`, `--credentials`

@@ -243,6 +243,16 @@ struct APISeatsTests {
         #expect(try again.json()["resumed"] == true)
     }
 
+    @Test("a response body over the transport's 4 MiB limit is not read further: the call fails naming the limit, nothing is stored")
+    func oversizedResponse() throws {
+        let fixture = try Self.fixture(faults: [["endpoint": "GetSeatInfo", "status": 200, "body": .string(String(repeating: "x", count: 5 << 20))]])
+        let before = try fixture.test.freshStore().eventCount()
+        let result = try fixture.run(["seats", "info", Self.developer, "--max-attempts", "1"])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(result.stderr.contains("the response body passed 4194304 bytes"), "\(result.stderr.prefix(600))")
+        #expect(try fixture.test.freshStore().eventCount() == before, "no response, so nothing recorded")
+    }
+
     @Test("--quiet silences the retry progress lines; without it each retry is named")
     func quietRetries() throws {
         let fault: JSONValue = ["endpoint": "GetSeatInfo", "status": 503, "times": 1, "body": ["errorCode": 5000000, "errorMessage": "x"]]
