@@ -103,14 +103,19 @@ struct ReadAPITests {
         #expect(serve.stop() == 0)
     }
 
+    /// A fresh ledger served on loopback, and the header of a read token for it.
+    static func feedServer() throws -> (LedgerFixture, ServeProcess, [(String, String)]) {
+        let fixture = try LedgerFixture()
+        let token = try addToken("feed", scope: "read", db: fixture.path)
+        return (fixture, try ServeProcess(db: fixture.path), [("Authorization", "Bearer \(token)")])
+    }
+
     @Test("the change feed lists committed events in position order with their group keys, and long-polls for the next")
     func changeFeed() async throws {
-        let fixture = try LedgerFixture()
         let bodies = try Notifications.subscribed(count: 4, offset: 500)
-        let token = try addToken("feed", scope: "read", db: fixture.path)
-        let serve = try ServeProcess(db: fixture.path)
+        let (fixture, serve, auth) = try Self.feedServer()
+        defer { withExtendedLifetime(fixture) {} }   // the ledger's directory lives as long as the server
         let port = serve.port
-        let auth = [("Authorization", "Bearer \(token)")]
         try await onThread {
             let client = try RawHTTPClient(port: port)
             for body in bodies.prefix(3) { #expect(try client.request("POST", "/notifications", body: body).status == 200) }
@@ -139,12 +144,10 @@ struct ReadAPITests {
 
     @Test("the change feed refuses a cursor past the head (409 with the head; after = Int64.max included), and SIGTERM answers a long poll in flight at once and drains")
     func changeFeedEdges() async throws {
-        let fixture = try LedgerFixture()
         let body = try #require(try Notifications.subscribed(count: 1, offset: 600).first)
-        let token = try addToken("feed", scope: "read", db: fixture.path)
-        let serve = try ServeProcess(db: fixture.path)
+        let (fixture, serve, auth) = try Self.feedServer()
+        defer { withExtendedLifetime(fixture) {} }   // the ledger's directory lives as long as the server
         let port = serve.port
-        let auth = [("Authorization", "Bearer \(token)")]
         try await onThread {
             let client = try RawHTTPClient(port: port)
             #expect(try client.request("POST", "/notifications", body: body).status == 200)
