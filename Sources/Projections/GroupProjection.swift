@@ -15,6 +15,15 @@ public enum GroupProjection {
     /// How long after a `REFUND`/`SEATS` an unclaim or revocation is attributed to the seat refund.
     public static let seatRefundWindow: EpochMillis = 24 * 3600 * 1000
 
+    /// The group's seat refund nearest to `moment` within ``seatRefundWindow`` either side (ties:
+    /// the smaller event id), or `nil`: the purchaser-level event behind a claim the App Store
+    /// unclaimed or a member's revocation, whichever Apple signed first.
+    static func nearestSeatRefund(to moment: EpochMillis, among refunds: [(at: EpochMillis, eventId: String)])
+        -> (at: EpochMillis, eventId: String)? {
+        refunds.filter { moment.saturatingSubtract($0.at).magnitude <= UInt64(seatRefundWindow) }
+            .min { (moment.saturatingSubtract($0.at).magnitude, $0.eventId) < (moment.saturatingSubtract($1.at).magnitude, $1.eventId) }
+    }
+
     /// The state of `membership`'s group as of `asOf`, using events recorded by `knownAt` (`nil`: all).
     ///
     /// Valid time is the time in the payload, not the signing time: an event takes part when its

@@ -47,10 +47,9 @@ struct ClaimTimeline {
         }
         for fact in facts where fact.unclaimSeatIds.contains(claimId) {
             evidence.append(fact.eventId)
-            // The seat refund it follows (the latest within the window) is the cause, one level up.
-            let refund = seatRefunds.filter {
-                $0.at <= fact.occurredAt && fact.occurredAt.saturatingSubtract($0.at) <= GroupProjection.seatRefundWindow
-            }.max { ($0.at, $0.eventId) < ($1.at, $1.eventId) }
+            // The seat refund within the window either side is the cause, one level up: Apple signs
+            // the REFUND/SEATS and the UNCLAIM_SEATS independently, in either order.
+            let refund = GroupProjection.nearestSeatRefund(to: fact.occurredAt, among: seatRefunds)
             consider(Revocation(reason: refund != nil ? .seatRefund : .unclaimedByAppStore, at: fact.occurredAt, eventId: fact.eventId,
                                 cause: refund.map { RevocationCause(reason: .seatRefund, at: $0.at, eventId: $0.eventId) }))
         }
@@ -168,10 +167,7 @@ struct AssignedTimeline {
         // of a seat refund of the group is that seat refund: the two notifications are signed
         // independently, in either order. Any other type Apple sends is kept verbatim.
         let type = fact.revocationType
-        if type == nil || type == .refundProrated,
-           let refund = seatRefunds.filter({
-               revokedAt.saturatingSubtract($0.at).magnitude <= UInt64(GroupProjection.seatRefundWindow)
-           }).min(by: { (revokedAt.saturatingSubtract($0.at).magnitude, $0.eventId) < (revokedAt.saturatingSubtract($1.at).magnitude, $1.eventId) }) {
+        if type == nil || type == .refundProrated, let refund = GroupProjection.nearestSeatRefund(to: revokedAt, among: seatRefunds) {
             // The nearest seat refund is the purchaser-level event behind it.
             return (.seatRefund, RevocationCause(reason: .seatRefund, at: refund.at, eventId: refund.eventId))
         }

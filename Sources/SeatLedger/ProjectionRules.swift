@@ -7,7 +7,8 @@ import LedgerStorage
 /// unlinked assigned seat holder a group of its own, `unlinked:<originalTransactionId>`; version 3
 /// changed how seats, access spans and revocation reasons are folded; version 4 took valid time
 /// from payload dates, added Family Sharing and unknown-ownership holders and revocation causes;
-/// version 5 honours retractions, see `Events/projection-rules.md`), a ledger built by an older
+/// version 5 honours retractions; version 6 takes the seat refund behind an App Store unclaim
+/// within 24 hours either side, as for members, see `Events/projection-rules.md`), a ledger built by an older
 /// release keeps its old projections until `seatledger rebuild` recomputes them.
 ///
 /// A change that cannot alter the projections of a ledger stamped with an older version needs no
@@ -22,7 +23,7 @@ import LedgerStorage
 /// ledger stamped with this build's version.
 public enum ProjectionRules {
     /// The rules this build applies.
-    public static let version = 5
+    public static let version = 6
     /// The oldest stamped version whose projections this build's rules would compute the same way.
     public static let compatibleSince = 4
     /// The configuration key holding the version that built the stored projections.

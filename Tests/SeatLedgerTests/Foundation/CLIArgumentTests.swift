@@ -164,7 +164,7 @@ struct CLIArgumentTests {
             let result = try CLI.run([form])
             #expect(result.exitCode == 0, "\(result)")
             #expect(result.stdout.hasPrefix("seatledger 0."), "\(result)")
-            #expect(result.stdout.contains("ledger schema 5, decoder 2, projection rules 5"), "\(result)")
+            #expect(result.stdout.contains("ledger schema 5, decoder 2, projection rules 6"), "\(result)")
         }
         #expect(try CLI.run(["--version", "x"]).exitCode == 2)
     }

@@ -174,6 +174,27 @@ struct LifecycleProjectionTests {
                 "the member is told which purchaser-level event (the seat refund), when, and its id")
     }
 
+    @Test("an UNCLAIM_SEATS signed before the seat refund it follows from is still a seat refund, citing it (either order within 24 h)")
+    func seatRefundSignedAfterTheUnclaim() throws {
+        var (b, _) = developerGroup(seats: 10)
+        for i in 1...9 { b.claim("c-\(i)", purchaser: Self.purchaser, at: B.days(1) + EpochMillis(i * 1000)) }
+        let refundUnclaim = b.notification("UNCLAIM_SEATS", at: B.days(5), unclaim: ["c-9"])
+        let seatRefund = b.notification("REFUND", "SEATS", at: B.days(5) + 60_000,
+                       transaction: B.transaction(id: Self.purchaser, original: Self.purchaser, quantity: 10, purchase: start,
+                                                  expires: end, signed: B.days(5) + 60_000, revokedSeats: 2))
+        let state = try #require(b.state(Self.purchaser, asOf: B.days(6)))
+        #expect(state.member(claim: "c-9")?.revocation == Revocation(reason: .seatRefund, at: B.days(5), eventId: refundUnclaim,
+                                                                     cause: RevocationCause(reason: .seatRefund, at: B.days(5) + 60_000, eventId: seatRefund)))
+        // More than 24 hours apart, the unclaim is the App Store's own.
+        var (late, _) = developerGroup(seats: 10)
+        late.claim("c-1", purchaser: Self.purchaser, at: B.days(1))
+        let early = late.notification("UNCLAIM_SEATS", at: B.days(3), unclaim: ["c-1"])
+        late.notification("REFUND", "SEATS", at: B.days(5), transaction: B.transaction(id: Self.purchaser, original: Self.purchaser, quantity: 10,
+                          purchase: start, expires: end, signed: B.days(5), revokedSeats: 1))
+        let apart = try #require(late.state(Self.purchaser, asOf: B.days(6)))
+        #expect(apart.member(claim: "c-1")?.revocation == Revocation(reason: .unclaimedByAppStore, at: B.days(3), eventId: early))
+    }
+
     @Test("full refund: every transaction of the period revoked, the whole group loses access")
     func fullRefund() throws {
         var (b, _) = developerGroup(seats: 4)
