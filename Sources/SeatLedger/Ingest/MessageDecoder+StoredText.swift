@@ -1,16 +1,35 @@
 import LedgerEvents
 import Projections
 
-/// Events whose stored text would hold a NUL character are refused on every backend.
+/// Events whose stored text would hold a NUL character, or an indexed value longer than every
+/// backend can index, are refused on every backend.
 ///
 /// A NUL (`\u0000` in Apple's JSON) in an identifier, an event id, a type or a subtype would be
 /// stored as text: PostgreSQL's `text` cannot hold one (the whole append would fail), and a ledger
 /// that only one backend could hold could not be copied to the other. The decoded JSON itself
-/// escapes it, so a NUL elsewhere in a payload is kept as it came. See `Events/README.md`.
+/// escapes it, so a NUL elsewhere in a payload is kept as it came. An identifier, event id, type or
+/// subtype over ``maxIndexedTextBytes`` is refused for the same reason: PostgreSQL's b-tree index
+/// rows hold at most 2,704 bytes, SQLite's any length. See `Events/README.md`.
 extension MessageDecoder {
+    /// The longest identifier, event id, type or subtype stored (UTF-8 bytes): two of them with a
+    /// role fit a PostgreSQL index row (`group_index`: identifier and group key). Apple's are under 100.
+    static let maxIndexedTextBytes = 1_024
+
     /// Why `event` (with its projection `facts`, when known) cannot be stored, or `nil`.
     static func storedTextProblem(_ event: NewEvent, facts: EventFacts?) -> IngestRejection? {
         func holdsNUL(_ text: String) -> Bool { text.utf8.contains(0) }
+        func tooLong(_ text: String) -> Bool { text.utf8.count > maxIndexedTextBytes }
+        if tooLong(event.eventId) { return .tooLongToIndex("the event id", event.eventId) }
+        if let type = event.type, tooLong(type) { return .tooLongToIndex("the type", type) }
+        if let subtype = event.subtype, tooLong(subtype) { return .tooLongToIndex("the subtype", subtype) }
+        if let identifier = event.identifiers.first(where: { tooLong($0.value) }) {
+            return .tooLongToIndex("\(identifier.kind.rawValue)", identifier.value)
+        }
+        var long: String?
+        facts?.forEachIdentifier { identifier in
+            if long == nil, tooLong(identifier) { long = identifier }
+        }
+        if let long { return .tooLongToIndex("an identifier", long) }
         if holdsNUL(event.eventId) { return .nulInText("the event id", event.eventId) }
         if let type = event.type, holdsNUL(type) { return .nulInText("the type", type) }
         if let subtype = event.subtype, holdsNUL(subtype) { return .nulInText("the subtype", subtype) }
@@ -39,6 +58,13 @@ extension MessageDecoder {
 }
 
 extension IngestRejection {
+    /// `value` (named by `field`) is longer than every backend can index.
+    static func tooLongToIndex(_ field: String, _ value: String) -> Self {
+        Self(code: "identifier_too_long",
+             reason: "\(field) is \(value.utf8.count) bytes (it starts \"\(value.prefix(40))…\"), over the "
+                + "\(MessageDecoder.maxIndexedTextBytes) the ledger indexes on every backend (PostgreSQL's index rows hold 2,704 bytes)")
+    }
+
     /// `value` (named by `field`) holds a NUL character.
     static func nulInText(_ field: String, _ value: String) -> Self {
         Self(code: "nul_in_text",

@@ -105,6 +105,40 @@ struct IdentifiersWithNULTests {
         try Self.ingestAndCheck(TestLedger().ledger)
     }
 
+    /// A Get Seat Info naming a claim id of 3,000 random characters (PostgreSQL cannot index it,
+    /// SQLite could): refused on both alike, so the two ledgers stay the same and copyable.
+    static func longIdentifierRefused(_ ledger: Ledger) throws {
+        let factory = try PayloadFactory()
+        let purchase = try factory.notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", transaction: factory.transaction(quantity: 5))
+        var generator = SystemRandomNumberGenerator()
+        let long = String((0..<3_000).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement(using: &generator)! })
+        let atLimit = String(repeating: "k", count: 1_024)
+        let bad = factory.apiResponse(body: ["totalSeatCount": 5, "availableSeatCount": 3, "assignedSeatClaimIds": [.string(long)]])
+        let fits = factory.apiResponse(body: ["totalSeatCount": 5, "availableSeatCount": 3, "assignedSeatClaimIds": [.string(atLimit)]],
+                                       respondedAt: "2025-06-01T12:00:01.000Z")
+        let (_, outcomes) = try ledger.ingestBatch([purchase, bad, fits].map { InboundMessage(raw: Data($0.utf8), source: "t", acceptsAPIResponses: true) })
+        #expect(outcomes.count == 3)
+        #expect(outcomes.last == .appended(positions: [2], duplicatesCarried: 0), "1,024 bytes is stored: \(outcomes)")
+        let entry = try #require(try ledger.store.quarantine().first)
+        #expect(entry.errorCode == "identifier_too_long" && entry.raw == Data(bad.utf8))
+        #expect(entry.reason.hasPrefix("seatClaimId is 3000 bytes (it starts \"\(long.prefix(40))…\"), over the 1024"), "\(entry.reason)")
+        #expect(try ledger.store.verifyChain().isIntact)
+    }
+
+    @Test("an identifier over 1,024 bytes is identifier_too_long on SQLite, as on PostgreSQL")
+    func longOnSQLite() throws {
+        try Self.longIdentifierRefused(TestLedger().ledger)
+    }
+
+    @Test("an identifier over 1,024 bytes is identifier_too_long on PostgreSQL, as on SQLite")
+    func longOnPostgres() throws {
+        let cluster = try PostgresTestCluster()
+        let template = try TestLedger()
+        let store = try StoreLocation(cluster.url()).create(configuration: template.store.configuration(),
+                                                            roots: template.store.trustRoots())
+        try Self.longIdentifierRefused(try Ledger.open(store: store))
+    }
+
     @Test("on PostgreSQL")
     func onPostgres() throws {
         let cluster = try PostgresTestCluster()
