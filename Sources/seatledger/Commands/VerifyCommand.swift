@@ -165,7 +165,9 @@ enum VerifyCommand: Command {
                     Terminal.out("Deep check FOUND \(deep.findingCount) problem(s) in \(deep.eventsChecked) events:")
                     for finding in deep.findings { Terminal.out("  #\(finding.position): \(finding.problem)") }
                     if deep.findingCount > deep.findings.count { Terminal.out("  … and \(deep.findingCount - deep.findings.count) more (--json lists the first \(DeepVerification.findingLimit))") }
-                    Terminal.out("An edited cache is repaired by `seatledger rebuild`; an event that no longer verifies means the configuration or the trust roots changed.")
+                    Terminal.out("A decoded payload, identifier row or facts row that differs was changed after its append "
+                                 + "(`rebuild` re-derives only missing facts and the group index): restore the ledger from a backup. "
+                                 + "An event that no longer verifies means the configuration or the trust roots changed.")
                 }
             }
         } else {
