@@ -44,12 +44,22 @@ public final class Ledger {
     private init(store: any LedgerStore) throws {
         self.store = store
         self.configuration = try store.configuration()
-        let rules = try store.configValues()[ProjectionRules.configKey].flatMap(Int.init) ?? 1
-        self.writeRefusal = rules > ProjectionRules.version
-            ? "\(store.location) was built by projection rules version \(rules), newer than this build's version \(ProjectionRules.version): "
+        let values = try store.configValues()
+        let rules = values[ProjectionRules.configKey].flatMap(Int.init) ?? 1
+        let unfinishedCopy = values[LedgerCopy.unfinishedKey].flatMap { $0.isEmpty ? nil : $0 }
+        if rules > ProjectionRules.version {
+            self.writeRefusal = "\(store.location) was built by projection rules version \(rules), newer than this build's version \(ProjectionRules.version): "
                 + "refusing to write to it (appending or rebuilding here would fold with the older rules); use a SeatLedger "
                 + "release with projection rules \(rules) or later. Reads still work."
-            : nil
+        } else if let unfinishedCopy {
+            // An event appended here would take a position the copy has yet to fill: the copy
+            // could then never resume (its source and this ledger would diverge).
+            self.writeRefusal = "\(store.location) is an unfinished \(unfinishedCopy): refusing to write to it until the copy "
+                + "completes (an append now would make it diverge from its source for good); run the same `seatledger copy` again. "
+                + "Reads still work."
+        } else {
+            self.writeRefusal = nil
+        }
         let anchors = try store.trustRoots().map { root throws(VerificationError) in try TrustAnchor(der: Data(root.der)) }
         guard !anchors.isEmpty else { throw LedgerStoreError.badConfiguration("no trust roots configured; add one with `seatledger config add-root FILE`") }
         self.decoder = MessageDecoder(verifier: try SignedPayloadVerifier(trustAnchors: anchors), configuration: configuration)

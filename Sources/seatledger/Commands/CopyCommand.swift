@@ -30,7 +30,8 @@ enum CopyCommand: Command {
        continue DEST's chain and hash to its own contents.
     5. Rebuilds DEST's projections and verifies DEST's chain ends at SOURCE's head hash.
 
-    Interrupted (Ctrl-C, crash, lost connection), run the same command again: it continues.
+    Interrupted (Ctrl-C, crash, lost connection), run the same command again: it continues; until
+    then the destination refuses writes (an append would make it diverge from the source).
     Quarantined inputs and claim-request bookkeeping are not copied; they stay in SOURCE.
 
     Options:
@@ -85,7 +86,7 @@ enum CopyCommand: Command {
                 Terminal.json(report.json)
             } else {
                 Terminal.out("Interrupted after copying \(report.copied) events to \(destination) (\(report.alreadyPresent + report.copied) there now); "
-                             + "run the same copy again to resume. Until it completes, reads of the destination warn that its projections are not built.")
+                             + "run the same copy again to resume. Until it completes, reads of the destination warn that its projections are not built, and writes to it are refused.")
             }
             return .interrupted
         }

@@ -230,6 +230,15 @@ struct LedgerCopyTests {
         let onward = try CLI.run(["copy", "--from", destination, "--to", source.directory.path("onward.sqlite")])
         #expect(onward.exitCode == 1 && onward.stdout.contains("is an unfinished copy of"), "\(onward)")
         #expect(!FileManager.default.fileExists(atPath: source.directory.path("onward.sqlite")))
+        // Not a ledger to write to either: an append would take a position the copy has yet to
+        // fill, and the copy could never resume.
+        let line = try PayloadFactory().notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "during-copy",
+                                                     transaction: PayloadFactory().transaction())
+        let input = try source.directory.writeLines([line], to: "during-copy.ndjson")
+        let write = try CLI.run(["ingest", "--db", destination, input.path, "--json"])
+        #expect(write.exitCode == 2, "\(write)")
+        #expect(try write.json()["error"]?["message"]?.stringValue?.contains("is an unfinished copy of") == true, "\(write)")
+        #expect(try EventStore.open(at: destination, readOnly: true).eventCount() == partial, "nothing appended")
         let resumed = try CLI.run(["copy", "--from", source.path, "--to", destination, "--json"])
         #expect(resumed.exitCode == 0, "\(resumed)")
         #expect(try resumed.json()["alreadyPresent"]?.int64Value == partial)
