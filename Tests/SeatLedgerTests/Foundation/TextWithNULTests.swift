@@ -132,20 +132,22 @@ struct IdentifiersWithNULTests {
 
     @Test("an identifier over 1,024 bytes is identifier_too_long on PostgreSQL, as on SQLite")
     func longOnPostgres() throws {
-        let cluster = try PostgresTestCluster()
-        let template = try TestLedger()
-        let store = try StoreLocation(cluster.url()).create(configuration: template.store.configuration(),
-                                                            roots: template.store.trustRoots())
-        try Self.longIdentifierRefused(try Ledger.open(store: store))
+        try Self.onPostgres(Self.longIdentifierRefused)
     }
 
     @Test("on PostgreSQL")
     func onPostgres() throws {
+        try Self.onPostgres(Self.ingestAndCheck)
+    }
+
+    /// Runs `check` on a new PostgreSQL ledger with the test configuration, in a throwaway cluster.
+    static func onPostgres(_ check: (Ledger) throws -> Void) throws {
         let cluster = try PostgresTestCluster()
         let template = try TestLedger()
         let store = try StoreLocation(cluster.url()).create(configuration: template.store.configuration(),
                                                             roots: template.store.trustRoots())
-        try Self.ingestAndCheck(try Ledger.open(store: store))
+        try check(try Ledger.open(store: store))
+        withExtendedLifetime(cluster) {}
     }
 
     @Test("a rejection's reason writes a NUL it quotes as \\u0000")
