@@ -83,6 +83,10 @@ public final class PostgresEventStore: LedgerStore {
         let store = PostgresEventStore(connection: try connect(url), url: url, isReader: false)
         try store.requireUTF8()
         try store.connection.transaction {
+            // Two creates at once (two `init`s, two `copy`s into one new database): the second
+            // waits here for the first to commit, then finds its ledger (alreadyExists) instead of
+            // failing halfway through the schema on a duplicate type name.
+            try store.connection.query("SELECT pg_advisory_xact_lock($1)", [.int64(PostgresLedgerSchema.applicationID)])
             if try store.schemaExists() { throw LedgerStoreError.alreadyExists(path: store.location) }
             try store.connection.execute(PostgresLedgerSchema.current)
             try store.connection.query(
