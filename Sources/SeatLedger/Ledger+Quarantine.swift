@@ -26,15 +26,26 @@ extension Ledger {
     /// applied only with `acceptAPIResponses` (the operator vouching for it, `--api-responses`).
     public func retryQuarantine(ids: [Int64]? = nil, acceptAPIResponses: Bool = false) throws -> QuarantineRetrySummary {
         try requireWritable()
-        let records: [QuarantineRecord]
+        let open: [QuarantineRecord]
         if let ids {
-            records = try ids.compactMap { try store.quarantineRecord(id: $0) }.filter { $0.state == "open" }
+            open = try ids.compactMap { try store.quarantineRecord(id: $0) }.filter { $0.state == "open" }
         } else {
-            records = try store.quarantine(state: "open")
+            open = try store.quarantine(state: "open")
         }
         var summary = QuarantineRetrySummary()
         var retryEvents: [NewEventForRetry] = []
         let decoder = self.decoder
+        // An input kept only as its first 64 KiB (too large to hold, or refused by the store)
+        // is not the input that arrived: never released, whatever that prefix would decode to.
+        let (cut, whole) = open.reduce(into: ([QuarantineRecord](), [QuarantineRecord]())) { parts, record in
+            if Self.isKeptPrefix(record) { parts.0.append(record) } else { parts.1.append(record) }
+        }
+        for record in cut {
+            summary.stillRejected += 1
+            summary.reasons[record.id] = "\(record.errorCode): only the first \(record.raw.count) bytes of this input were kept, "
+                + "not the input itself; it cannot be retried (resend the whole input, or dismiss this item)"
+        }
+        let records = whole
         let decoded = parallelMap(records) { record in
             // `prepare`: the same checks as at ingest, the facts' identifiers included.
             decoder.prepare(InboundMessage(raw: record.raw, source: record.source, origin: .quarantineRetry,
@@ -62,6 +73,13 @@ extension Ledger {
             }
         }
         return summary
+    }
+
+    /// Whether the record's raw bytes are a cut prefix of the input (`line_too_long`,
+    /// `message_too_large` and `store_refused` keep the first ``LineReader/keptPrefixBytes``
+    /// of a longer input), rather than the input itself.
+    static func isKeptPrefix(_ record: QuarantineRecord) -> Bool {
+        ["line_too_long", "message_too_large", "store_refused"].contains(record.errorCode) && record.raw.count >= LineReader.keptPrefixBytes
     }
 }
 

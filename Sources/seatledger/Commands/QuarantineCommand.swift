@@ -26,7 +26,8 @@ enum QuarantineCommand: Command {
     error code and a human reason. `show --raw` prints the raw bytes exactly (or writes them to
     --out FILE). `retry` re-verifies open items (all, or the given ids), e.g. after
     `seatledger config add-root`; released items are appended (origin quarantine-retry) and
-    marked resolved. `dismiss` records a decision instead: a `decision` event in the log (who,
+    marked resolved. An item kept only as its first 64 KiB (line_too_long, message_too_large,
+    store_refused) is not the input itself and is never released. `dismiss` records a decision instead: a `decision` event in the log (who,
     why, the item and the SHA-256 of its bytes; hash-chained) and the item becomes `dismissed`; its
     raw bytes stay. An `apiResponse` envelope is unsigned and the quarantine cannot prove which
     path it came by, so retry applies one only with --api-responses (you vouch that it is a

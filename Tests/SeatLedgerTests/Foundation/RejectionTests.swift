@@ -232,3 +232,26 @@ struct RejectionTests {
         #expect(try test.eventCount() == 0)
     }
 }
+
+/// A quarantined input kept only as its first 64 KiB is not the input: a retry never applies it.
+@Suite("quarantine retry of a cut input")
+struct CutInputRetryTests {
+    @Test("a line over the limit whose first 64 KiB happen to be a valid notification stays quarantined on retry")
+    func cutLineNotReleased() throws {
+        let test = try TestLedger()
+        let notification = try PayloadFactory().notification(type: "SUBSCRIBED", subtype: "INITIAL_BUY", uuid: "cut-line",
+                                                              transaction: PayloadFactory().transaction())
+        // The signed message, blanks to 64 KiB, then more: the whole line is not a notification.
+        let line = notification + String(repeating: " ", count: 65_536 - notification.utf8.count) + String(repeating: "junk", count: 4_000)
+        let file = try test.directory.writeLines([line], to: "cut.ndjson")
+        let ingest = try CLI.run(["ingest", "--db", test.path, "--max-message-bytes", "70000", "--json", file.path])
+        let ingested = try ingest.json()
+        #expect(ingest.exitCode == 3 && ingested["quarantined"] == 1, "\(ingest)")
+        let retry = try CLI.run(["quarantine", "retry", "--db", test.path, "--json"])
+        let summary = try retry.json()
+        #expect(summary["released"] == 0 && summary["stillRejected"] == 1, "\(retry)")
+        #expect(retry.stdout.contains("only the first 65536 bytes of this input were kept"), "\(retry)")
+        let stored = try test.eventCount()
+        #expect(stored == 0, "nothing applied from the prefix")
+    }
+}
