@@ -27,11 +27,12 @@ enum QuarantineCommand: Command {
     --out FILE). `retry` re-verifies open items (all, or the given ids), e.g. after
     `seatledger config add-root`; released items are appended (origin quarantine-retry) and
     marked resolved. An item kept only as its first 64 KiB (line_too_long, message_too_large,
-    store_refused) is not the input itself and is never released. `dismiss` records a decision instead: a `decision` event in the log (who,
-    why, the item and the SHA-256 of its bytes; hash-chained) and the item becomes `dismissed`; its
-    raw bytes stay. An `apiResponse` envelope is unsigned and the quarantine cannot prove which
-    path it came by, so retry applies one only with --api-responses (you vouch that it is a
-    response you received from Apple); without it, it stays refused as untrusted_api_response.
+    store_refused) is not the input itself and is never released. `dismiss` records a decision
+    instead: a `decision` event in the log (who, why, the item and the SHA-256 of its bytes;
+    hash-chained) and the item becomes `dismissed`; its raw bytes stay. An `apiResponse` envelope
+    is unsigned and the quarantine cannot prove which path it came by, so retry applies one only
+    with --api-responses (you vouch that it is a response you received from Apple); without it,
+    it stays refused as untrusted_api_response.
 
     Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c, bad_certificate,
     chain_not_trusted, certificate_expired, missing_apple_oid, bad_signature, bundle_mismatch,
