@@ -48,6 +48,11 @@ extension EventStore {
     /// A retried item that is rejected again stays `open` (its row is not duplicated).
     public func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)? = nil) throws -> BatchResult {
         try write {
+            // Inside the write lock: an item another command resolved since the caller read it is
+            // not applied (a dismissal must not be overridden by a retry, nor recorded twice).
+            var states: [Int64: String] = [:]
+            for id in Set(events.map(\.quarantineId)) { states[id] = try quarantineRecord(id: id)?.state }
+            try QuarantineItemNotOpen.check(events, states: states)
             let result = try commitInTransaction(events: events.map(\.event), rejections: [], afterAppend: afterAppend)
             let now = clock()
             for (item, outcome) in zip(events, result.outcomes) {

@@ -67,3 +67,33 @@ public struct QuarantineRecord: Sendable {
         self.resolution = resolution
     }
 }
+
+/// A retry or dismissal found an item it was given no longer open: another command released,
+/// dismissed or resolved it between the read and the commit. Nothing of the commit was applied.
+public struct QuarantineItemNotOpen: Error, Sendable, CustomStringConvertible {
+    /// The item.
+    public let id: Int64
+    /// Its state now (`released`, `dismissed`, `duplicate`), or `nil` when the row is gone.
+    public let state: String?
+
+    /// Creates the error.
+    public init(id: Int64, state: String?) {
+        self.id = id
+        self.state = state
+    }
+
+    /// The text a person reads (what the CLI prints for it).
+    public var description: String {
+        "quarantine item #\(id) is \(state ?? "gone") now, not open: another command resolved it meanwhile; nothing was applied "
+            + "(run the command again to act on the items still open)"
+    }
+
+    /// Throws for the first of `items`' quarantine ids whose state in `states` (as read inside
+    /// the committing transaction, with the rows locked where the engine needs it) is not `open`:
+    /// the check every engine's ``EventLog/commitRetry(events:afterAppend:)`` runs first.
+    public static func check(_ items: [NewEventForRetry], states: [Int64: String]) throws(QuarantineItemNotOpen) {
+        for item in items where item.isPrimary && states[item.quarantineId] != "open" {
+            throw QuarantineItemNotOpen(id: item.quarantineId, state: states[item.quarantineId])
+        }
+    }
+}

@@ -42,6 +42,17 @@ extension PostgresEventStore {
     /// events come from one quarantined input, its row ends with the last resolution, as in SQLite.
     public func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
         try write {
+            // The rows locked first, then their states read: a concurrent retry or dismissal of the
+            // same item waits here and then finds it resolved (not applied twice, not overridden).
+            var states: [Int64: String] = [:]
+            let ids = Array(Set(events.map(\.quarantineId))).sorted()
+            if !ids.isEmpty {
+                for row in try connection.run("SELECT id, state FROM quarantine WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE",
+                                              [PostgresArrayLiteral.integers(ids)]) {
+                    states[try row.int64(0)] = try row.text(1)
+                }
+            }
+            try QuarantineItemNotOpen.check(events, states: states)
             let result = try appendInTransaction(events: events.map(\.event), rejections: [], afterAppend: afterAppend)
             let now = clock()
             var order: [Int64] = []

@@ -21,7 +21,7 @@ public enum LedgerStoreConformance {
     public static let checks: [ConformanceCheck] = [
         ConformanceCheck("append: positions 1…N, head, the chain as EventChain computes it, verifyChain", appendHeadAndChain),
         ConformanceCheck("idempotency: the same event twice in a batch and across batches appends once; every arrival is counted", idempotency),
-        ConformanceCheck("quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release", quarantine),
+        ConformanceCheck("quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release, no commit over an item resolved meanwhile", quarantine),
         ConformanceCheck("reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints", reads),
         ConformanceCheck("identifier index: a notification is found under its own id by every lookup, and a copy keeps it so", ownIdentifier),
         ConformanceCheck("facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch (whole or a range), volume, in and out of transactions", facts),
@@ -172,6 +172,21 @@ public enum LedgerStoreConformance {
         #expect(again.quarantineIds == [5, 4])
         #expect(try store.quarantine().count == 5)
         #expect(try store.duplicateCounts(for: ["api-1"]) == ["api-1": 2])
+
+        // A caller that read item 3 as open before another command resolved it (dismissed here)
+        // commits nothing: not a second dismissal, not a retry over the dismissal.
+        let dismissal = NewEventForRetry(quarantineId: 3, event: TestData.apiEvent(7), isPrimary: true,
+                                         resolvedState: "dismissed", resolutionText: "dismissed by test")
+        #expect(try store.commitRetry(events: [dismissal]).outcomes == [.appended(position: 3)])
+        let head = try store.head().position
+        for stale in [NewEventForRetry(quarantineId: 3, event: TestData.apiEvent(8), isPrimary: true, resolvedState: "dismissed",
+                                       resolutionText: "dismissed again"),
+                      NewEventForRetry(quarantineId: 3, event: TestData.apiEvent(9), isPrimary: true)] {
+            #expect(throws: QuarantineItemNotOpen.self) { _ = try store.commitRetry(events: [stale]) }
+        }
+        #expect(try store.head().position == head, "nothing appended")
+        #expect(try store.quarantineRecord(id: 3)?.state == "dismissed")
+        #expect(try store.quarantineRecord(id: 3)?.resolution?.hasPrefix("dismissed by test") == true)
     }
 
     /// reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints
