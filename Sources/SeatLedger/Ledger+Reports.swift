@@ -36,10 +36,14 @@ extension Ledger {
         return GroupDiff.asOf(a, b, membership: membership, facts: facts, knownAt: knownAt)
     }
 
-    /// Our projection against Apple's latest recorded Get Seat Info and Get Group Members.
+    /// Our projection against Apple's latest recorded Get Seat Info and Get Group Members, as of
+    /// `asOf`: only Apple's answers effective by then count (as for the projection itself), so a
+    /// past moment is not compared with what Apple said later.
     public func compareWithApple(_ reference: String, asOf: EpochMillis) throws -> AppleComparison {
-        let (membership, facts) = try groupFacts(reference)
-        let state = GroupProjection.project(membership, facts: facts, asOf: asOf, knownAt: nil)
+        let (membership, allFacts) = try groupFacts(reference)
+        let times = EffectiveTimes(allFacts)
+        let facts = allFacts.filter { times.effectiveAt($0) <= asOf }
+        let state = GroupProjection.project(membership, facts: allFacts, asOf: asOf, knownAt: nil)
         return AppleComparison.compare(state: state, facts: facts)
     }
 

@@ -81,14 +81,15 @@ enum DiffCommand: Command {
     static let help = """
     Usage: seatledger diff REF --known-at A --known-at B [--as-of T] [--db PATH] [--json]
            seatledger diff REF --as-of A --as-of B [--known-at K] [--db PATH] [--json]
-           seatledger diff REF --against-apple [--db PATH] [--json]
+           seatledger diff REF --against-apple [--as-of T] [--db PATH] [--json]
 
     --known-at A --known-at B: what did late events or a backfill change? The group as of T (default
     now) as the ledger knew it at A versus at B, with the events recorded in between.
     --as-of A --as-of B: how did the group change between two moments, with the events effective
     in between. --against-apple: our projection versus Apple's latest recorded Get Seat Info
     (total, available, claim ids) and Get Group Members (appTransactionIds), saying which side is
-    older. Reports added/removed members, access changes, seat count and status changes.
+    older; with --as-of T, as of T (Apple's answers effective by then). Reports added/removed
+    members, access changes, seat count and status changes.
     Exit status like diff(1): 0 no difference, 1 differences, 2 error.
 
     Options:

@@ -96,6 +96,19 @@ struct CLIOutputSafetyTests {
         #expect(!result.stdout.contains("secret") && !result.stderr.contains("secret"))
     }
 
+    @Test("diff --against-apple --as-of T compares with Apple's answers effective by T, not with later ones")
+    func againstAppleAsOf() throws {
+        let directory = try TemporaryDirectory(label: "demo")
+        let demo = directory.path("demo.sqlite")
+        #expect(try CLI.run(["demo", "--keep", demo]).exitCode == 0)
+        // Group 2000001000000001's Get Group Members was answered at 04:00.
+        let before = try CLI.run(["diff", "2000001000000001", "--against-apple", "--as-of", "2026-10-01T03:30:00Z", "--db", demo])
+        #expect(before.exitCode == 0 && before.stdout.contains("No Get Seat Info or Get Group Members response recorded"), "\(before)")
+        #expect(!before.stdout.contains("04:00"), "\(before)")
+        let after = try CLI.run(["diff", "2000001000000001", "--against-apple", "--as-of", "2026-10-01T05:00:00Z", "--db", demo])
+        #expect(after.stdout.contains("Apple observed at 2026-10-01T04:00:00.000Z"), "\(after)")
+    }
+
     @Test("help --help prints the global help")
     func helpAboutHelp() throws {
         let result = try CLI.run(["help", "--help"])
