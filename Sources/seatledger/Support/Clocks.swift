@@ -48,6 +48,11 @@ struct Clocks {
             throw UsageError(message: "--\(option) \(text) is ambiguous: as epoch seconds it is \(Timestamp.iso8601(seconds * 1000)), "
                              + "as milliseconds \(Timestamp.iso8601(seconds)); give milliseconds (\(trimmed)000) or ISO 8601")
         }
+        if trimmed.count == 8, trimmed.allSatisfy(\.isASCIIDigitCharacter) {
+            // ISO 8601's basic date (20261102), which as milliseconds would be a moment of 1970.
+            throw UsageError(message: "--\(option) \(text) looks like a compact date (YYYYMMDD), which as epoch milliseconds would be "
+                             + "\(Timestamp.iso8601(Int64(trimmed) ?? 0)); write it \(trimmed.prefix(4))-\(trimmed.dropFirst(4).prefix(2))-\(trimmed.suffix(2))")
+        }
         guard let millis = Timestamp.parse(trimmed) else {
             throw UsageError(message: "--\(option) must be ISO 8601 (2026-11-02T10:00:00Z), epoch milliseconds, now, "
                              + "or a duration like 7d, -1h, +30m, got \(text)")

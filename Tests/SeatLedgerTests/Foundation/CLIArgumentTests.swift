@@ -142,6 +142,14 @@ struct CLIArgumentTests {
         #expect(last.exitCode == 0, "\(last)")
     }
 
+    @Test("a compact date (YYYYMMDD) is refused with the ISO form to write, not read as a moment of 1970")
+    func compactDate() throws {
+        let test = try TestLedger()
+        let result = try CLI.run(["groups", "--db", test.path, "--as-of", "20261102", "--json"])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(try result.json()["error"]?["message"]?.stringValue?.hasSuffix("write it 2026-11-02") == true, "\(result)")
+    }
+
     @Test("`help COMMAND` is `COMMAND --help`; an unknown topic and no command at all are usage errors (exit 2)")
     func helpTopics() throws {
         for name in ["ingest", "group", "diff", "copy"] {
