@@ -90,7 +90,7 @@ enum IngestCommand: Command {
                             times Apple's largest response; --max-line-length N is the old name)
       --api-responses       apply apiResponse envelopes from these inputs (see Trust above)
       --spool               take directory INPUTs as spool directories (creates done/ and rejected/)
-      --follow              keep watching spool directories
+      --follow              keep watching the spool directory (one per process)
       --poll-interval S     seconds between spool scans with --follow (default 1)
       --anchor FILE         a head anchor (see `seatledger verify --anchor`): checked before the
                             first append (a ledger that no longer holds the anchored head is
@@ -162,6 +162,12 @@ enum IngestCommand: Command {
             try requireSpoolIfDirectory(input, explicit: arguments.flag("spool") || arguments.flag("follow"))
         }
         if arguments.flag("follow") {
+            // One watcher watches one directory: the follow loop never returns to reach a second,
+            // whose files would wait forever. Run one `ingest --follow` per spool.
+            guard inputs.count == 1 else {
+                throw UsageError(message: "--follow watches one spool directory, got \(inputs.count) (\(inputs.joined(separator: ", "))): "
+                                 + "run one `seatledger ingest --follow DIR` for each")
+            }
             // --follow watches spool directories; a file or stdin would be read once and the flag ignored.
             for input in inputs {
                 var isDirectory: ObjCBool = false

@@ -109,6 +109,16 @@ struct CLIOutputSafetyTests {
         #expect(after.stdout.contains("Apple observed at 2026-10-01T04:00:00.000Z"), "\(after)")
     }
 
+    @Test("ingest --follow takes one spool directory: a second would never be reached by the follow loop")
+    func followOneSpool() throws {
+        let test = try TestLedger()
+        let first = test.directory.url("sp1"), second = test.directory.url("sp2")
+        for spool in [first, second] { try FileManager.default.createDirectory(at: spool.appendingPathComponent("done"), withIntermediateDirectories: true) }
+        let result = try CLI.run(["ingest", "--db", test.path, "--follow", first.path, second.path, "--json"])
+        #expect(result.exitCode == 2, "\(result)")
+        #expect(try result.json()["error"]?["message"]?.stringValue?.hasPrefix("--follow watches one spool directory, got 2") == true, "\(result)")
+    }
+
     @Test("help --help prints the global help")
     func helpAboutHelp() throws {
         let result = try CLI.run(["help", "--help"])
