@@ -38,11 +38,10 @@ public enum PostgresConnectionURL {
             }
         }
         let rest = normalized.dropFirst(scheme)
-        // The user information ends at the last '@' before any '?' or '#', as redaction reads it.
-        // libpq ends it at the first '/': a password with an unencoded '/' would be cut there, the
-        // rest taken for a host or port, and a fragment of it quoted in libpq's message.
-        let beforeQuery = rest[..<(rest.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? rest.endIndex)]
-        if let at = beforeQuery.lastIndex(of: "@"), beforeQuery[..<at].contains("/") {
+        // The user information as redaction reads it. libpq ends it at the first '/': a password
+        // with an unencoded '/' would be cut there, the rest taken for a host or port, and a
+        // fragment of it quoted in libpq's message.
+        if let information = PostgresURLRedaction.userInformation(in: rest), information.contains("/") {
             throw .badConfiguration("the user information of the PostgreSQL URL \(redact(url)) holds an unencoded '/' "
                 + "(write it as %2F in a password, or give the password with PGPASSWORD or a password file)")
         }

@@ -19,11 +19,8 @@ enum PostgresURLRedaction {
         guard let schemeEnd = url.range(of: "://") else { return url }
         let scheme = url[..<schemeEnd.upperBound]
         var rest = url[schemeEnd.upperBound...]
-        // The user info ends at the last '@' before any '?' or '#' (a mistyped password may hold an
-        // unescaped '/', so the authority is not trusted to end at the first '/'); when there is
-        // no '@', the authority ends at the first '/', '?' or '#'.
-        let beforeQuery = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        let lastAt = rest[..<beforeQuery].lastIndex(of: "@")
+        // When there is no user information, the authority ends at the first '/', '?' or '#'.
+        let lastAt = userInformation(in: rest)?.endIndex
         let authorityEnd = lastAt.flatMap { at in rest[at...].firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) }
             ?? rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
         var authority = rest[..<authorityEnd]
@@ -46,6 +43,15 @@ enum PostgresURLRedaction {
             result += String(rest)
         }
         return result
+    }
+
+    /// The user information of `rest` (a URL after `scheme://`): up to the last '@' before any
+    /// '?' or '#', since a mistyped password may hold an unescaped '/' (the authority is not
+    /// trusted to end at the first '/'); `nil` without an '@'. Redaction and
+    /// ``PostgresConnectionURL/checked(_:)`` read it by this one rule.
+    static func userInformation(in rest: Substring) -> Substring? {
+        let beforeQuery = rest[..<(rest.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? rest.endIndex)]
+        return beforeQuery.lastIndex(of: "@").map { beforeQuery[..<$0] }
     }
 
     /// `key=value` pairs separated by spaces; values may be single-quoted with `\'` and `\\` escapes.

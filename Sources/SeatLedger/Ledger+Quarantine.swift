@@ -79,7 +79,7 @@ extension Ledger {
     /// `message_too_large` and `store_refused` keep the first ``LineReader/keptPrefixBytes``
     /// of a longer input), rather than the input itself.
     static func isKeptPrefix(_ record: QuarantineRecord) -> Bool {
-        ["line_too_long", "message_too_large", "store_refused"].contains(record.errorCode) && record.raw.count >= LineReader.keptPrefixBytes
+        IngestRejection.keptPrefixCodes.contains(record.errorCode) && record.raw.count >= LineReader.keptPrefixBytes
     }
 }
 

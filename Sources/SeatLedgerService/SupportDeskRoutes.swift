@@ -215,10 +215,7 @@ struct SupportDeskRoutes: Sendable {
     static func clocks(_ request: HTTPRequest, now: EpochMillis) throws -> DeskClocks {
         func clock(_ name: String) throws -> EpochMillis? {
             guard let text = value(request, name) else { return nil }
-            guard let millis = Timestamp.parse(text), Timestamp.printableRange.contains(millis) else {
-                throw Failure(status: 400, message: "\(name)=\(text) is not ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds in the years 0001 to 9999")
-            }
-            return millis
+            return try ReadRoutes.moment(name, text)   // the read API's rule; its 400 becomes this page's
         }
         return DeskClocks(asOf: try clock("asOf"), knownAt: try clock("knownAt"), now: now)
     }

@@ -20,6 +20,10 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
     static func malformedJSON(_ detail: String) -> Self { Self(code: "malformed_json", reason: "malformed JSON: \(detail)") }
     static let unrecognized = Self(code: "unrecognized_message",
                                    reason: "JSON object has neither \"signedPayload\" nor \"apiResponse\"")
+    /// The codes of rejections that keep only the first ``LineReader/keptPrefixBytes`` of a longer
+    /// input (too large to hold, or refused by the store) rather than the input itself.
+    public static let keptPrefixCodes: Set<String> = ["line_too_long", "message_too_large", "store_refused"]
+
     /// An NDJSON line (`line_too_long`) or a spool file (`message_too_large`) over the size limit,
     /// kept as its first `kept` bytes; `sha256` is the whole input's digest.
     public static func tooLarge(line: Bool, length: Int, limit: Int, sha256: String, kept: Int) -> Self {

@@ -16,32 +16,28 @@ extension MessageDecoder {
     static let maxIndexedTextBytes = 1_024
 
     /// Why `event` (with its projection `facts`, when known) cannot be stored, or `nil`.
+    ///
+    /// Each text is looked at once (this runs for every ingested event); an over-long value is
+    /// named before a NUL, the event's own fields before its identifiers.
     static func storedTextProblem(_ event: NewEvent, facts: EventFacts?) -> IngestRejection? {
-        func holdsNUL(_ text: String) -> Bool { text.utf8.contains(0) }
-        func tooLong(_ text: String) -> Bool { text.utf8.count > maxIndexedTextBytes }
-        if tooLong(event.eventId) { return .tooLongToIndex("the event id", event.eventId) }
-        if let type = event.type, tooLong(type) { return .tooLongToIndex("the type", type) }
-        if let subtype = event.subtype, tooLong(subtype) { return .tooLongToIndex("the subtype", subtype) }
-        if let identifier = event.identifiers.first(where: { tooLong($0.value) }) {
-            return .tooLongToIndex("\(identifier.kind.rawValue)", identifier.value)
+        var long: IngestRejection?
+        var nul: IngestRejection?
+        func look(_ field: @autoclosure () -> String, _ text: String) {
+            guard long == nil else { return }
+            if text.utf8.count > maxIndexedTextBytes {
+                long = .tooLongToIndex(field(), text)
+            } else if nul == nil, text.utf8.contains(0) {
+                nul = .nulInText(field(), text)
+            }
         }
-        var long: String?
-        facts?.forEachIdentifier { identifier in
-            if long == nil, tooLong(identifier) { long = identifier }
-        }
-        if let long { return .tooLongToIndex("an identifier", long) }
-        if holdsNUL(event.eventId) { return .nulInText("the event id", event.eventId) }
-        if let type = event.type, holdsNUL(type) { return .nulInText("the type", type) }
-        if let subtype = event.subtype, holdsNUL(subtype) { return .nulInText("the subtype", subtype) }
-        if holdsNUL(event.source) { return .nulInText("the source", event.source) }
-        if let identifier = event.identifiers.first(where: { holdsNUL($0.value) }) {
-            return .nulInText("\(identifier.kind.rawValue)", identifier.value)
-        }
-        var found: String?
-        facts?.forEachIdentifier { identifier in
-            if found == nil, holdsNUL(identifier) { found = identifier }
-        }
-        return found.map { .nulInText("an identifier", $0) }
+        look("the event id", event.eventId)
+        if let type = event.type { look("the type", type) }
+        if let subtype = event.subtype { look("the subtype", subtype) }
+        // The source is not indexed: only a NUL matters there.
+        if nul == nil, event.source.utf8.contains(0) { nul = .nulInText("the source", event.source) }
+        for identifier in event.identifiers { look(identifier.kind.rawValue, identifier.value) }
+        facts?.forEachIdentifier { look("an identifier", $0) }
+        return long ?? nul
     }
 
     /// `result` unless one of its events cannot be stored (``storedTextProblem(_:facts:)``).
