@@ -257,9 +257,14 @@ public struct SeatOperations {
         let otid = try purchaser(of: state, reference: reference)
         let (result, recorded) = try api.perform(.getSeatInfo(originalTransactionId: otid))
         // A 2xx that is not Get Seat Info (a proxy's page, another body) must not read as "no claims".
-        let isSeatInfo = result.body?["assignedSeatClaimIds"]?.arrayValue != nil
+        // The answer is read through one local `exchange`: reading `result.body`, `.isSuccess` and
+        // `.status` (each a look into `result.lastExchange`) crashed Swift 6.3.1's optimiser in
+        // release builds (CopyPropagation: "Found outside of lifetime use?!" on a borrow of
+        // `result`). Fold it back when the toolchain is fixed.
+        let exchange = result.lastExchange
+        let isSeatInfo = exchange?.body?["assignedSeatClaimIds"]?.arrayValue != nil
         let problem = result.isSuccess && !isSeatInfo
-            ? "Apple answered \(result.status.map(String.init) ?? "2xx") but the body is not Get Seat Info (no assignedSeatClaimIds list); it was recorded as it came"
+            ? "Apple answered \(exchange.map { String($0.status) } ?? "2xx") but the body is not Get Seat Info (no assignedSeatClaimIds list); it was recorded as it came"
             : nil
         return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: nil, resumed: false,
                                    quarantined: Self.quarantined(recorded), notes: [], confirmation: nil,
