@@ -52,7 +52,10 @@ let package = Package(
         .executableTarget(name: "sample-embedder", path: "Tools/sample-embedder"),
         .plugin(name: "EmbedSamples", capability: .buildTool(), dependencies: ["sample-embedder"], path: "Tools/plugins/EmbedSamples"),
         .target(name: "Reports", dependencies: ["AppStoreModels", "LedgerEvents", "Projections"]),
-        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "SeatLedgerPostgres", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "SeatLedgerService", "HTTPServer", "Reports", "RedisStreams", "AppStoreAPI"]),
+        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "SeatLedgerPostgres", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "SeatLedgerService", "HTTPServer", "Reports", "RedisStreams", "AppStoreAPI"],
+                          plugins: ["BuildCommit"]),
+        // The commit the binary was built from, for --version, serve's start line, /healthz and /metrics.
+        .plugin(name: "BuildCommit", capability: .buildTool(), path: "Tools/plugins/BuildCommit"),
         .target(name: "GroupSimulator", dependencies: ["AppStoreModels", "JWSSigning", "JWSVerification", "LedgerConcurrency"]),
         .executableTarget(name: "seatledger-sim", dependencies: ["GroupSimulator"], path: "Tools/seatledger-sim"),
         .executableTarget(name: "seatledger-bench", dependencies: ["SeatLedger", "EventStore", "LedgerStorage", "Projections", "JWSVerification", "JWSSigning", "GroupSimulator", "AppStoreModels", "LedgerEvents", "CSQLite"], path: "Tools/bench/Sources/seatledger-bench"),

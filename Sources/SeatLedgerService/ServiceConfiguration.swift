@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import HTTPServer
+import SeatLedger
 
 /// What `seatledger serve` runs with.
 public struct ServiceConfiguration: Sendable {
@@ -22,6 +23,9 @@ public struct ServiceConfiguration: Sendable {
     /// How long `/readyz` answers 503 after a notification could not be stored (then it trusts
     /// its write probe again).
     public var notReadyAfterStoreFailure: Duration = .seconds(30)
+    /// The build that serves: named by the start line, `GET /healthz` and `/metrics`
+    /// (`seatledger_build_info`), so a deploy can be checked against the package it installed.
+    public var build: ServiceBuild = ServiceBuild(version: SeatLedgerVersion.release, commit: "unknown")
 
     /// Creates a configuration.
     public init(http: HTTPServerConfiguration, ledgerDescription: String,
@@ -41,5 +45,19 @@ public struct ServiceConfiguration: Sendable {
     /// step 5b, target ≥ 5,000 requests/s with a p99 under 5 ms; every read route asks this clock).
     public static let environmentClock: @Sendable () -> EpochMillis = {
         getenv("SEATLEDGER_NOW").flatMap { Timestamp.parse(String(cString: $0)) } ?? Timestamp.millis(Date())
+    }
+}
+
+/// The version and commit of the running binary.
+public struct ServiceBuild: Sendable, Equatable {
+    /// The release, as `seatledger --version` prints it (``SeatLedgerVersion/release``).
+    public var version: String
+    /// The commit the binary was built from (`unknown` when it was built outside a git checkout).
+    public var commit: String
+
+    /// Creates a build identity.
+    public init(version: String, commit: String) {
+        self.version = version
+        self.commit = commit
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreModels
 import EventStore
 import Foundation
 import LedgerStorage
@@ -36,7 +37,8 @@ let allExitStatuses: [ExitStatus] = [
 
     Run `seatledger COMMAND --help` (or `seatledger help COMMAND`) for a command's options,
     examples and exit statuses; `seatledger --version` for this build's version;
-    `seatledger completions bash|zsh|fish` for shell completions.
+    `seatledger completions bash|zsh|fish` for shell completions; `seatledger help --man` for the
+    manual page (roff).
 
     Every command takes --help and --quiet; --db defaults to $SEATLEDGER_DB, else ./seatledger.sqlite.
     Colour only on a terminal, never with NO_COLOR set or TERM=dumb.
@@ -45,11 +47,18 @@ let allExitStatuses: [ExitStatus] = [
     """
 }
 
-/// What `seatledger --version` prints: this build's version and the versions of what it writes.
+/// What `seatledger --version` prints: this build's version and commit, and the versions of what it writes.
 let versionText = """
-    seatledger \(SeatLedgerVersion.release)
+    seatledger \(SeatLedgerVersion.release) (commit \(BuildCommit.value))
     ledger schema \(SeatLedgerVersion.ledgerSchema), decoder \(SeatLedgerVersion.decoder), projection rules \(ProjectionRules.version)
     """
+
+/// `seatledger --version --json`: the same as one object, for scripts (the Debian package's build reads it).
+let versionJSON: JSONValue = .object([
+    "version": .string(SeatLedgerVersion.release), "commit": .string(BuildCommit.value),
+    "ledgerSchema": .int(SeatLedgerVersion.ledgerSchema), "decoder": .int(SeatLedgerVersion.decoder),
+    "projectionRules": .int(Int64(ProjectionRules.version)),
+])
 
 /// Reports an error: one line on stderr, or under `--json` one object on stdout,
 /// `{"error": {"code": C, "message": M, "exitCode": 2}}`; returns the exit status (2).
@@ -87,8 +96,13 @@ let versionText = """
         Terminal.out(globalHelp())
         return Terminal.ExitCode.success.rawValue
     case "help":
-        // `seatledger help COMMAND` is `seatledger COMMAND --help`; `help --json` is every command's declarations.
+        // `seatledger help COMMAND` is `seatledger COMMAND --help`; `help --json` is every command's declarations;
+        // `help --man` the manual page made from them.
         // `help --help` (or -h) is help about help: the global help, as with no topic.
+        if argv == ["--man"] {
+            Terminal.out(ManPage.render(commands: commands, globalHelp: globalHelp(), version: SeatLedgerVersion.release), terminator: "")
+            return Terminal.ExitCode.success.rawValue
+        }
         let topics = argv.filter { $0 != "--json" && $0 != "--help" && $0 != "-h" }
         if json, topics.isEmpty {
             Terminal.json(CommandHelp.json(commands))
@@ -103,11 +117,11 @@ let versionText = """
         Terminal.out(CommandHelp.text(command))
         return Terminal.ExitCode.success.rawValue
     case "--version", "version":
-        guard argv.isEmpty else {
-            return reportError("unexpected argument \(argv[0])", code: "usage", command: first, json: json)
+        guard let extra = argv.first(where: { $0 != "--json" }) else {
+            if json { Terminal.json(versionJSON) } else { Terminal.out(versionText) }
+            return Terminal.ExitCode.success.rawValue
         }
-        Terminal.out(versionText)
-        return Terminal.ExitCode.success.rawValue
+        return reportError("unexpected argument \(extra)", code: "usage", command: first, json: json)
     default:
         break
     }

@@ -271,7 +271,7 @@ struct ImmediateReadTests {
         }
         #expect(events == 2)
         #expect(quarantined.map { String(decoding: $0.raw, as: UTF8.self) }.sorted() == ["not json", #"{"apiResponse":{"kind":"transactionInfo"}}"#])
-        #expect(service.metrics.render(headPosition: 2, newestEventAgeSeconds: nil, inFlight: 0).contains("seatledger_notifications_appended_total 2\n"))
+        #expect(service.metrics.render(headPosition: 2, newestEventAgeSeconds: nil, inFlight: 0, build: ServiceBuild(version: "v", commit: "c")).contains("seatledger_notifications_appended_total 2\n"))
         await pool.close()
         let closed = try await later(post(bodies[1]))
         #expect(closed.status == 503 && closed.json["error"] == "not_stored" && closed.headers.contains("Retry-After: 5"))

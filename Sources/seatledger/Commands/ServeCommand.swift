@@ -47,7 +47,7 @@ enum ServeCommand: Command {
                                  rate-limits, fails or does not answer (retry with the requestId).
       DELETE /v1/groups/{ref}/seats/{seatClaimId}   Unclaim Seat (revoke access in your app too)
       POST /v1/groups/{ref}/seats/{seatClaimId}/associate   {"appTransactionId"}: Associate Seat
-      GET /healthz               liveness
+      GET /healthz               liveness: {"status": "ok", "version", "commit"}
       GET /readyz                a read answers and a write reaches the disk; 503 for 30 s after a
                                  notification could not be stored (disk full), naming why
       GET /metrics               Prometheus text: notifications received/appended/duplicate/
@@ -72,13 +72,14 @@ enum ServeCommand: Command {
     stands in front of it. On loopback it answers only requests whose Host is localhost,
     127.x.x.x or [::1] (403 otherwise: DNS rebinding).
 
-    Logs: one JSON object per line on stderr (a start line with version, ledger and address; per
+    Logs: one JSON object per line on stderr (a start line with version, commit, ledger and address; per
     request method, path, status, durationMs, outcome, position, eventId; never a body or token).
     SIGTERM or SIGINT: stop accepting, answer requests in flight after their commit (a long
     poll of /v1/changes at once, with what it has), exit 0.
 
     Options:
-      --listen HOST:PORT   IPv4 address and port (default 127.0.0.1:8080; port 0 picks one)
+      --listen HOST:PORT   IPv4 address and port (default $SEATLEDGER_LISTEN, else 127.0.0.1:8080;
+                           port 0 picks one)
     \(HelpText.db)
       --threads N          HTTP polling threads (default one per core, at least 2)
       --readers N          read connections of the ledger pool (default 4)
@@ -140,9 +141,12 @@ enum ServeCommand: Command {
     }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let listen = arguments.value("listen") ?? "127.0.0.1:8080"
+        // $SEATLEDGER_LISTEN is for what a container or a unit's environment file sets (an empty one counts as unset).
+        let fromEnvironment = ProcessInfo.processInfo.environment["SEATLEDGER_LISTEN"].flatMap { $0.isEmpty ? nil : $0 }
+        let listen = arguments.value("listen") ?? fromEnvironment ?? "127.0.0.1:8080"
         guard let (host, port) = HTTPServerConfiguration.parseListen(listen) else {
-            throw UsageError(message: "--listen must be IPv4:PORT such as 127.0.0.1:8080, got \(listen)")
+            let source = arguments.value("listen") == nil ? "$SEATLEDGER_LISTEN" : "--listen"
+            throw UsageError(message: "\(source) must be IPv4:PORT such as 127.0.0.1:8080, got \(listen)")
         }
         let http = HTTPServerConfiguration(
             host: host, port: port,
@@ -206,6 +210,7 @@ enum ServeCommand: Command {
             var configuration = ServiceConfiguration(http: http, ledgerDescription: StoreLocation(path).description)
             configuration.seatAPI = seatAPI
             configuration.supportDesk = support
+            configuration.build = ServiceBuild(version: SeatLedgerVersion.release, commit: BuildCommit.value)
             service = try LedgerService(pool: pool, configuration: configuration)
         } catch {
             let closed = DispatchSemaphore(value: 0)

@@ -177,6 +177,53 @@ struct CLIArgumentTests {
         #expect(try CLI.run(["--version", "x"]).exitCode == 2)
     }
 
+    @Test("help --man is the manual page: every declared command's section holds exactly its --help text")
+    func manPage() throws {
+        let man = try CLI.run(["help", "--man"])
+        #expect(man.exitCode == 0, "\(man)")
+        #expect(man.stdout.hasPrefix(".TH SEATLEDGER 1 "), "\(man.stdout.prefix(200))")
+        let declared = try JSONSerialization.jsonObject(with: Data(try CLI.run(["help", "--json"]).stdout.utf8)) as? [String: Any]
+        let names = (declared?["commands"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(names.count > 20)
+        // Each section: `.SS "seatledger NAME"`, the summary, then a no-fill block; roff's escapes undone.
+        let lines = man.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for name in names {
+            let header = try #require(lines.firstIndex(of: ".SS \"seatledger \(name)\""), "no section for \(name)")
+            let open = try #require(lines[header...].firstIndex(of: ".nf"))
+            let close = try #require(lines[open...].firstIndex(of: ".fi"))
+            let text = lines[(open + 1)..<close].map { line in
+                (line.hasPrefix("\\&") ? String(line.dropFirst(2)) : line)
+                    .replacingOccurrences(of: "\\-", with: "-").replacingOccurrences(of: "\\e", with: "\\")
+            }.joined(separator: "\n")
+            let help = try CLI.run([name, "--help"])
+            #expect(text + "\n" == help.stdout, "the man page's \(name) section differs from `seatledger \(name) --help`")
+        }
+    }
+
+    @Test("--version names the commit the binary was built from, and --json gives the same as one object")
+    func versionCommit() throws {
+        // The checkout this test runs in is the one the binary was built from.
+        let git = Process()
+        git.executableURL = URL(fileURLWithPath: "/usr/bin/git")
+        git.arguments = ["-C", URL(fileURLWithPath: #filePath).deletingLastPathComponent().path, "rev-parse", "--short=12", "HEAD"]
+        let pipe = Pipe()
+        git.standardOutput = pipe
+        try git.run()
+        git.waitUntilExit()
+        let head = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(head.count == 12)
+        let text = try CLI.run(["--version"])
+        let firstLine = text.stdout.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(firstLine.hasPrefix("seatledger 0.") && firstLine.contains("(commit \(head)"), "\(text)")
+        let json = try CLI.run(["--version", "--json"])
+        #expect(json.exitCode == 0, "\(json)")
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let commit = object?["commit"] as? String ?? ""
+        #expect(commit == head || commit == head + "-modified", "\(json)")
+        #expect(firstLine == "seatledger \(object?["version"] as? String ?? "?") (commit \(commit))")
+    }
+
     @Test("an option given twice is a usage error naming both values, unless it is repeatable",
           arguments: [["group", "show", "g", "--as-of", "2026-10-02", "--as-of", "2026-11-10"],
                       ["audit", "group", "g", "--format", "json", "--format=markdown"],
