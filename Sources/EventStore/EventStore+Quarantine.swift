@@ -18,6 +18,15 @@ extension EventStore {
         return records
     }
 
+    /// How many quarantined inputs are in `state`.
+    public func quarantineCount(state: String) throws(SQLiteError) -> Int {
+        let statement = try connection.prepare("SELECT count(*) FROM quarantine WHERE state = ?")
+        defer { statement.reset() }
+        try statement.bind(.text(state))
+        _ = try statement.step()
+        return Int(statement.int64(0))
+    }
+
     /// One quarantined input.
     public func quarantineRecord(id: Int64) throws(SQLiteError) -> QuarantineRecord? {
         let statement = try connection.prepare(

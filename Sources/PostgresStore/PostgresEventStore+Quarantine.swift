@@ -30,6 +30,12 @@ extension PostgresEventStore {
         return try result.first.map(readQuarantine)
     }
 
+    /// How many quarantined inputs are in `state`.
+    public func quarantineCount(state: String) throws -> Int {
+        let result = try connection.run("SELECT count(*) FROM quarantine WHERE state = $1", [.text(state)])
+        return Int(try result.first?.int64(0) ?? 0)
+    }
+
     private func readQuarantine(_ row: PostgresRow) throws -> QuarantineRecord {
         QuarantineRecord(id: try row.int64(0), recordedAt: try row.int64(1), source: try row.text(2),
                          errorCode: try row.text(3), reason: try row.text(4), raw: try row.bytea(5),

@@ -55,7 +55,8 @@ public final class LedgerService: Sendable {
             self?.refuseOversize(report) ?? HTTPResponse(status: 413)
         }
         server.server = http
-        var start: [String: JSONValue] = ["event": "start", "version": .string(SeatLedgerVersion.release),
+        var start: [String: JSONValue] = ["event": "start", "version": .string(configuration.build.version),
+                                          "commit": .string(configuration.build.commit),
                                           "ledger": .string(configuration.ledgerDescription),
                                           "address": .string("\(configuration.http.host):\(http.port)")]
         if let desk = configuration.supportDesk {
@@ -177,7 +178,8 @@ public final class LedgerService: Sendable {
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)
-        metrics.observe(route: route, status: response.status, seconds: seconds)
+        let longPoll = route == "/v1/changes" && (Int(request.queryValue("wait") ?? "") ?? 0) > 0
+        metrics.observe(route: route, status: response.status, seconds: longPoll ? nil : seconds)
         if fields["outcome"] == nil { fields["outcome"] = response.status < 400 ? "ok" : "error" }
         fields["method"] = .string(request.method)
         fields["path"] = .string(request.path)
@@ -235,7 +237,7 @@ public final class LedgerService: Sendable {
         case ["healthz"]:
             route = "/healthz"
             try only("GET")
-            return .json(["status": "ok"])
+            return .json(["status": "ok", "version": .string(configuration.build.version), "commit": .string(configuration.build.commit)])
         case ["readyz"]:
             route = "/readyz"
             try only("GET")
@@ -337,15 +339,16 @@ public final class LedgerService: Sendable {
     }
 
     private func metricsResponse() async throws -> HTTPResponse {
-        let newest = try? await pool.read { ledger -> Int64? in
+        let read = try? await pool.read { ledger -> (newest: Int64?, open: Int) in
             let head = try ledger.store.head().position
-            return head == 0 ? nil : try ledger.store.event(at: head)?.recordedAt
+            return (head == 0 ? nil : try ledger.store.event(at: head)?.recordedAt, try ledger.store.quarantineCount(state: "open"))
         }
         let now = Timestamp.millis(Date())
-        let age = (newest ?? nil).map { Double(now - $0) / 1000 }
+        let age = (read?.newest).map { Double(now - $0) / 1000 }
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
                             text: metrics.render(headPosition: pool.headPosition, newestEventAgeSeconds: age,
-                                                        inFlight: server.server?.activeRequests ?? 0))
+                                                 inFlight: server.server?.activeRequests ?? 0, build: configuration.build,
+                                                 openQuarantineItems: read?.open, process: ProcessMetrics.current()))
     }
 }
 

@@ -7,9 +7,12 @@ import Synchronization
 /// - `notifications_received_total`, `notifications_appended_total`,
 ///   `notifications_duplicate_total`, `notifications_quarantined_total{reason}`,
 ///   `notifications_failed_total` (answered 503), `notifications_oversize_total` (answered 413);
-/// - `http_requests_total{route,status}`, `http_request_duration_seconds{route}` (histogram);
+/// - `http_requests_total{route,status}`, `http_request_duration_seconds{route}` (histogram; a
+///   long poll of `/v1/changes` is counted, not timed);
 /// - `http_requests_in_flight` (gauge);
-/// - `ledger_head_position`, `ledger_newest_event_age_seconds` (gauges, read at scrape time).
+/// - `ledger_head_position`, `ledger_newest_event_age_seconds` (gauges, read at scrape time);
+/// - `build_info{version,commit}` (always 1), `quarantine_open_items` (gauge, from the ledger);
+/// - and, without the prefix, the `process_*` series of Prometheus client libraries (``ProcessMetrics``).
 public final class ServiceMetrics: Sendable {
     /// Histogram bucket upper bounds, seconds.
     static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -49,10 +52,13 @@ public final class ServiceMetrics: Sendable {
     /// A body was over the limit (413).
     func oversize() { state.withLock { $0.oversize += 1 } }
 
-    /// One answered request on `route` (a pattern such as `/v1/groups/{ref}`, never the raw path).
-    func observe(route: String, status: Int, seconds: Double) {
+    /// One answered request on `route` (a pattern such as `/v1/groups/{ref}`, never the raw path);
+    /// `seconds` is `nil` for a request that waited on purpose (a long poll of `/v1/changes`), which
+    /// is counted but kept out of the latency histogram, where its wait would read as slowness.
+    func observe(route: String, status: Int, seconds: Double?) {
         state.withLock { state in
             state.requests["\(route)\u{0}\(status)", default: 0] += 1
+            guard let seconds else { return }
             var histogram = state.latency[route] ?? Histogram()
             for (index, bound) in Self.buckets.enumerated() where seconds <= bound { histogram.counts[index] += 1 }
             histogram.count += 1
@@ -71,9 +77,18 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// The text exposition (format 0.0.4), with the ledger gauges given by the caller.
-    public func render(headPosition: Int64, newestEventAgeSeconds: Double?, inFlight: Int) -> String {
+    public func render(headPosition: Int64, newestEventAgeSeconds: Double?, inFlight: Int, build: ServiceBuild,
+                       openQuarantineItems: Int? = nil) -> String {
+        render(headPosition: headPosition, newestEventAgeSeconds: newestEventAgeSeconds, inFlight: inFlight, build: build,
+               openQuarantineItems: openQuarantineItems, process: nil)
+    }
+
+    /// The text exposition with this process's `process_*` series (`process` read at the scrape).
+    func render(headPosition: Int64, newestEventAgeSeconds: Double?, inFlight: Int, build: ServiceBuild,
+                openQuarantineItems: Int?, process: ProcessMetrics?) -> String {
         let snapshot = state.withLock { $0 }
-        var out = ""
+        var out = "# HELP seatledger_build_info The running build: its version and commit.\n# TYPE seatledger_build_info gauge\n"
+        out += "seatledger_build_info{version=\"\(Self.label(build.version))\",commit=\"\(Self.label(build.commit))\"} 1\n"
         func counter(_ name: String, _ help: String, _ value: Int) {
             out += "# HELP seatledger_\(name) \(help)\n# TYPE seatledger_\(name) counter\nseatledger_\(name) \(value)\n"
         }
@@ -110,6 +125,11 @@ public final class ServiceMetrics: Sendable {
         out += "# HELP seatledger_ledger_newest_event_age_seconds Seconds since the newest event was recorded.\n"
         out += "# TYPE seatledger_ledger_newest_event_age_seconds gauge\n"
         if let age = newestEventAgeSeconds { out += "seatledger_ledger_newest_event_age_seconds \(age)\n" }
+        if let openQuarantineItems {
+            out += "# HELP seatledger_quarantine_open_items Quarantined inputs still open (read from the ledger: survives restarts).\n"
+            out += "# TYPE seatledger_quarantine_open_items gauge\nseatledger_quarantine_open_items \(openQuarantineItems)\n"
+        }
+        if let process { out += process.exposition }
         return out
     }
 }

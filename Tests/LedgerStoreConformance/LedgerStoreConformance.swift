@@ -166,6 +166,10 @@ public enum LedgerStoreConformance {
         #expect(try store.quarantineRecord(id: 2)?.resolution == "already in the ledger at position 1")
         #expect(try store.quarantineRecord(id: 4)?.state == "open", "a non-primary duplicate leaves its input open")
         #expect(try store.quarantine(state: "open").map(\.id) == [3, 4])
+        #expect(try store.quarantineCount(state: "open") == 2)
+        #expect(try store.quarantineCount(state: "released") == 1)
+        #expect(try store.quarantineCount(state: "duplicate") == 1)
+        #expect(try store.quarantineCount(state: "dismissed") == 0)
 
         // The same bytes again: "a" was released, so it is quarantined anew; "c" is still open.
         let again = try store.commit(events: [], rejections: [TestData.rejection("a"), TestData.rejection("c")])

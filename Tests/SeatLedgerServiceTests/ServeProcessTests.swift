@@ -22,6 +22,66 @@ func addToken(_ name: String, scope: String, db: String) throws -> String {
 
 @Suite("seatledger serve (a real process on loopback)", .serialized)
 struct ServeProcessTests {
+    @Test("the start line, GET /healthz and /metrics name the version and commit `seatledger --version --json` prints")
+    func buildIdentity() throws {
+        let fixture = try LedgerFixture()
+        let version = try CLIRun.run(["--version", "--json"])
+        #expect(version.status == 0, "\(version.stderr)")
+        let expected = try JSONValue.parse(bytes: Array(version.stdout))
+        let release = try #require(expected["version"]?.stringValue)
+        let commit = try #require(expected["commit"]?.stringValue)
+        #expect(commit != "unknown", "built in a git checkout, so the commit is known")
+
+        let serve = try ServeProcess(db: fixture.path)
+        let start = try #require(serve.logLines().compactMap { try? JSONValue.parse(bytes: Array($0.utf8)) }
+            .first { $0["event"]?.stringValue == "start" })
+        #expect(start["version"]?.stringValue == release)
+        #expect(start["commit"]?.stringValue == commit)
+        let client = try RawHTTPClient(port: serve.port)
+        let health = try json(client.request("GET", "/healthz"))
+        #expect(health["status"]?.stringValue == "ok")
+        #expect(health["version"]?.stringValue == release)
+        #expect(health["commit"]?.stringValue == commit)
+        let metrics = String(decoding: try client.request("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("\nseatledger_build_info{version=\"\(release)\",commit=\"\(commit)\"} 1\n"), "\(metrics.prefix(400))")
+        #expect(serve.stop() == 0)
+    }
+
+    @Test("/metrics: process_* series, the open quarantine read from the ledger (it survives a restart), a long poll counted but not timed")
+    func metricsSeries() throws {
+        let fixture = try LedgerFixture()
+        let token = try addToken("reader", scope: "read", db: fixture.path)
+        func metric(_ text: String, _ name: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
+        }
+        let before = Date().timeIntervalSince1970
+        var serve = try ServeProcess(db: fixture.path)
+        var client = try RawHTTPClient(port: serve.port)
+        for junk in ["not JSON", "{\"signedPayload\": \"a.b.c\"}"] {
+            #expect(try client.request("POST", "/notifications", body: Data(junk.utf8)).status == 200)
+        }
+        let changes = try client.request("GET", "/v1/changes?after=0&wait=1", headers: [("Authorization", "Bearer \(token)")])
+        #expect(changes.status == 200)
+        var text = String(decoding: try client.request("GET", "/metrics").body, as: UTF8.self)
+        #expect(metric(text, "seatledger_quarantine_open_items") == 2)
+        #expect(text.contains("seatledger_http_requests_total{route=\"/v1/changes\",status=\"200\"} 1\n"))
+        #expect(!text.contains("seatledger_http_request_duration_seconds_count{route=\"/v1/changes\"}"),
+                "the long poll's wait is not a latency")
+        let start = try #require(metric(text, "process_start_time_seconds"))
+        #expect(start >= before.rounded(.down) - 2 && start <= Date().timeIntervalSince1970 + 1, "\(start)")
+        #expect(try #require(metric(text, "process_resident_memory_bytes")) > 1_000_000)
+        #expect(try #require(metric(text, "process_open_fds")) >= 3)
+        #expect(try #require(metric(text, "process_max_fds")) >= try #require(metric(text, "process_open_fds")))
+        #expect(metric(text, "process_cpu_seconds_total") != nil)
+        #expect(serve.stop() == 0)
+
+        serve = try ServeProcess(db: fixture.path)
+        client = try RawHTTPClient(port: serve.port)
+        text = String(decoding: try client.request("GET", "/metrics").body, as: UTF8.self)
+        #expect(metric(text, "seatledger_quarantine_open_items") == 2, "the gauge is the ledger's, not a counter reset by the restart")
+        #expect(serve.stop() == 0)
+    }
+
     @Test("POST /notifications: 200 once durable (appended, duplicate, quarantined with raw bytes); envelopes never applied; 405, 404, 413")
     func notifications() throws {
         let fixture = try LedgerFixture()
