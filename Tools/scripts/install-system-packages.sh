@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Installs the Debian packages of Tools/system-packages.txt that this machine lacks.
 #   install-system-packages.sh build   packages needed to compile (make demo)
-#   install-system-packages.sh test    those and the ones the test suite needs (make test)
+#   install-system-packages.sh deb     those and the ones the Debian package's build needs (make deb)
+#   install-system-packages.sh test    all of them: the test suite also builds and tests the package (make test, .ci/run)
 # Says what it installs; does nothing (and says nothing) when everything is there. Uses apt-get as
 # root, else through `sudo -n`; otherwise prints the command to run and exits 1.
 set -euo pipefail
 phase="${1:-build}"
-case "$phase" in build|test) ;; *) echo "usage: $0 build|test" >&2; exit 2 ;; esac
+case "$phase" in build|deb|test) ;; *) echo "usage: $0 build|deb|test" >&2; exit 2 ;; esac
 list="$(dirname "$0")/../system-packages.txt"
 
 wanted=()
 while read -r name package_phase _; do
   case "$name" in ''|'#'*) continue ;; esac
-  if [ "$package_phase" = build ] || [ "$phase" = test ]; then wanted+=("$name"); fi
+  if [ "$package_phase" = build ] || [ "$phase" = test ] || [ "$package_phase" = "$phase" ]; then wanted+=("$name"); fi
 done < "$list"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -9,33 +9,31 @@ enum Report {
     struct Target {
         let key: String
         let label: String
-        let op: String        // ">=" or "<"
+        let op: String        // ">=", "<" or "<="
         let bound: Double
         func check(_ value: Double?) -> Bool? {
             guard let value, value.isFinite else { return nil }
-            return op == ">=" ? value >= bound : value < bound
+            switch op {
+            case ">=": return value >= bound
+            case "<=": return value <= bound
+            default: return value < bound
+            }
         }
     }
 
-    /// The issues' targets on the 2-core machine (issue 25 replaced the rebuild, peer, `group show`
-    /// and PostgreSQL targets of the first performance issue and added `groups --json`).
+    /// The targets `run` judges, each a figure users need, stated as a ratio against a baseline
+    /// measured in the same run wherever one exists (PERFORMANCE.md says why each was chosen).
+    /// Every other figure (absolute ingest and rebuild rates, the cold rebuild against its floor,
+    /// the webhook against file ingest, memory) is reported without a target.
     static let targets = [
-        Target(key: "ingest_notifications_per_s", label: "ingest ≥ 5,000 notifications/s", op: ">=", bound: 5000),
         Target(key: "ratio_vs_peer", label: "ingest ≥ 20× Apple's Python library", op: ">=", bound: 20),
-        Target(key: "fraction_of_verify_bound", label: "ingest ≥ 50% of the signature bound", op: ">=", bound: 0.5),
-        Target(key: "rebuild_events_per_s", label: "rebuild, cold ≥ 150,000 events/s", op: ">=", bound: 150_000),
-        Target(key: "rebuild_warm_events_per_s", label: "rebuild, warm ≥ 300,000 events/s", op: ">=", bound: 300_000),
-        Target(key: "rebuild_peak_rss_mb", label: "rebuild peak RSS < 256 MB", op: "<", bound: 256),
-        Target(key: "group_show_median_ms", label: "group show < 1 ms median (in-process)", op: "<", bound: 1),
-        Target(key: "groups_json_100000_seconds", label: "groups --json over 100,000 groups < 3 s", op: "<", bound: 3),
-        Target(key: "groups_json_per_1000_growth", label: "groups --json linear: s per 1,000 groups, largest / smallest size < 2", op: "<", bound: 2),
-        Target(key: "pg_ingest_2_vs_1_of_ceiling", label: "PostgreSQL: 2 ingest workers ≥ 90% of the measured ceiling", op: ">=", bound: 0.9),
-        Target(key: "pg_rebuild_vs_sqlite_time_ratio", label: "PostgreSQL rebuild within 2× of SQLite", op: "<", bound: 2),
-        Target(key: "webhook_c64_vs_file_ratio", label: "webhook at 64 connections ≥ 0.8× file ingest", op: ">=", bound: 0.8),
-        Target(key: "webhook_vs_peer_server_c64_ratio", label: "webhook ≥ 20× the Python peer receiver at 64 connections", op: ">=", bound: 20),
+        Target(key: "webhook_vs_peer_server_c64_ratio", label: "webhook ≥ 10× the Python peer receiver at 64 connections", op: ">=", bound: 10),
         Target(key: "latency_p99_ms", label: "acknowledgement p99 < 25 ms at 200/s", op: "<", bound: 25),
         Target(key: "members_get_p99_ms", label: "GET /v1/members p99 < 5 ms (16 connections)", op: "<", bound: 5),
         Target(key: "members_get_per_s", label: "GET /v1/members ≥ 5,000 requests/s (16 connections)", op: ">=", bound: 5000),
+        Target(key: "groups_json_per_1000_growth", label: "groups --json linear: s per 1,000 groups, largest / smallest size < 2", op: "<", bound: 2),
+        Target(key: "rebuild_warm_vs_floor_time_ratio", label: "rebuild, warm ≤ 2× its storage floor", op: "<=", bound: 2),
+        Target(key: "pg_ingest_2_vs_1_of_ceiling", label: "PostgreSQL: 2 ingest workers ≥ 80% of the measured ceiling", op: ">=", bound: 0.8),
     ]
 
     static func run(_ arguments: [String]) throws {
@@ -188,7 +186,8 @@ enum Report {
         rows.append(("", "  warm, seconds a step: identity \(v("rebuild_warm_step_resolving_identities_seconds")), index compared \(v("rebuild_warm_step_comparing_the_group_index_seconds")), snapshots \(v("rebuild_warm_step_folding_group_snapshots_seconds"))", "", ""))
         rows.append(("4b floor", "SQLite alone writing the rebuild's output, events/s: cold / warm",
                      "\(v("rebuild_floor_cold_events_per_s")) / \(v("rebuild_floor_warm_events_per_s"))",
-                     "rebuild takes \(v("rebuild_vs_floor_time_ratio"))× / \(v("rebuild_warm_vs_floor_time_ratio"))× the floor"))
+                     "rebuild takes \(v("rebuild_vs_floor_time_ratio"))× (cold, no target) / \(v("rebuild_warm_vs_floor_time_ratio"))× the floor"))
+        rows.append(("", "warm rebuild's time over its floor", v("rebuild_warm_vs_floor_time_ratio", suffix: "×"), mark("rebuild_warm_vs_floor_time_ratio")))
         rows.append(("", "  no computation: facts \(v("rebuild_floor_write_facts_seconds")) s + projections \(v("rebuild_floor_write_projections_seconds")) s (\(v("rebuild_floor_index_rows")) index rows); reads (other core) \(v("rebuild_floor_read_decoded_seconds")) / \(v("rebuild_floor_read_facts_seconds")) s", "", ""))
         rows.append(("5 read", "group show in-process median / p99 ms (\(v("group_show_inprocess_samples")) groups)", "\(v("group_show_inprocess_median_ms")) / \(v("group_show_inprocess_p99_ms"))", mark("group_show_median_ms")))
         rows.append(("", "group show CLI median / p99 ms (\(v("group_show_cli_samples")) runs)", "\(v("group_show_cli_median_ms")) / \(v("group_show_cli_p99_ms"))", "process start \(v("cli_startup_median_ms")) ms"))
