@@ -37,9 +37,9 @@ enum QuarantineCommand: Command {
     Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c, bad_certificate,
     chain_not_trusted, certificate_expired, missing_apple_oid, bad_signature, bundle_mismatch,
     environment_mismatch, app_apple_id_mismatch, missing_notification_uuid, missing_signed_date,
-    invalid_envelope, unrecognized_message, line_too_long, empty_message, nul_in_text,
-    identifier_too_long, missing_body_field, untrusted_api_response, message_too_large (each
-    explained in Events/README.md).
+    invalid_envelope, unrecognized_message, unexpected_members, line_too_long, empty_message,
+    nul_in_text, identifier_too_long, missing_body_field, untrusted_api_response,
+    message_too_large (each explained in Events/README.md).
 
     Options:
     \(HelpText.db)

@@ -17,6 +17,7 @@ struct RejectionTests {
         case nestedTransactionBadSignature, nestedRenewalUntrusted, nestedTransactionBundleMismatch
         case apiResponseNestedBadSignature, apiResponseEnvironmentMismatch, notificationHistoryItemUntrusted
         case preRejectedLineTooLong, emptyMessage
+        case signedPayloadWithAPIResponse, signedPayloadWithOtherMember, apiResponseWithOtherMember
 
         var testDescription: String { rawValue }
 
@@ -36,6 +37,7 @@ struct RejectionTests {
             case .invalidEnvelope: return "invalid_envelope"
             case .preRejectedLineTooLong: return "line_too_long"
             case .emptyMessage: return "empty_message"
+            case .signedPayloadWithAPIResponse, .signedPayloadWithOtherMember, .apiResponseWithOtherMember: return "unexpected_members"
             }
         }
 
@@ -64,6 +66,9 @@ struct RejectionTests {
             case .notificationHistoryItemUntrusted: return ["notificationHistory[1]", "chain not trusted"]
             case .preRejectedLineTooLong: return ["line too long"]
             case .emptyMessage: return ["empty"]
+            case .signedPayloadWithAPIResponse: return ["unexpected members", #""apiResponse", "signedPayload""#, "nothing of it was applied"]
+            case .signedPayloadWithOtherMember: return ["unexpected members", #""note", "signedPayload""#]
+            case .apiResponseWithOtherMember: return ["unexpected members", #""apiResponse", "recordedBy""#]
             }
         }
 
@@ -147,6 +152,17 @@ struct RejectionTests {
                                                                     reason: "line too long: \(text.utf8.count) bytes (limit 100)"), acceptsAPIResponses: true)
             case .emptyMessage:
                 return line(" \t ")
+            case .signedPayloadWithAPIResponse:
+                // Issue #48 finding 7: a valid notification with an unsigned envelope beside it.
+                var members = try #require(main.apiResponseEnvelope().objectValue)
+                members["signedPayload"] = .string(try main.signedNotification())
+                return line(JSONValue.object(members).canonicalString())
+            case .signedPayloadWithOtherMember:
+                return line(JSONValue.object(["signedPayload": .string(try main.signedNotification()), "note": "hi"]).canonicalString())
+            case .apiResponseWithOtherMember:
+                var members = try #require(main.apiResponseEnvelope().objectValue)
+                members["recordedBy"] = "someone"
+                return line(JSONValue.object(members).canonicalString())
             }
         }
     }
