@@ -25,6 +25,9 @@ public struct VerificationFailure: RawRepresentable, Hashable, Sendable, CustomS
     public static let chainNotTrusted = VerificationFailure(rawValue: "chain_not_trusted")
     /// A certificate of the chain is not valid at the payload's `signedDate` (expired or not yet valid).
     public static let certificateExpired = VerificationFailure(rawValue: "certificate_expired")
+    /// The payload's `signedDate` is outside the years 0000–9999 a certificate's validity can be
+    /// checked against (an X.509 `GeneralizedTime`), so no chain can be valid at it.
+    public static let signedDateOutOfRange = VerificationFailure(rawValue: "signed_date_out_of_range")
     /// The leaf or intermediate lacks Apple's marker extension OID.
     public static let missingAppleOID = VerificationFailure(rawValue: "missing_apple_oid")
     /// The ES256 signature does not verify with the leaf key (or is not 64 bytes).
@@ -41,6 +44,7 @@ public struct VerificationFailure: RawRepresentable, Hashable, Sendable, CustomS
         case .badCertificate: return "bad certificate"
         case .chainNotTrusted: return "chain not trusted"
         case .certificateExpired: return "certificate expired at signedDate"
+        case .signedDateOutOfRange: return "signedDate out of range"
         case .missingAppleOID: return "missing Apple OID"
         case .badSignature: return "bad signature"
         default: return rawValue.replacingOccurrences(of: "_", with: " ")

@@ -117,6 +117,7 @@ struct MalformedInputTests {
             (.missingX5C, "missing_x5c", "missing x5c certificate chain"), (.badCertificate, "bad_certificate", "bad certificate"),
             (.chainNotTrusted, "chain_not_trusted", "chain not trusted"),
             (.certificateExpired, "certificate_expired", "certificate expired at signedDate"),
+            (.signedDateOutOfRange, "signed_date_out_of_range", "signedDate out of range"),
             (.missingAppleOID, "missing_apple_oid", "missing Apple OID"), (.badSignature, "bad_signature", "bad signature"),
         ]
         for (failure, code, text) in expected {

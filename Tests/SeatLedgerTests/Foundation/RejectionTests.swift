@@ -18,6 +18,7 @@ struct RejectionTests {
         case apiResponseNestedBadSignature, apiResponseEnvironmentMismatch, notificationHistoryItemUntrusted
         case preRejectedLineTooLong, emptyMessage
         case signedPayloadWithAPIResponse, signedPayloadWithOtherMember, apiResponseWithOtherMember
+        case signedDateOutOfRange
 
         var testDescription: String { rawValue }
 
@@ -38,6 +39,7 @@ struct RejectionTests {
             case .preRejectedLineTooLong: return "line_too_long"
             case .emptyMessage: return "empty_message"
             case .signedPayloadWithAPIResponse, .signedPayloadWithOtherMember, .apiResponseWithOtherMember: return "unexpected_members"
+            case .signedDateOutOfRange: return "signed_date_out_of_range"
             }
         }
 
@@ -69,6 +71,7 @@ struct RejectionTests {
             case .signedPayloadWithAPIResponse: return ["unexpected members", #""apiResponse", "signedPayload""#, "nothing of it was applied"]
             case .signedPayloadWithOtherMember: return ["unexpected members", #""note", "signedPayload""#]
             case .apiResponseWithOtherMember: return ["unexpected members", #""apiResponse", "recordedBy""#]
+            case .signedDateOutOfRange: return ["signedDate out of range", "signedDate 183882168529000000 (epoch milliseconds)"]
             }
         }
 
@@ -159,6 +162,9 @@ struct RejectionTests {
                 return line(JSONValue.object(members).canonicalString())
             case .signedPayloadWithOtherMember:
                 return line(JSONValue.object(["signedPayload": .string(try main.signedNotification()), "note": "hi"]).canonicalString())
+            case .signedDateOutOfRange:
+                // Issue #48 finding 8; the test's ledger has verified this chain already (warm).
+                return line(try main.notification(signedDate: 183_882_168_529_000_000))
             case .apiResponseWithOtherMember:
                 var members = try #require(main.apiResponseEnvelope().objectValue)
                 members["recordedBy"] = "someone"
