@@ -6,8 +6,8 @@ import Synchronization
 /// Verifies App Store signed payloads (compact JWS, ES256, `x5c` chain) offline against configured roots.
 ///
 /// The rules follow Apple's App Store Server Library with online revocation checks off:
-/// `alg` must be `ES256`; `x5c` holds the leaf and intermediate (a third element, the root, is
-/// ignored — trust comes only from the configured anchors); the chain is validated
+/// `alg` must be `ES256`; `x5c` holds exactly three certificates, leaf, intermediate and root (the
+/// root element is ignored — trust comes only from the configured anchors); the chain is validated
 /// with OpenSSL at the payload's `signedDate` (which must lie in the years 0000–9999 a certificate
 /// can be checked against); the leaf must carry OID 1.2.840.113635.100.6.11.1 and the
 /// intermediate 1.2.840.113635.100.6.2.1; the leaf key must be P-256.
@@ -59,7 +59,7 @@ public final class SignedPayloadVerifier: Sendable {
         }
     }
 
-    /// What a JWS header says, once checked (alg ES256, no crit, x5c with leaf and intermediate).
+    /// What a JWS header says, once checked (alg ES256, no crit, x5c of leaf, intermediate and root).
     private struct ParsedHeader: Sendable {
         let header: JSONValue
         let leafText: String
@@ -273,11 +273,13 @@ public final class SignedPayloadVerifier: Sendable {
         guard let x5c = x5cValue.arrayValue else {
             throw VerificationError(.missingX5C, "x5c is not an array")
         }
-        guard x5c.count >= 2 else {
-            throw VerificationError(.missingX5C, "x5c has \(x5c.count) certificate(s); leaf and intermediate are required")
-        }
-        guard x5c.count <= 3 else {
-            throw VerificationError(.badCertificate, "x5c has \(x5c.count) certificates; expected leaf, intermediate and optionally root")
+        // Exactly three, as Apple's App Store Server Libraries require (Swift `ChainVerifier`:
+        // `x5c_header.count != EXPECTED_CHAIN_LENGTH` (3) is INVALID_JWT_FORMAT; Python, Node, Java
+        // and Go: INVALID_CHAIN_LENGTH): App Store signed data always carries leaf, intermediate and
+        // root. A two-certificate x5c had been accepted here; nothing Apple signs looks like that.
+        guard x5c.count == 3 else {
+            throw VerificationError(.invalidChainLength,
+                                    "x5c has \(x5c.count) certificate(s); App Store signed data carries exactly three (leaf, intermediate, root)")
         }
         guard case .string(let leafText) = x5c[0], case .string(let intermediateText) = x5c[1] else {
             throw VerificationError(.badCertificate, "x5c entries must be base64 strings")

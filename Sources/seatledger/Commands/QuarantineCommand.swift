@@ -35,7 +35,7 @@ enum QuarantineCommand: Command {
     it stays refused as untrusted_api_response.
 
     Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c,
-    bad_certificate, chain_not_trusted, certificate_expired,
+    invalid_chain_length, bad_certificate, chain_not_trusted, certificate_expired,
     signed_date_out_of_range, missing_apple_oid, bad_signature, bundle_mismatch,
     environment_mismatch, app_apple_id_mismatch, missing_notification_uuid, missing_signed_date,
     invalid_envelope, unrecognized_message, unexpected_members, line_too_long, empty_message,

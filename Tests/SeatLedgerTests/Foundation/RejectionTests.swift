@@ -18,7 +18,7 @@ struct RejectionTests {
         case apiResponseNestedBadSignature, apiResponseEnvironmentMismatch, notificationHistoryItemUntrusted
         case preRejectedLineTooLong, emptyMessage
         case signedPayloadWithAPIResponse, signedPayloadWithOtherMember, apiResponseWithOtherMember
-        case signedDateOutOfRange
+        case signedDateOutOfRange, twoCertificateChain, fourCertificateChain
 
         var testDescription: String { rawValue }
 
@@ -40,6 +40,7 @@ struct RejectionTests {
             case .emptyMessage: return "empty_message"
             case .signedPayloadWithAPIResponse, .signedPayloadWithOtherMember, .apiResponseWithOtherMember: return "unexpected_members"
             case .signedDateOutOfRange: return "signed_date_out_of_range"
+            case .twoCertificateChain, .fourCertificateChain: return "invalid_chain_length"
             }
         }
 
@@ -72,6 +73,8 @@ struct RejectionTests {
             case .signedPayloadWithOtherMember: return ["unexpected members", #""note", "signedPayload""#]
             case .apiResponseWithOtherMember: return ["unexpected members", #""apiResponse", "recordedBy""#]
             case .signedDateOutOfRange: return ["signedDate out of range", "signedDate 183882168529000000 (epoch milliseconds)"]
+            case .twoCertificateChain: return ["x5c has 2 certificate(s)", "exactly three"]
+            case .fourCertificateChain: return ["x5c has 4 certificate(s)", "exactly three"]
             }
         }
 
@@ -165,6 +168,12 @@ struct RejectionTests {
             case .signedDateOutOfRange:
                 // Issue #48 finding 8; the test's ledger has verified this chain already (warm).
                 return line(try main.notification(signedDate: 183_882_168_529_000_000))
+            case .twoCertificateChain, .fourCertificateChain:
+                // Issue #48 finding 10: Apple's libraries require exactly leaf, intermediate and root.
+                let chain = main.signer.certificateChain.map { JSONValue.string($0.base64EncodedString()) }
+                let x5c = self == .twoCertificateChain ? Array(chain.prefix(2)) : chain + [chain[2]]
+                let jws = try main.compact(header: main.header(overrides: ["x5c": .array(x5c)]), payload: main.notificationPayload())
+                return line(PayloadFactory.body(signedPayload: jws))
             case .apiResponseWithOtherMember:
                 var members = try #require(main.apiResponseEnvelope().objectValue)
                 members["recordedBy"] = "someone"
