@@ -17,6 +17,17 @@ extension EventStore {
         }
     }
 
+    /// Appends a retraction unless the event it withdraws is retracted already, checked inside the
+    /// write transaction (`BEGIN IMMEDIATE` holds the write lock, so no other writer commits between
+    /// the check and the append): ``EventAlreadyRetracted``.
+    public func commitRetraction(_ retraction: NewEvent, retracting eventId: String,
+                                 afterAppend: (([LedgerEvent]) throws -> Void)? = nil) throws -> BatchResult {
+        try write {
+            try EventAlreadyRetracted.check(eventId, retractions: positions(mentioning: eventId, kind: .retractedEventId))
+            return try commitInTransaction(events: [retraction], rejections: [], afterAppend: afterAppend)
+        }
+    }
+
     /// Inserts one `events` row (every column, hashes included).
     static let insertEventSQL = """
         INSERT INTO events(position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source,

@@ -78,7 +78,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     deinit { stop(drainTimeout: .zero) }
 
-    /// Requests received and not yet completed (answered and sent, or their connection dropped).
+    /// Requests whose body is complete (or answered early) and not yet completed (answered and
+    /// sent, or their connection dropped): what ``stop(drainTimeout:)`` waits for.
     public var activeRequests: Int { core.activeRequests }
 
     /// Stops accepting new connections (the listening socket is closed); open connections are
@@ -103,6 +104,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops accepting, waits up to `drainTimeout` for requests in progress to be answered, then
     /// stops the daemon (closing every connection). Returns whether every request was answered.
+    /// A request counts as in progress once its body is complete: one still arriving (a client
+    /// that sent part of its body and went silent or left) is not waited for, and is closed.
     @discardableResult
     public func stop(drainTimeout: Duration = .seconds(10)) -> Bool {
         stopAccepting()
@@ -174,6 +177,13 @@ final class HTTPServerCore: Sendable {
     }
 
     func requestStarted() { state.withLock { $0.active += 1 } }
+
+    /// Counts `context`'s request as in flight (once): its body is complete, or it is answered early.
+    func startInFlight(_ context: RequestContext) {
+        guard !context.inFlight else { return }
+        context.inFlight = true
+        requestStarted()
+    }
 
     func requestFinished() {
         let nowIdle = state.withLock { state -> Bool in

@@ -14,6 +14,11 @@ final class RequestContext: @unchecked Sendable {
     enum Phase { case receiving, oversize, dispatched, answered }
 
     var phase = Phase.receiving
+    /// Whether the request counts as in flight for ``HTTPServer/stop(drainTimeout:)``: from when its
+    /// body is complete (or it is answered early) until libmicrohttpd reports it completed. A
+    /// request whose body is still arriving is not waited for: a client that sent part of one and
+    /// left had held `stop` until libmicrohttpd's connection timeout (30 s).
+    var inFlight = false
     var body = Data()
     var receivedBytes = 0
     var hasher: SHA256Hasher?
@@ -87,11 +92,11 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
             .flatMap { Int(String(cString: $0)) }
         let context = RequestContext(declaredLength: declared)
         requestContext.pointee = Unmanaged.passRetained(context).toOpaque()
-        core.requestStarted()
         if let declared, declared > configuration.maxBodyBytes {
             context.startDiscarding()
             if declared > configuration.maxDiscardedBodyBytes {
                 // Too large even to read through: answer now (libmicrohttpd then closes the connection).
+                core.startInFlight(context)
                 context.phase = .answered
                 let report = OversizeRequest(method: methodText, path: pathText, declaredLength: declared, receivedBytes: 0, sha256: nil)
                 return queue(core.oversize(report), on: connection, close: true)
@@ -121,6 +126,7 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
             break
         }
         if context.phase == .oversize, context.receivedBytes > configuration.maxDiscardedBodyBytes {
+            core.startInFlight(context)
             context.phase = .answered
             let report = OversizeRequest(method: methodText, path: pathText, declaredLength: context.declaredLength,
                                          receivedBytes: context.receivedBytes, sha256: nil)
@@ -129,6 +135,8 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
         return .YES
     }
 
+    // The body is complete: from here until completion the request is in flight.
+    core.startInFlight(context)
     switch context.phase {
     case .receiving:
         let request = HTTPRequest(method: methodText, path: pathText, query: values(connection, .GET_ARGUMENT_KIND),
@@ -178,6 +186,8 @@ let accessHandler: MHD_AccessHandlerCallback = { serverContext, connection, url,
 let requestCompleted: MHD_RequestCompletedCallback = { serverContext, _, requestContext, _ in
     guard let serverContext, let requestContext, let existing = requestContext.pointee else { return }
     requestContext.pointee = nil
-    Unmanaged<RequestContext>.fromOpaque(existing).release()
-    Unmanaged<HTTPServerCore>.fromOpaque(serverContext).takeUnretainedValue().requestFinished()
+    let context = Unmanaged<RequestContext>.fromOpaque(existing)
+    let inFlight = context.takeUnretainedValue().inFlight
+    context.release()
+    if inFlight { Unmanaged<HTTPServerCore>.fromOpaque(serverContext).takeUnretainedValue().requestFinished() }
 }

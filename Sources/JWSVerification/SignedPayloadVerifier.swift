@@ -6,9 +6,10 @@ import Synchronization
 /// Verifies App Store signed payloads (compact JWS, ES256, `x5c` chain) offline against configured roots.
 ///
 /// The rules follow Apple's App Store Server Library with online revocation checks off:
-/// `alg` must be `ES256`; `x5c` holds the leaf and intermediate (a third element, the root, is
-/// ignored — trust comes only from the configured anchors); the chain is validated with OpenSSL at
-/// the payload's `signedDate`; the leaf must carry OID 1.2.840.113635.100.6.11.1 and the
+/// `alg` must be `ES256`; `x5c` holds exactly three certificates, leaf, intermediate and root (the
+/// root element is ignored — trust comes only from the configured anchors); the chain is validated
+/// with OpenSSL at the payload's `signedDate` (which must lie in the years 0000–9999 a certificate
+/// can be checked against); the leaf must carry OID 1.2.840.113635.100.6.11.1 and the
 /// intermediate 1.2.840.113635.100.6.2.1; the leaf key must be P-256.
 ///
 /// Validated chains are cached (keyed by the leaf and intermediate DER), so verifying many
@@ -58,7 +59,7 @@ public final class SignedPayloadVerifier: Sendable {
         }
     }
 
-    /// What a JWS header says, once checked (alg ES256, no crit, x5c with leaf and intermediate).
+    /// What a JWS header says, once checked (alg ES256, no crit, x5c of leaf, intermediate and root).
     private struct ParsedHeader: Sendable {
         let header: JSONValue
         let leafText: String
@@ -147,6 +148,16 @@ public final class SignedPayloadVerifier: Sendable {
             }
             signedDate = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
             validationSeconds = Self.floorDivide(milliseconds, 1000)
+            // Checked before the chain, cached or not, so a cold and a warm process give the same
+            // answer (OpenSSL cannot compare a certificate's validity with a time it cannot write as
+            // an ASN.1 time, and reported a "format error in certificate's notBefore field"; a cache
+            // hit compared the window and said "certificate expired").
+            guard Self.certificateTimeRange.contains(validationSeconds) else {
+                throw VerificationError(
+                    .signedDateOutOfRange,
+                    "signedDate \(milliseconds) (epoch milliseconds) is outside 0000-01-01T00:00:00Z...9999-12-31T23:59:59Z, "
+                        + "the times a certificate's validity can be checked against")
+            }
         } else {
             signedDate = nil
             let seconds = fallbackDate.timeIntervalSince1970.rounded(.down)
@@ -190,6 +201,11 @@ public final class SignedPayloadVerifier: Sendable {
         }
         return der
     }
+
+    /// The instants (seconds since 1970) a certificate's validity can be compared with: the years
+    /// 0000 through 9999 that an X.509 `GeneralizedTime` (RFC 5280 §4.1.2.5.2) can express, and
+    /// OpenSSL can write as an ASN.1 time to compare (written out in the rejection's reason).
+    static let certificateTimeRange: ClosedRange<Int64> = -62_167_219_200...253_402_300_799
 
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
         let quotient = value / divisor
@@ -257,11 +273,13 @@ public final class SignedPayloadVerifier: Sendable {
         guard let x5c = x5cValue.arrayValue else {
             throw VerificationError(.missingX5C, "x5c is not an array")
         }
-        guard x5c.count >= 2 else {
-            throw VerificationError(.missingX5C, "x5c has \(x5c.count) certificate(s); leaf and intermediate are required")
-        }
-        guard x5c.count <= 3 else {
-            throw VerificationError(.badCertificate, "x5c has \(x5c.count) certificates; expected leaf, intermediate and optionally root")
+        // Exactly three, as Apple's App Store Server Libraries require (Swift `ChainVerifier`:
+        // `x5c_header.count != EXPECTED_CHAIN_LENGTH` (3) is INVALID_JWT_FORMAT; Python, Node, Java
+        // and Go: INVALID_CHAIN_LENGTH): App Store signed data always carries leaf, intermediate and
+        // root. A two-certificate x5c had been accepted here; nothing Apple signs looks like that.
+        guard x5c.count == 3 else {
+            throw VerificationError(.invalidChainLength,
+                                    "x5c has \(x5c.count) certificate(s); App Store signed data carries exactly three (leaf, intermediate, root)")
         }
         guard case .string(let leafText) = x5c[0], case .string(let intermediateText) = x5c[1] else {
             throw VerificationError(.badCertificate, "x5c entries must be base64 strings")

@@ -17,14 +17,20 @@ public struct VerificationFailure: RawRepresentable, Hashable, Sendable, CustomS
     public static let malformedPayload = VerificationFailure(rawValue: "malformed_json")
     /// The header's `alg` is missing or is not `ES256`.
     public static let algNotES256 = VerificationFailure(rawValue: "alg_not_es256")
-    /// The header has no `x5c` certificate chain, or fewer than two certificates.
+    /// The header has no `x5c` certificate chain (absent, or not an array).
     public static let missingX5C = VerificationFailure(rawValue: "missing_x5c")
+    /// The `x5c` array does not hold exactly three certificates (leaf, intermediate, root), as
+    /// Apple's libraries require (their `INVALID_CHAIN_LENGTH`).
+    public static let invalidChainLength = VerificationFailure(rawValue: "invalid_chain_length")
     /// A certificate in `x5c` cannot be decoded, or the leaf key is not P-256.
     public static let badCertificate = VerificationFailure(rawValue: "bad_certificate")
     /// The chain does not lead to a configured trust anchor.
     public static let chainNotTrusted = VerificationFailure(rawValue: "chain_not_trusted")
     /// A certificate of the chain is not valid at the payload's `signedDate` (expired or not yet valid).
     public static let certificateExpired = VerificationFailure(rawValue: "certificate_expired")
+    /// The payload's `signedDate` is outside the years 0000–9999 a certificate's validity can be
+    /// checked against (an X.509 `GeneralizedTime`), so no chain can be valid at it.
+    public static let signedDateOutOfRange = VerificationFailure(rawValue: "signed_date_out_of_range")
     /// The leaf or intermediate lacks Apple's marker extension OID.
     public static let missingAppleOID = VerificationFailure(rawValue: "missing_apple_oid")
     /// The ES256 signature does not verify with the leaf key (or is not 64 bytes).
@@ -38,9 +44,11 @@ public struct VerificationFailure: RawRepresentable, Hashable, Sendable, CustomS
         case .malformedPayload: return "malformed JSON"
         case .algNotES256: return "alg not ES256"
         case .missingX5C: return "missing x5c certificate chain"
+        case .invalidChainLength: return "invalid x5c chain length"
         case .badCertificate: return "bad certificate"
         case .chainNotTrusted: return "chain not trusted"
         case .certificateExpired: return "certificate expired at signedDate"
+        case .signedDateOutOfRange: return "signedDate out of range"
         case .missingAppleOID: return "missing Apple OID"
         case .badSignature: return "bad signature"
         default: return rawValue.replacingOccurrences(of: "_", with: " ")

@@ -58,6 +58,11 @@ extension LedgerStore {
         try commitRetry(events: events, afterAppend: nil)
     }
 
+    /// Appends a retraction of `eventId` unless one is recorded already (``EventAlreadyRetracted``).
+    public func commitRetraction(_ retraction: NewEvent, retracting eventId: String) throws -> BatchResult {
+        try commitRetraction(retraction, retracting: eventId, afterAppend: nil)
+    }
+
     /// Recomputes the hash chain from the raw bytes.
     public func verifyChain() throws -> ChainVerification { try verifyChain(progress: nil) }
 

@@ -18,6 +18,19 @@ extension PostgresEventStore {
         }
     }
 
+    /// Appends a retraction unless the event it withdraws is retracted already: the `ledger_head`
+    /// row is locked first (the append lock every appender queues on), then the retractions of
+    /// `eventId` are read under READ COMMITTED, so a racing retraction that committed while this
+    /// one waited is seen and nothing is appended (``EventAlreadyRetracted``).
+    public func commitRetraction(_ retraction: NewEvent, retracting eventId: String,
+                                 afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
+        try write {
+            _ = try lockHead()
+            try EventAlreadyRetracted.check(eventId, retractions: positions(mentioning: eventId, kind: .retractedEventId))
+            return try appendInTransaction(events: [retraction], rejections: [], afterAppend: afterAppend)
+        }
+    }
+
     /// The append core, inside the caller's write transaction. Statements per batch:
     ///
     /// 1. `SELECT … FROM ledger_head FOR UPDATE`: takes the append lock (appenders queue here, and

@@ -83,7 +83,7 @@ public struct RedisStreamURL: Sendable, Equatable, CustomStringConvertible {
 
     /// `text` for an error message: anything between `://` and the last `@` (user information,
     /// a password with an unencoded `/` or `@` included) written `***`.
-    static func redacted(_ text: String) -> String {
+    public static func redacted(_ text: String) -> String {
         guard let scheme = text.range(of: "://") else { return text }
         let rest = text[scheme.upperBound...]
         // A URL too broken to have a host and key still hides everything before its last '@'.

@@ -63,8 +63,15 @@ extension Ledger {
                              occurredAt: now, raw: raw, decoded: decision, identifiers: keys, verification: [],
                              source: "retract #\(target.position)", origin: .operatorDecision)
         let maintainer = ProjectionMaintainer(store: store)
-        let result = try store.commit(events: [event], rejections: []) { appended in
-            try maintainer.update(after: appended)
+        // Checked again inside the committing transaction, under the append lock: the check above
+        // is a read before it, and two retractions racing past it must not both be recorded.
+        let result: BatchResult
+        do {
+            result = try store.commitRetraction(event, retracting: target.eventId) { appended in
+                try maintainer.update(after: appended)
+            }
+        } catch let error as EventAlreadyRetracted {
+            throw CorrectionError("event #\(target.position) was already retracted at position \(error.retractionPosition)")
         }
         guard case .appended(let position)? = result.outcomes.first else {
             throw CorrectionError("the retraction of #\(target.position) was already recorded")

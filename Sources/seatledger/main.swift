@@ -62,12 +62,15 @@ let versionJSON: JSONValue = .object([
 
 /// Reports an error: one line on stderr, or under `--json` one object on stdout,
 /// `{"error": {"code": C, "message": M, "exitCode": 2}}`; returns the exit status (2).
+/// A URL the message echoes (an argument given twice, an unexpected one, an unreadable input)
+/// is printed without its credentials (``EchoedURLs``).
 @MainActor func reportError(_ message: String, code: String, command: String?, json: Bool, hint: String? = nil) -> Int32 {
     let status = Terminal.ExitCode.failure.rawValue
+    let message = EchoedURLs.redacted(message)
     if json {
         Terminal.json(["error": ["code": .string(code), "message": .string(message), "exitCode": .int(Int64(status))]])
     } else {
-        Terminal.err("seatledger\(command.map { " \($0)" } ?? ""): \(message)" + (hint.map { "\n\($0)" } ?? ""))
+        Terminal.err("seatledger\(command.map { " \($0)" } ?? ""): \(message)" + (hint.map { "\n\(EchoedURLs.redacted($0))" } ?? ""))
     }
     return status
 }

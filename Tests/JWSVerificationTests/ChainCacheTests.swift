@@ -34,6 +34,39 @@ struct ChainCacheTests {
         #expect(verifier.cacheStatistics.hits == 5)
     }
 
+    /// Issue #48 finding 8: a fresh verifier said `chain_not_trusted: format error in certificate's
+    /// notBefore field`, a warm one `certificate_expired … signedDate 5828963-12-20`.
+    @Test("a signedDate no certificate can be checked against is signed_date_out_of_range, naming it, on a cold and a warm verifier alike",
+          arguments: [183_882_168_529_000_000, Int64.max, Int64.min, 253_402_300_800_000, -62_167_219_201_000])
+    func signedDateOutOfRange(milliseconds: Int64) throws {
+        let signer = try Fixtures.signer()
+        let jws = try signer.sign(payload: Fixtures.payload(signedDate: milliseconds, index: 1))
+        let cold = try Fixtures.verifier(trusting: "root.pem")
+        let warm = try Fixtures.verifier(trusting: "root.pem")
+        _ = try warm.verify(try signer.sign(payload: Fixtures.payload(signedDate: TestDates.mid2025, index: 2)))
+        #expect(warm.cachedChainCount == 1)
+        var reasons: [String] = []
+        for verifier in [cold, warm] {
+            let error = Fixtures.error { () throws(VerificationError) in try verifier.verify(jws) }
+            #expect(error?.failure == .signedDateOutOfRange, "\(String(describing: error))")
+            #expect(error?.description.contains("signedDate \(milliseconds) (epoch milliseconds)") == true, "\(String(describing: error))")
+            reasons.append(error?.description ?? "")
+        }
+        #expect(reasons[0] == reasons[1], "the same answer cold and warm")
+        #expect(reasons[0].hasPrefix("signedDate out of range: "), "\(reasons[0])")
+    }
+
+    @Test("the last instants a certificate can express are in range: outside the chain's window, they are certificate_expired",
+          arguments: [253_402_300_799_999, -62_167_219_200_000])
+    func signedDateAtTheEdgeOfTheRange(milliseconds: Int64) throws {
+        let signer = try Fixtures.signer()
+        let jws = try signer.sign(payload: Fixtures.payload(signedDate: milliseconds))
+        let verifier = try Fixtures.verifier(trusting: "root.pem")
+        #expect(Fixtures.error { () throws(VerificationError) in try verifier.verify(jws) }?.failure == .certificateExpired, "cold")
+        _ = try verifier.verify(try signer.sign(payload: Fixtures.payload(signedDate: TestDates.mid2025, index: 2)))
+        #expect(Fixtures.error { () throws(VerificationError) in try verifier.verify(jws) }?.failure == .certificateExpired, "warm")
+    }
+
     @Test("the window of the main chain is bounded by every certificate, checked on hits")
     func mainChainWindow() throws {
         let verifier = try Fixtures.verifier(trusting: "root.pem")

@@ -71,10 +71,10 @@ struct MalformedInputTests {
         #expect(failure(jws) == .malformedHeader)
     }
 
-    @Test("x5c must be an array of at least leaf and intermediate", arguments: [
-        ("absent", VerificationFailure.missingX5C), ("empty", .missingX5C), ("leafOnly", .missingX5C),
+    @Test("x5c must be an array of exactly leaf, intermediate and root", arguments: [
+        ("absent", VerificationFailure.missingX5C), ("empty", .invalidChainLength), ("leafOnly", .invalidChainLength),
         ("string", .missingX5C), ("number", .badCertificate), ("base64url", .badCertificate),
-        ("garbage", .badCertificate), ("trailing", .badCertificate), ("four", .badCertificate),
+        ("garbage", .badCertificate), ("trailing", .badCertificate), ("two", .invalidChainLength), ("four", .invalidChainLength),
     ])
     func x5cShape(kind: String, expected: VerificationFailure) throws {
         let chain = signer.certificateChain.map { JSONValue.string($0.base64EncodedString()) }
@@ -83,10 +83,11 @@ struct MalformedInputTests {
         case "empty": .array([])
         case "leafOnly": .array([chain[0]])
         case "string": chain[0]
-        case "number": .array([.int(1), chain[1]])
-        case "base64url": .array([.string(Base64URL.encode(signer.certificateChain[0])), chain[1]])
-        case "garbage": .array([.string(Data("garbage garbage".utf8).base64EncodedString()), chain[1]])
-        case "trailing": .array([.string((signer.certificateChain[0] + Data([0])).base64EncodedString()), chain[1]])
+        case "number": .array([.int(1), chain[1], chain[2]])
+        case "base64url": .array([.string(Base64URL.encode(signer.certificateChain[0])), chain[1], chain[2]])
+        case "garbage": .array([.string(Data("garbage garbage".utf8).base64EncodedString()), chain[1], chain[2]])
+        case "trailing": .array([.string((signer.certificateChain[0] + Data([0])).base64EncodedString()), chain[1], chain[2]])
+        case "two": .array(Array(chain.prefix(2)))
         default: .array(chain + [chain[2]])
         }
         let header = Fixtures.header(for: signer, overrides: ["x5c": x5c])
@@ -114,7 +115,9 @@ struct MalformedInputTests {
         let expected: [(VerificationFailure, String, String)] = [
             (.notJWS, "not_jws", "not a JWS"), (.malformedHeader, "malformed_header", "malformed header"),
             (.malformedPayload, "malformed_json", "malformed JSON"), (.algNotES256, "alg_not_es256", "alg not ES256"),
-            (.missingX5C, "missing_x5c", "missing x5c certificate chain"), (.badCertificate, "bad_certificate", "bad certificate"),
+            (.missingX5C, "missing_x5c", "missing x5c certificate chain"),
+            (.invalidChainLength, "invalid_chain_length", "invalid x5c chain length"), (.badCertificate, "bad_certificate", "bad certificate"),
+            (.signedDateOutOfRange, "signed_date_out_of_range", "signedDate out of range"),
             (.chainNotTrusted, "chain_not_trusted", "chain not trusted"),
             (.certificateExpired, "certificate_expired", "certificate expired at signedDate"),
             (.missingAppleOID, "missing_apple_oid", "missing Apple OID"), (.badSignature, "bad_signature", "bad signature"),

@@ -22,6 +22,7 @@ public enum LedgerStoreConformance {
         ConformanceCheck("append: positions 1…N, head, the chain as EventChain computes it, verifyChain", appendHeadAndChain),
         ConformanceCheck("idempotency: the same event twice in a batch and across batches appends once; every arrival is counted", idempotency),
         ConformanceCheck("quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release, no commit over an item resolved meanwhile", quarantine),
+        ConformanceCheck("retraction: a second retraction of one event is refused inside its transaction and appends nothing", retraction),
         ConformanceCheck("reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints", reads),
         ConformanceCheck("identifier index: a notification is found under its own id by every lookup, and a copy keeps it so", ownIdentifier),
         ConformanceCheck("facts: store/replace, facts(at:), positionsWithoutFacts, eventsForFacts, forEachFactsBatch (whole or a range), volume, in and out of transactions", facts),
@@ -35,6 +36,30 @@ public enum LedgerStoreConformance {
         ConformanceCheck("create refuses an existing ledger; open finds it again", createAndOpen),
         ConformanceCheck("probeWrite: commits and changes nothing a read sees; refused inside a transaction and on a read-only reader", probeWrite),
     ]
+
+    /// retraction: a second retraction of one event is refused inside its transaction and appends nothing
+    public static func retraction(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let store = fixture.store
+        _ = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(2)])
+        func retraction(_ n: Int, of eventId: String) -> NewEvent {
+            let raw = Data(#"{"decision":{"action":"retract","eventId":"\#(eventId)","n":\#(n)}}"#.utf8)
+            return NewEvent(eventId: "retraction-\(n)", kind: .decision, type: "Retraction", subtype: nil, status: nil,
+                            occurredAt: 1_700_000_100_000 + Int64(n), raw: raw, decoded: ["decision": ["eventId": .string(eventId)]],
+                            identifiers: [EventIdentifier(.retractedEventId, eventId)], verification: [],
+                            source: "retract", origin: .operatorDecision)
+        }
+        #expect(try store.commitRetraction(retraction(1, of: "api-1"), retracting: "api-1").outcomes == [.appended(position: 3)])
+        // A caller that read "not retracted" before the first one committed: refused, nothing appended.
+        #expect(throws: EventAlreadyRetracted(eventId: "api-1", retractionPosition: 3)) {
+            _ = try store.commitRetraction(retraction(2, of: "api-1"), retracting: "api-1")
+        }
+        #expect(try store.head().position == 3)
+        #expect(try store.positions(mentioning: "api-1", kind: .retractedEventId) == [3])
+        // Another event is still retracted once.
+        #expect(try store.commitRetraction(retraction(3, of: "api-2"), retracting: "api-2").outcomes == [.appended(position: 4)])
+        #expect(try store.verifyChain().isIntact)
+    }
 
     /// probeWrite: commits and changes nothing a read sees; refused inside a transaction and on a read-only reader
     public static func probeWrite(_ engine: any ConformanceEngine) throws {

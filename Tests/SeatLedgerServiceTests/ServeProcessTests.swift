@@ -80,6 +80,31 @@ struct ServeProcessTests {
         text = String(decoding: try client.request("GET", "/metrics").body, as: UTF8.self)
         #expect(metric(text, "seatledger_quarantine_open_items") == 2, "the gauge is the ledger's, not a counter reset by the restart")
         #expect(serve.stop() == 0)
+    /// Issue #48 finding 9: four clients each sent a notification 64 bytes short of its
+    /// Content-Length; SIGTERM then took ~29.6 s (the dead requests counted as in flight until
+    /// libmicrohttpd's 30 s connection timeout).
+    @Test("SIGTERM exits within seconds while clients hold half-sent bodies (open or gone); nothing of them is stored",
+          .timeLimit(.minutes(1)))
+    func stopWithHalfSentBodies() throws {
+        let fixture = try LedgerFixture()
+        let bodies = try Notifications.subscribed(count: 4)
+        let serve = try ServeProcess(db: fixture.path)
+        var open: [RawHTTPClient] = []
+        for (index, body) in bodies.enumerated() {
+            let client = try RawHTTPClient(port: serve.port)
+            try client.send("POST /notifications HTTP/1.1\r\nHost: x\r\nContent-Length: \(body.count)\r\n\r\n")
+            try client.send(body.prefix(body.count - 64))
+            if index.isMultiple(of: 2) { open.append(client) }  // the other two leave (closed here)
+        }
+        // The server still answers while they wait.
+        #expect(try RawHTTPClient(port: serve.port).request("GET", "/healthz").status == 200)
+        let started = Date()
+        let status = serve.stop(signal: SIGTERM)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(status == 0, "\(serve.logLines().suffix(5))")
+        #expect(seconds < 5, "serve took \(seconds) s to stop (it waited for the 30 s connection timeout)")
+        #expect(try EventStore.open(at: fixture.path, readOnly: true).eventCount() == 0)
+        #expect(open.count == 2)
     }
 
     @Test("POST /notifications: 200 once durable (appended, duplicate, quarantined with raw bytes); envelopes never applied; 405, 404, 413")

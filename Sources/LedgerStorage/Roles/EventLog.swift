@@ -13,6 +13,12 @@ public protocol EventLog {
     func commit(events: [NewEvent], rejections: [QuarantineItem], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
     /// Appends events that were quarantined and now verify, resolving their quarantine rows.
     func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
+    /// Appends `retraction` (a decision withdrawing the event `eventId`) unless, inside the same
+    /// write transaction and under the engine's append lock, an event already names `eventId` as
+    /// its ``IdentifierKind/retractedEventId``: then it throws ``EventAlreadyRetracted`` and
+    /// appends nothing, however many retractions of one event race.
+    func commitRetraction(_ retraction: NewEvent, retracting eventId: String,
+                          afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
     /// The last position and its chain hash (`(0, genesis)` when empty).
     func head() throws -> (position: Int64, hash: Data)
     /// Recomputes the hash chain from the raw bytes and reports the first break.

@@ -51,9 +51,15 @@ public struct MessageDecoder: Sendable {
             } catch {
                 throw .malformedJSON(error.reason)
             }
-            guard json.objectValue != nil else {
+            guard let members = json.objectValue else {
                 throw IngestRejection(code: "unrecognized_message",
                                       reason: "a JSON array, not an object with \"signedPayload\" or \"apiResponse\"")
+            }
+            // Exactly one accepted form, or nothing is applied: an object that is both a
+            // notification and an envelope (or carries anything else) would otherwise be stored
+            // as a verified notification whose raw bytes hold unsigned, never-applied data.
+            if members.count > 1, members["signedPayload"] != nil || members["apiResponse"] != nil {
+                throw .unexpectedMembers(members.keys)
             }
             if let signed = json["signedPayload"] {
                 // Strictly a string: `stringValue` would also read a number as its digits.

@@ -7,9 +7,16 @@ import Glibc
 import Darwin
 #endif
 
-/// A directory of one-message files: each is claimed (renamed into `processing/`), read through
-/// the descriptor opened on the claimed file, ingested, then moved to `done/` (appended or
-/// duplicate) or `rejected/` (quarantined) — only after the transaction that settled it commits.
+/// A directory of one-message files: each is claimed (renamed into this consumer's own folder
+/// under `processing/`), read through the descriptor opened on the claimed file, ingested, then
+/// moved to `done/` (appended or duplicate) or `rejected/` (quarantined) — only after the
+/// transaction that settled it commits.
+///
+/// Several consumers may follow one spool: the rename that claims a file is atomic, so exactly one
+/// consumer gets each file, and a consumer reads only what is in its own claim folder
+/// (``SpoolClaim``: `processing/consumer-…`, locked with `flock` while the consumer runs). The
+/// claims of a consumer that died (its folder no longer locked), and files an older version left
+/// directly in `processing/`, are taken over by the next scan of a running consumer.
 ///
 /// Producers should write a file under a name starting with `.` or ending in `.tmp` and rename it
 /// when complete; such names are skipped. Because a file is renamed into `processing/` before it
@@ -49,13 +56,20 @@ public struct SpoolDirectory: Sendable {
 
     static let subfolders = ["done", "rejected", "processing"]
 
-    /// Files waiting to be ingested, by name (including files a crashed run left in `processing/`).
+    /// Files waiting to be ingested, by name (including files claimed in `processing/` and not
+    /// settled yet: by a running consumer, or left by a crashed one).
     public func pendingFiles() throws -> [URL] {
         let folder = try DirectoryDescriptor(path: url.path)
         var files = try Self.entries(of: folder).filter(Self.isCandidate).map { url.appendingPathComponent(String(decoding: $0, as: UTF8.self)) }
         if let processing = try? DirectoryDescriptor(path: processingURL.path) {
             files += try Self.entries(of: processing).filter(Self.isCandidate)
                 .map { processingURL.appendingPathComponent(String(decoding: $0, as: UTF8.self)) }
+            for name in try Self.subdirectories(of: processing) {
+                let claimURL = processingURL.appendingPathComponent(String(decoding: name, as: UTF8.self), isDirectory: true)
+                guard let claim = try? DirectoryDescriptor(path: claimURL.path) else { continue }
+                files += try Self.entries(of: claim).filter(Self.isCandidate)
+                    .map { claimURL.appendingPathComponent(String(decoding: $0, as: UTF8.self)) }
+            }
         }
         return files
     }
@@ -71,9 +85,15 @@ public struct SpoolDirectory: Sendable {
         let done = try Self.subfolder("done", of: spool, at: url)
         let rejected = try Self.subfolder("rejected", of: spool, at: url)
         let processing = try Self.subfolder("processing", of: spool, at: url)
+        // This consumer's claims go to a folder of its own: another consumer on the same spool
+        // never reads them (it had read every file in `processing/` as a crashed run's claim).
+        let claim = try SpoolClaim(in: processing)
+        defer { claim.release() }
+        let mine = claim.folder
         repeat {
-            // A crashed run's claims first, then the spool's own entries (each claimed in turn).
-            var names: [(name: [UInt8], claimed: Bool)] = try Self.entries(of: processing).filter(Self.isCandidate).map { ($0, true) }
+            // Claims no running consumer holds (a crashed one's) first, then the spool's own entries (each claimed in turn).
+            try claim.adoptAbandoned()
+            var names: [(name: [UInt8], claimed: Bool)] = try Self.entries(of: mine).filter(Self.isCandidate).map { ($0, true) }
             names += try Self.entries(of: spool).filter(Self.isCandidate).map { ($0, false) }
             var start = 0
             while start < names.count {
@@ -86,24 +106,24 @@ public struct SpoolDirectory: Sendable {
                     // Claim: from here on the name in processing/ is ours, whatever a producer renames into the spool.
                     var claimed = entry.name
                     if !entry.claimed {
-                        guard let name = try Self.move(entry.name, from: spool, to: processing) else { continue }  // gone meanwhile
+                        guard let name = try Self.move(entry.name, from: spool, to: mine) else { continue }  // gone meanwhile (another consumer's)
                         claimed = name
                     }
-                    switch Self.read(claimed, in: processing, limit: maxMessageBytes) {
+                    switch Self.read(claimed, in: mine, limit: maxMessageBytes) {
                     case .message(let data, let rejection):
                         messages.append(InboundMessage(raw: data, source: "spool:\(shown)", origin: .spool, preRejection: rejection,
                                                        acceptsAPIResponses: acceptsAPIResponses))
                         claimedNames.append(claimed)
                     case .refused(let reason):
-                        _ = try Self.move(claimed, from: processing, to: rejected)
+                        _ = try Self.move(claimed, from: mine, to: rejected)
                         onProblem(SpoolProblem(name: shown, reason: reason))
                     }
                 }
                 guard !messages.isEmpty else { continue }
                 let (summary, outcomes) = try ledger.ingestBatch(messages)
                 for (name, outcome) in zip(claimedNames, outcomes) {
-                    if case .quarantined = outcome { _ = try Self.move(name, from: processing, to: rejected) } else {
-                        _ = try Self.move(name, from: processing, to: done)
+                    if case .quarantined = outcome { _ = try Self.move(name, from: mine, to: rejected) } else {
+                        _ = try Self.move(name, from: mine, to: done)
                     }
                 }
                 onBatch(summary)
@@ -180,6 +200,28 @@ public struct SpoolDirectory: Sendable {
             let isDirectory = withCName(name) { fstatat(directory.fd, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
                 && (info.st_mode & S_IFMT) == S_IFDIR
             if !isDirectory { names.append(name) }
+        }
+        return names.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The subdirectories of a directory whose names do not start with `.` (claim folders under
+    /// `processing/`), sorted by their bytes; links are not followed.
+    static func subdirectories(of directory: DirectoryDescriptor) throws -> [[UInt8]] {
+        let copy = dup(directory.fd)
+        guard copy >= 0, let stream = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            throw SpoolError(message: "cannot list \(printable(directory.path)): \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(stream) }
+        rewinddir(stream)
+        var names: [[UInt8]] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            guard let first = name.first, first != UInt8(ascii: ".") else { continue }
+            var info = stat()
+            if withCName(name, { fstatat(directory.fd, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+                names.append(name)
+            }
         }
         return names.sorted { $0.lexicographicallyPrecedes($1) }
     }
@@ -297,6 +339,67 @@ public struct SpoolProblem: Sendable, Equatable, CustomStringConvertible {
 
     /// The text a person reads (what the CLI prints for it).
     public var description: String { "\(name): \(reason); moved to rejected/ unread" }
+}
+
+/// One consumer's claim folder, `processing/consumer-<pid>-<random>`: a spool file is claimed by
+/// renaming it in here (atomic: one consumer wins each file) and read only from here, so two
+/// consumers on one spool never read each other's claims.
+///
+/// The folder is created under a hidden name, locked (`flock`, exclusive) and only then renamed to
+/// its visible name, so another consumer never sees it unlocked while its owner lives; the kernel
+/// drops the lock when the owner exits, however it exits. A visible folder whose lock can be taken
+/// belongs to no running consumer: ``adoptAbandoned()`` moves its files (and files an older
+/// version claimed directly into `processing/`) into this consumer's folder, each by one atomic
+/// rename, so a crashed consumer's claims are ingested once.
+final class SpoolClaim {
+    /// The `processing/` folder.
+    let processing: DirectoryDescriptor
+    /// This consumer's folder (locked while this object lives).
+    let folder: DirectoryDescriptor
+    /// Its name in `processing/`.
+    let name: [UInt8]
+
+    /// Creates, locks and shows this consumer's claim folder in `processing`.
+    init(in processing: DirectoryDescriptor) throws {
+        self.processing = processing
+        let visible = "consumer-\(getpid())-\(UUID().uuidString.prefix(8).lowercased())"
+        let hidden = "." + visible
+        guard mkdirat(processing.fd, hidden, 0o700) == 0 else {
+            throw SpoolError(message: "cannot create a claim folder in \(SpoolDirectory.printable(processing.path)): \(String(cString: strerror(errno)))")
+        }
+        let fd = openat(processing.fd, hidden, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0, flock(fd, LOCK_EX | LOCK_NB) == 0, renameat(processing.fd, hidden, processing.fd, visible) == 0 else {
+            let reason = String(cString: strerror(errno))
+            _ = unlinkat(processing.fd, hidden, AT_REMOVEDIR)
+            throw SpoolError(message: "cannot set up a claim folder in \(SpoolDirectory.printable(processing.path)): \(reason)")
+        }
+        folder = DirectoryDescriptor(fd: fd, path: processing.path + "/" + visible)
+        name = Array(visible.utf8)
+    }
+
+    /// Moves into this consumer's folder the files of every claim folder no running consumer holds
+    /// (its lock taken here, then the folder removed) and the files directly in `processing/`.
+    func adoptAbandoned() throws {
+        for file in try SpoolDirectory.entries(of: processing).filter(SpoolDirectory.isCandidate) {
+            _ = try SpoolDirectory.move(file, from: processing, to: folder)
+        }
+        for other in try SpoolDirectory.subdirectories(of: processing) where other != name {
+            let fd = withCName(other) { openat(processing.fd, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
+            guard fd >= 0 else { continue }  // removed meanwhile
+            let abandoned = DirectoryDescriptor(fd: fd, path: processing.path + "/" + SpoolDirectory.printable(other))
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }  // its consumer is running
+            for file in try SpoolDirectory.entries(of: abandoned).filter(SpoolDirectory.isCandidate) {
+                _ = try SpoolDirectory.move(file, from: abandoned, to: folder)
+            }
+            _ = withCName(other) { unlinkat(processing.fd, $0, AT_REMOVEDIR) }
+        }
+    }
+
+    /// Removes the folder when it is empty (what a stop or an error left in it stays for the next
+    /// run to take over); the lock goes with the descriptor.
+    func release() {
+        _ = withCName(name) { unlinkat(processing.fd, $0, AT_REMOVEDIR) }
+    }
 }
 
 /// A spool directory that cannot be used (a symlinked subfolder, an unreadable directory).

@@ -34,12 +34,13 @@ enum QuarantineCommand: Command {
     with --api-responses (you vouch that it is a response you received from Apple); without it,
     it stays refused as untrusted_api_response.
 
-    Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c, bad_certificate,
-    chain_not_trusted, certificate_expired, missing_apple_oid, bad_signature, bundle_mismatch,
+    Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c,
+    invalid_chain_length, bad_certificate, chain_not_trusted, certificate_expired,
+    signed_date_out_of_range, missing_apple_oid, bad_signature, bundle_mismatch,
     environment_mismatch, app_apple_id_mismatch, missing_notification_uuid, missing_signed_date,
-    invalid_envelope, unrecognized_message, line_too_long, empty_message, nul_in_text,
-    identifier_too_long, missing_body_field, untrusted_api_response, message_too_large (each
-    explained in Events/README.md).
+    invalid_envelope, unrecognized_message, unexpected_members, line_too_long, empty_message,
+    nul_in_text, identifier_too_long, missing_body_field, untrusted_api_response,
+    message_too_large (each explained in Events/README.md).
 
     Options:
     \(HelpText.db)

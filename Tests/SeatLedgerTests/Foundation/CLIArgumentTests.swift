@@ -654,4 +654,48 @@ struct CLIArgumentTests {
         #expect(text.hasPrefix("SQLite error 8 on /l.sqlite: attempt to write a readonly database (the file or its directory is read-only"))
         #expect(text.count < 350 && text.hasSuffix("…`"), "the statement is quoted, cut short: \(text)")
     }
+
+    /// Issue #48 finding 6: argument errors echoed URLs with their passwords: `--db`, `--to` and
+    /// `--from` given twice (text and `--json`, also in `copy` and `enqueue`), a URL as a positional
+    /// ("unexpected argument …", three times), a URL as an input file ("cannot read …"), and the
+    /// `postgresql:/` and `redis:/` typos. Every URL-taking option and positional, every form.
+    @Test("no argument error prints a URL's password: options given twice, stray positionals, unreadable inputs, single-slash typos")
+    func argumentErrorsHidePasswords() throws {
+        let test = try TestLedger()
+        let secret = "PW-s3cr3t-48"
+        let forms = [
+            "postgresql://app:\(secret)@127.0.0.1:1/ledger", "postgres://app:\(secret)@127.0.0.1:1/ledger",
+            "POSTGRESQL://app:\(secret)@127.0.0.1:1/ledger", "postgresql:/app:\(secret)@127.0.0.1:1/ledger",
+            "postgresql://app@127.0.0.1:1/ledger?sslmode=disable&password=\(secret)",
+            "postgresql://app:\(secret)/x@y@127.0.0.1:1/ledger", "redis://:\(secret)@127.0.0.1:1/stream",
+            "redis://user:\(secret)@127.0.0.1:1/stream", "redis:/:\(secret)@127.0.0.1:1/stream",
+        ]
+        var leaks: [String] = []
+        var runs = 0
+        for url in forms {
+            let other = url.replacingOccurrences(of: "127.0.0.1:1", with: "127.0.0.1:2")
+            var commands: [[String]] = [
+                ["groups", "--db", url, "--db", other], ["verify", "--db", url, "--db", other],
+                ["copy", "--from", url, "--from", other, "--to", test.path], ["copy", "--to", url, "--to", other, "--from", test.path],
+                ["enqueue", "--to", url, "--to", other, "in.ndjson"],
+                ["ingest", "--db", test.path, "--from", url, "--from", other],
+                ["groups", url, "--db", test.path], ["verify", url, "--db", test.path], ["config", "show", url, "--db", test.path],
+                ["copy", url, "--from", test.path, "--to", other], ["enqueue", "--to", url, "in.ndjson", other],
+                ["ingest", "--db", test.path, url], ["check", url, "--db", test.path], ["record", "--db", test.path, url],
+                ["quarantine", "show", url, "--db", test.path],
+            ]
+            if url.contains(":/"), !url.contains("://") { commands += [["groups", "--db", url], ["ingest", "--db", test.path, "--from", url]] }
+            for command in commands {
+                for json in [false, true] {
+                    let result = try CLI.run(command + (json ? ["--json"] : []))
+                    runs += 1
+                    if result.stdout.contains(secret) || result.stderr.contains(secret) {
+                        leaks.append("\(command.joined(separator: " "))\(json ? " --json" : ""): \(result.stdout)\(result.stderr)")
+                    }
+                }
+            }
+        }
+        #expect(runs > 200)
+        #expect(leaks.isEmpty, "\(leaks.count) commands printed the password:\n\(leaks.prefix(12).joined(separator: "\n"))")
+    }
 }

@@ -17,6 +17,8 @@ struct RejectionTests {
         case nestedTransactionBadSignature, nestedRenewalUntrusted, nestedTransactionBundleMismatch
         case apiResponseNestedBadSignature, apiResponseEnvironmentMismatch, notificationHistoryItemUntrusted
         case preRejectedLineTooLong, emptyMessage
+        case signedPayloadWithAPIResponse, signedPayloadWithOtherMember, apiResponseWithOtherMember
+        case signedDateOutOfRange, twoCertificateChain, fourCertificateChain
 
         var testDescription: String { rawValue }
 
@@ -36,6 +38,9 @@ struct RejectionTests {
             case .invalidEnvelope: return "invalid_envelope"
             case .preRejectedLineTooLong: return "line_too_long"
             case .emptyMessage: return "empty_message"
+            case .signedPayloadWithAPIResponse, .signedPayloadWithOtherMember, .apiResponseWithOtherMember: return "unexpected_members"
+            case .signedDateOutOfRange: return "signed_date_out_of_range"
+            case .twoCertificateChain, .fourCertificateChain: return "invalid_chain_length"
             }
         }
 
@@ -64,6 +69,12 @@ struct RejectionTests {
             case .notificationHistoryItemUntrusted: return ["notificationHistory[1]", "chain not trusted"]
             case .preRejectedLineTooLong: return ["line too long"]
             case .emptyMessage: return ["empty"]
+            case .signedPayloadWithAPIResponse: return ["unexpected members", #""apiResponse", "signedPayload""#, "nothing of it was applied"]
+            case .signedPayloadWithOtherMember: return ["unexpected members", #""note", "signedPayload""#]
+            case .apiResponseWithOtherMember: return ["unexpected members", #""apiResponse", "recordedBy""#]
+            case .signedDateOutOfRange: return ["signedDate out of range", "signedDate 183882168529000000 (epoch milliseconds)"]
+            case .twoCertificateChain: return ["x5c has 2 certificate(s)", "exactly three"]
+            case .fourCertificateChain: return ["x5c has 4 certificate(s)", "exactly three"]
             }
         }
 
@@ -147,6 +158,26 @@ struct RejectionTests {
                                                                     reason: "line too long: \(text.utf8.count) bytes (limit 100)"), acceptsAPIResponses: true)
             case .emptyMessage:
                 return line(" \t ")
+            case .signedPayloadWithAPIResponse:
+                // Issue #48 finding 7: a valid notification with an unsigned envelope beside it.
+                var members = try #require(main.apiResponseEnvelope().objectValue)
+                members["signedPayload"] = .string(try main.signedNotification())
+                return line(JSONValue.object(members).canonicalString())
+            case .signedPayloadWithOtherMember:
+                return line(JSONValue.object(["signedPayload": .string(try main.signedNotification()), "note": "hi"]).canonicalString())
+            case .signedDateOutOfRange:
+                // Issue #48 finding 8; the test's ledger has verified this chain already (warm).
+                return line(try main.notification(signedDate: 183_882_168_529_000_000))
+            case .twoCertificateChain, .fourCertificateChain:
+                // Issue #48 finding 10: Apple's libraries require exactly leaf, intermediate and root.
+                let chain = main.signer.certificateChain.map { JSONValue.string($0.base64EncodedString()) }
+                let x5c = self == .twoCertificateChain ? Array(chain.prefix(2)) : chain + [chain[2]]
+                let jws = try main.compact(header: main.header(overrides: ["x5c": .array(x5c)]), payload: main.notificationPayload())
+                return line(PayloadFactory.body(signedPayload: jws))
+            case .apiResponseWithOtherMember:
+                var members = try #require(main.apiResponseEnvelope().objectValue)
+                members["recordedBy"] = "someone"
+                return line(JSONValue.object(members).canonicalString())
             }
         }
     }

@@ -86,6 +86,62 @@ struct RetractionTests {
         #expect(throws: CorrectionError.self) { try ledger.retract("no-such-event", reason: "x", by: "test") }
     }
 
+    /// Issue #48 finding 4: two retractions of one event race. The first one's "already retracted?"
+    /// read runs before the other commits; the check inside its committing transaction (under the
+    /// append lock) must then refuse it, so one retraction is recorded. Deterministic: the racing
+    /// retraction is committed, on a connection of its own, as the first one's "meanwhile".
+    static func racingRetractions(at location: String) throws {
+        let store = FailingStore(wrapping: try StoreLocation(location).open(), plan: FaultPlan())
+        let ledger = try Ledger.open(store: store)
+        let other = try Ledger.open(store: try StoreLocation(location).open())
+        let wrongId = try #require(try other.store.event(at: 9)).eventId
+        store.beforeCommit = {
+            store.beforeCommit = nil
+            _ = try other.retract("9", reason: "meanwhile", by: "ops-bob")
+        }
+        #expect {
+            try ledger.retract("9", reason: "racing", by: "ops-alice")
+        } throws: { error in
+            (error as? CorrectionError)?.message == "event #9 was already retracted at position 10"
+        }
+        #expect(try other.store.positions(mentioning: wrongId, kind: .retractedEventId) == [10], "one retraction recorded")
+        #expect(try other.store.head().position == 10, "the losing retraction appended nothing")
+        #expect(try other.store.verifyChain().isIntact)
+    }
+
+    @Test("two retractions of one event racing on SQLite: the one whose commit comes second is refused inside its transaction")
+    func racingRetractionsOnSQLite() throws {
+        let test = try TestLedger()
+        try Self.groupWithWrongClaim(test.ledger)
+        try Self.racingRetractions(at: test.path)
+    }
+
+    @Test("two retractions of one event racing on PostgreSQL: the head row lock orders them, the second appends nothing")
+    func racingRetractionsOnPostgres() throws {
+        let cluster = try PostgresTestCluster()
+        let template = try TestLedger()
+        let url = cluster.url()
+        let store = try StoreLocation(url).create(configuration: template.store.configuration(), roots: template.store.trustRoots())
+        try Self.groupWithWrongClaim(try Ledger.open(store: store))
+        try Self.racingRetractions(at: url)
+    }
+
+    @Test("eight `seatledger retract` processes of one event at once record one retraction; the others exit 2")
+    func racingRetractProcesses() throws {
+        let test = try TestLedger()
+        try Self.groupWithWrongClaim(test.ledger)
+        let wrongId = try #require(try test.store.event(at: 9)).eventId
+        let children = try (0..<8).map { index in
+            try CLI.start(["retract", "9", "--reason", "race \(index)", "--by", "ops-\(index)", "--db", test.path])
+        }
+        let results = try children.map { try $0.wait() }
+        #expect(results.filter { $0.exitCode == 0 }.count == 1, "\(results)")
+        #expect(results.allSatisfy { $0.exitCode == 0 || ($0.exitCode == 2 && $0.stderr.contains("already retracted at position 10")) },
+                "\(results)")
+        #expect(try test.freshStore().positions(mentioning: wrongId, kind: .retractedEventId) == [10])
+        #expect(try test.freshStore().head().position == 10)
+    }
+
     @Test("retracting a wrongly recorded ClaimSeat on SQLite: seats and access as if it never arrived, knownAt before it unchanged, replay marks it, rebuild agrees")
     func retractOnSQLite() throws {
         let test = try TestLedger()  // kept alive: its directory holds the file

@@ -35,6 +35,60 @@ struct SpoolHardeningTests {
         #expect(try spool.contents(of: "processing").isEmpty)
     }
 
+    /// Issue #48 finding 5: two `ingest --follow` on one spool read each other's claims (300 files
+    /// gave 576 arrivals): every scan took all of `processing/` for a crashed run's leftovers.
+    @Test("two consumers on one spool: a file claimed by one is never read by the other, and each counts only its own")
+    func twoConsumersNeverReadEachOthersClaims() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let spool = try TemporaryDirectory(label: "spool")
+        let files = 40
+        for index in 0..<files { _ = try spool.write(try factory.notification(uuid: "shared-\(index)"), to: "\(index + 1000).json") }
+        // Consumer B, on its own connection, scans the spool while each of A's batches (its files
+        // claimed, not yet committed) commits.
+        let other = try Ledger.open(path: test.path)
+        var second = IngestSummary()
+        let store = FailingStore(wrapping: test.store, plan: FaultPlan())
+        store.beforeCommit = {
+            try SpoolDirectory(url: spool.url).ingest(into: other, batchSize: 3) { summary in
+                second.appended += summary.appended
+                second.duplicates += summary.duplicates
+                second.quarantined += summary.quarantined
+            }
+        }
+        var first = IngestSummary()
+        try SpoolDirectory(url: spool.url).ingest(into: try Ledger.open(store: store), batchSize: 8) { summary in
+            first.appended += summary.appended
+            first.duplicates += summary.duplicates
+            first.quarantined += summary.quarantined
+        }
+        #expect(first.appended > 0 && second.appended > 0, "both consumers took files: \(first) \(second)")
+        #expect(first.duplicates == 0 && second.duplicates == 0, "no file was read twice: \(first) \(second)")
+        #expect(first.appended + second.appended == files && first.quarantined + second.quarantined == 0)
+        let fresh = try test.freshStore()
+        #expect(try fresh.eventCount() == Int64(files))
+        #expect(try fresh.arrivalSummary(limit: 10).rows == Int64(files), "one arrival per file")
+        #expect(try spool.contents(of: "done").count == files)
+        #expect(try spool.contents(of: "processing").isEmpty)
+    }
+
+    @Test("claims of a consumer that died are taken over by the next run; those of a running consumer are not touched")
+    func abandonedClaimFolderIsAdopted() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let spool = try TemporaryDirectory(label: "spool")
+        _ = try spool.write(try factory.notification(uuid: "dead-claim"), to: "processing/consumer-1-dead/x.json")
+        _ = try spool.write(try factory.notification(uuid: "live-claim"), to: "processing/consumer-2-live/y.json")
+        let live = open(spool.path("processing/consumer-2-live"), O_RDONLY | O_DIRECTORY)
+        try #require(live >= 0 && flock(live, LOCK_EX) == 0)
+        defer { close(live) }
+        try SpoolDirectory(url: spool.url).ingest(into: test.ledger, batchSize: 8) { _ in }
+        #expect(try test.store.event(id: "dead-claim") != nil)
+        #expect(try test.store.event(id: "live-claim") == nil, "a running consumer's claim was read")
+        #expect(try spool.contents(of: "processing") == ["consumer-2-live"])
+        #expect(try spool.contents(of: "processing/consumer-2-live") == ["y.json"])
+    }
+
     @Test("a crashed run's claimed file (left in processing/) is ingested by the next run")
     func leftoverClaimIsIngested() throws {
         let test = try TestLedger()

@@ -215,6 +215,12 @@ final class FailingStore: LedgerStore {
         try base.commitRetry(events: events, afterAppend: afterAppend)
     }
 
+    func commitRetraction(_ retraction: NewEvent, retracting eventId: String,
+                          afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
+        try beforeCommit?()
+        return try base.commitRetraction(retraction, retracting: eventId, afterAppend: afterAppend)
+    }
+
     func head() throws -> (position: Int64, hash: Data) { try base.head() }
     func verifyChain(progress: ((Int64) -> Void)?) throws -> ChainVerification { try base.verifyChain(progress: progress) }
 
