@@ -80,6 +80,8 @@ struct ServeProcessTests {
         text = String(decoding: try client.request("GET", "/metrics").body, as: UTF8.self)
         #expect(metric(text, "seatledger_quarantine_open_items") == 2, "the gauge is the ledger's, not a counter reset by the restart")
         #expect(serve.stop() == 0)
+    }
+
     /// Issue #48 finding 9: four clients each sent a notification 64 bytes short of its
     /// Content-Length; SIGTERM then took ~29.6 s (the dead requests counted as in flight until
     /// libmicrohttpd's 30 s connection timeout).
