@@ -6,7 +6,13 @@ import PostgresClient
 /// and exactly the UPDATE/DELETE the caches and operational tables need (projections, facts,
 /// quarantine resolution, claim requests, the head row). It has **no UPDATE, DELETE or TRUNCATE on
 /// `events`**, and as a non-owner it cannot drop the append-only triggers either, so the log stays
-/// append-only even if the triggers were dropped by the owner. A deployment logs in as a member:
+/// append-only even if the triggers were dropped by the owner.
+///
+/// It cannot change what the ledger trusts: trust roots and tokens are read-only to it, and row
+/// security (``rowPolicies``) lets it write only the one operational `config` row it keeps up to
+/// date (`projection_rules`, the stamp a rebuild sets) and record-chain links only for quarantine
+/// rows and that row. Roots, the bundle id, environment and app id, API settings and tokens need
+/// the owner (the admin role). A deployment logs in as a member:
 ///
 /// ```sql
 /// CREATE ROLE seatledger_ingest LOGIN PASSWORD '…' IN ROLE seatledger_append;
@@ -23,8 +29,8 @@ public enum PostgresAppendRole {
     static let privileges: [(table: String, privileges: String)] = [
         ("ledger_meta", "SELECT"),
         ("ledger_head", "SELECT, UPDATE"),  // UPDATE: the append moves it (and SELECT … FOR UPDATE locks it)
-        ("config", "SELECT, INSERT, UPDATE"),
-        ("trust_roots", "SELECT, INSERT"),
+        ("config", "SELECT, INSERT, UPDATE"),  // rows limited by rowPolicies to the projection-rules stamp
+        ("trust_roots", "SELECT"),  // adding a root is the owner's (`config add-root`)
         ("events", "SELECT, INSERT"),  // never UPDATE, DELETE or TRUNCATE
         ("event_decoded", "SELECT, INSERT"),
         ("event_keys", "SELECT, INSERT"),
@@ -34,9 +40,34 @@ public enum PostgresAppendRole {
         ("group_index", "SELECT, INSERT, DELETE"),
         ("group_snapshot", "SELECT, INSERT, UPDATE, DELETE"),
         ("claim_requests", "SELECT, INSERT, UPDATE"),
-        ("api_tokens", "SELECT"),
-        ("record_chain", "SELECT, INSERT"),  // append-only, as events  // serve nodes check tokens; adding and revoking is the owner's
+        ("api_tokens", "SELECT"),  // serve nodes check tokens; adding and revoking is the owner's
+        ("record_chain", "SELECT, INSERT"),  // append-only, as events; rows limited by rowPolicies
     ]
+
+    /// The one `config` key the role writes: the version of the projection rules that built the
+    /// stored projections (a rebuild or a retraction sets it; see `ProjectionRules`).
+    static let operationalConfigKey = "projection_rules"
+
+    /// Row security on the two tables the role may write but not wholly: it reads every row, and
+    /// writes only the rows an appending, rebuilding or retrying process writes. The owner is not
+    /// subject to these (PostgreSQL exempts a table's owner unless FORCE is set).
+    static func rowPolicies(schema: String? = nil) -> [String] {
+        let role = PostgresConnection.quoteIdentifier(name)
+        func table(_ name: String) -> String {
+            (schema.map { PostgresConnection.quoteIdentifier($0) + "." } ?? "") + PostgresConnection.quoteIdentifier(name)
+        }
+        let stamp = "'\(operationalConfigKey)'"
+        return [
+            "ALTER TABLE \(table("config")) ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY seatledger_append_reads ON \(table("config")) FOR SELECT TO \(role) USING (true)",
+            "CREATE POLICY seatledger_append_stamps ON \(table("config")) FOR INSERT TO \(role) WITH CHECK (key = \(stamp))",
+            "CREATE POLICY seatledger_append_restamps ON \(table("config")) FOR UPDATE TO \(role) USING (key = \(stamp)) WITH CHECK (key = \(stamp))",
+            "ALTER TABLE \(table("record_chain")) ENABLE ROW LEVEL SECURITY",
+            "CREATE POLICY seatledger_append_reads ON \(table("record_chain")) FOR SELECT TO \(role) USING (true)",
+            "CREATE POLICY seatledger_append_links ON \(table("record_chain")) FOR INSERT TO \(role) "
+                + "WITH CHECK (kind = 'quarantine' OR (kind = 'config' AND subject = \(stamp)))",
+        ]
+    }
 
     /// The statements that grant the role its privileges on a ledger in `schema`, for a DBA to run
     /// by hand when the role that created the ledger could not create roles.
@@ -45,6 +76,31 @@ public enum PostgresAppendRole {
         let role = PostgresConnection.quoteIdentifier(name)
         return ["CREATE ROLE \(role) NOLOGIN", "GRANT USAGE ON SCHEMA \(quotedSchema) TO \(role)"]
             + privileges.map { "GRANT \($0.privileges) ON \(quotedSchema).\(PostgresConnection.quoteIdentifier($0.table)) TO \(role)" }
+            + rowPolicies(schema: schema)
+    }
+
+    /// When the tables' owner opens a ledger for writing whose append role still has the wider
+    /// privileges of earlier builds (INSERT on `trust_roots`, every `config` row and record-chain
+    /// link): narrows them to ``privileges`` and ``rowPolicies``, in one transaction. Another role
+    /// (the append role itself) leaves the ledger as it is. Nothing stored changes.
+    static func narrowIfWider(on connection: PostgresConnection) throws {
+        let state = try connection.query("""
+            SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1),
+                   (SELECT relrowsecurity FROM pg_class WHERE oid = to_regclass('config')),
+                   (SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass('config'))
+            """, [.text(name)])
+        guard let row = state.first, try row.bool(0), try !row.bool(1), try row.bool(2) else { return }
+        guard try connection.query("SELECT to_regclass('record_chain') IS NOT NULL").first?.bool(0) ?? false else { return }
+        try connection.transaction {
+            // Two owners opening at once: the second waits here, then finds the policies made.
+            try connection.execute("LOCK TABLE config IN EXCLUSIVE MODE")
+            guard try !(connection.query("SELECT relrowsecurity FROM pg_class WHERE oid = to_regclass('config')").first?.bool(0) ?? true) else {
+                return
+            }
+            let role = PostgresConnection.quoteIdentifier(name)
+            try connection.execute("REVOKE INSERT, UPDATE, DELETE ON trust_roots FROM \(role)")
+            for statement in rowPolicies() { try connection.execute(statement) }
+        }
     }
 
     /// Inside the creating transaction: creates the role when it is missing and the connecting role
@@ -71,6 +127,8 @@ public enum PostgresAppendRole {
         for entry in privileges {
             try connection.execute("GRANT \(entry.privileges) ON \(PostgresConnection.quoteIdentifier(entry.table)) TO \(role)")
         }
+        // The tables are new (this runs inside `create`), so they have no policies yet.
+        for statement in rowPolicies() { try connection.execute(statement) }
         return true
     }
 

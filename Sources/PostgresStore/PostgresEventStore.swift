@@ -137,6 +137,7 @@ public final class PostgresEventStore: LedgerStore {
         }
         try store.configureSession()
         if !reader && version < PostgresLedgerSchema.currentVersion { try store.upgradeSchema() }
+        if !reader { try PostgresAppendRole.narrowIfWider(on: store.connection) }
         store.hasRecordChain = try store.connection.query("SELECT to_regclass('record_chain') IS NOT NULL").first?.bool(0) ?? false
         store.hasGroupSnapshots = try store.snapshotTableExists()
         return store

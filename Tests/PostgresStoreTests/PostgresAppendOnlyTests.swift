@@ -77,8 +77,7 @@ struct PostgresAppendOnlyTests {
         _ = try store.beginClaimRequest(originalTransactionId: "1000", memberRef: "m", appTransactionId: nil, newIdentifier: "r",
                                         explicitIdentifier: nil, now: 1)
         try store.updateClaimRequest("r", state: "claimed", seatClaimId: "s", lastStatus: 200, lastError: nil, now: 2)
-        try store.setConfigValue("k", "v")
-        #expect(try store.addRoots([StoredTrustRoot(fingerprint: "ee", der: [1], subject: "CN=x", addedAt: 2)]) == 1)
+        try store.setConfigValue("projection_rules", "6")  // the stamp a rebuild sets
         try store.clearProjections()
         #expect(try store.verifyChain().isIntact)
 
@@ -88,6 +87,71 @@ struct PostgresAppendOnlyTests {
         try owner.execute("DROP TRIGGER events_append_only_update ON events")
         let denied = #expect(throws: PostgresError.self) { try login.execute("UPDATE events SET source = 'x'") }
         #expect(denied?.sqlState == "42501", "\(String(describing: denied))")
+    }
+
+    @Test("as seatledger_append: no root, configuration value, record-chain link or token of its own (42501 or no row); the owner may")
+    func appendRoleCannotChangeTrust() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        let cluster = try #require(fixture.cluster)
+        let owner = try cluster.connect()
+        try owner.execute("CREATE ROLE seatledger_ingest LOGIN IN ROLE \(PostgresAppendRole.name)")
+        let url = "postgresql://seatledger_ingest@127.0.0.1:\(cluster.port)/\(cluster.database)?sslmode=disable"
+        let store = try PostgresEventStore.open(url: url)
+        let root = StoredTrustRoot(fingerprint: "ee", der: [1], subject: "CN=forged", addedAt: 2)
+        for (what, attempt) in [("add a root", { _ = try store.addRoots([root]) }),
+                                ("change the bundle id", { try store.setConfigValue("bundle_id", "com.example.forged") }),
+                                ("set an API setting", { try store.setConfigValue("api_base_url", "https://forged.example") })]
+            as [(String, () throws -> Void)] {
+            let error = #expect(throws: PostgresError.self, "\(what)") { try attempt() }
+            #expect(error?.sqlState == "42501", "\(what): \(String(describing: error))")
+        }
+        let login = try PostgresConnection(url: url)
+        for sql in ["INSERT INTO trust_roots (fingerprint, der, subject, added_at) VALUES ('ee', '\\x01', 'CN=forged', 2)",
+                    "INSERT INTO record_chain (seq, kind, subject, digest, prev_hash, hash) VALUES (999, 'trust_root', 'ee', '\\x01', '\\x01', '\\x01')",
+                    "INSERT INTO record_chain (seq, kind, subject, digest, prev_hash, hash) VALUES (999, 'config', 'bundle_id', '\\x01', '\\x01', '\\x01')",
+                    "INSERT INTO config (key, value) VALUES ('app_apple_id', '1')",
+                    "INSERT INTO api_tokens (name, scope, sha256, created_at) VALUES ('forged', 'read', 'aa', 1)",
+                    "UPDATE api_tokens SET revoked_at = NULL"] {
+            let error = #expect(throws: PostgresError.self, "\(sql)") { try login.execute(sql) }
+            #expect(error?.sqlState == "42501", "\(sql): \(String(describing: error))")
+        }
+        // Row security hides the rows it may not update: the statement changes nothing.
+        #expect(try login.query("UPDATE config SET value = 'com.example.forged' WHERE key = 'bundle_id'").affectedRows == 0)
+        #expect(try login.query("SELECT count(*) FROM config WHERE key = 'bundle_id'").first?.int64(0) == 1, "it still reads every row")
+        #expect(try owner.query("SELECT value FROM config WHERE key = 'bundle_id'").first?.text(0) == "com.example.reps")
+
+        // What it does write: quarantine rows with their links, and the projection-rules stamp.
+        _ = try store.commit(events: [], rejections: [TestData.rejection("x")])
+        try store.setConfigValue("projection_rules", "6")
+        // The owner (the admin role) changes trust.
+        let admin = try PostgresEventStore.open(url: cluster.url())
+        #expect(try admin.addRoots([root]) == 1)
+        #expect(try admin.verifyRecordChain()?.isIntact == true)
+    }
+
+    @Test("a ledger whose append role has the wider privileges of earlier builds is narrowed when its owner opens it for writing")
+    func olderGrantsNarrowed() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        let cluster = try #require(fixture.cluster)
+        let owner = try cluster.connect()
+        let role = PostgresAppendRole.name
+        for sql in ["DROP POLICY seatledger_append_reads ON config", "DROP POLICY seatledger_append_stamps ON config",
+                    "DROP POLICY seatledger_append_restamps ON config", "ALTER TABLE config DISABLE ROW LEVEL SECURITY",
+                    "DROP POLICY seatledger_append_reads ON record_chain", "DROP POLICY seatledger_append_links ON record_chain",
+                    "ALTER TABLE record_chain DISABLE ROW LEVEL SECURITY", "GRANT INSERT ON trust_roots TO \(role)"] {
+            try owner.execute(sql)
+        }
+        func wide() throws -> Bool {
+            try owner.query("SELECT has_table_privilege($1, 'trust_roots', 'INSERT')", [.text(role)]).first?.bool(0) ?? false
+        }
+        #expect(try wide())
+        _ = try PostgresEventStore.open(url: cluster.url(), readOnly: true)
+        #expect(try wide(), "a read-only open changes nothing")
+        _ = try PostgresEventStore.open(url: cluster.url())
+        #expect(try !wide())
+        #expect(try owner.query("SELECT count(*) FROM pg_policies WHERE policyname LIKE 'seatledger_append_%'").first?.int64(0) == 5)
+        _ = try PostgresEventStore.open(url: cluster.url())  // a second open finds nothing to do
+        #expect(try owner.query("SELECT count(*) FROM pg_policies WHERE policyname LIKE 'seatledger_append_%'").first?.int64(0) == 5)
     }
 
     @Test("the grant statements for a DBA cover every table of the schema")
