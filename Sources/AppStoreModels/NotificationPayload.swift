@@ -40,14 +40,26 @@ public struct NotificationPayload: Sendable, Hashable {
 
     /// The app the payload names and the member it comes from: the first of ``identityMembers``
     /// present (and not `null`); `nil` when none is.
+    ///
+    /// An `externalPurchaseToken` carries no `environment`: as Apple's App Store Server Library
+    /// reads it, its `externalPurchaseId` names it, `SANDBOX` at its start for Sandbox and
+    /// Production otherwise (``externalPurchaseEnvironment(_:)``).
     public var appIdentity: AppIdentity? {
         for member in Self.identityMembers {
             guard let value = json[member], !value.isNull else { continue }
-            return AppIdentity(member: member, bundleId: value["bundleId"]?.stringValue,
-                               environment: value["environment"]?.stringValue.map(AppStoreEnvironment.init(rawValue:)),
+            let environment = member == "externalPurchaseToken"
+                ? Self.externalPurchaseEnvironment(value)
+                : value["environment"]?.stringValue.map(AppStoreEnvironment.init(rawValue:))
+            return AppIdentity(member: member, bundleId: value["bundleId"]?.stringValue, environment: environment,
                                appAppleId: value["appAppleId"]?.int64Value)
         }
         return nil
+    }
+
+    /// The environment of an `externalPurchaseToken` member, by Apple's rule: Sandbox when its
+    /// `externalPurchaseId` starts with `SANDBOX` (`SANDBOX_…`), else Production (an absent id too).
+    public static func externalPurchaseEnvironment(_ token: JSONValue) -> AppStoreEnvironment {
+        token["externalPurchaseId"]?.stringValue?.hasPrefix("SANDBOX") == true ? .sandbox : .production
     }
 
     /// The bundle id the payload names (see ``appIdentity``).

@@ -15,24 +15,31 @@ struct ReadRoutes: Sendable {
     let maxPageSize: Int
     let maxChangeWait: Duration
 
-    /// A clock parameter: ISO 8601 or epoch milliseconds, as the CLI's `--as-of`/`--known-at`.
-    static func clock(_ request: HTTPRequest, _ name: String) throws(APIError) -> EpochMillis? {
+    /// A clock parameter (`asOf`, `knownAt`, `from`, `to`), read with the CLI's rule
+    /// (``MomentText``): ISO 8601, epoch milliseconds, `now` or relative to `now` (`7d`, `+2h`).
+    static func clock(_ request: HTTPRequest, _ name: String, now: EpochMillis) throws(APIError) -> EpochMillis? {
         // Given once: ``RouteParameters`` refused a second one.
         guard let text = request.queryValue(name) else { return nil }
-        return try moment(name, text)
+        return try moment(name, text, now: now)
     }
 
-    /// `text` as a moment a client asks about: ISO 8601 or epoch milliseconds, in years 0001 to 9999.
-    static func moment(_ name: String, _ text: String) throws(APIError) -> EpochMillis {
-        guard let millis = Timestamp.parse(text), Timestamp.printableRange.contains(millis) else {
-            throw .badParameter(name, text, expected: "ISO 8601 (2026-11-02T10:00:00Z) or epoch milliseconds, in the years 0001 to 9999")
+    /// `text` as the moment a client asks about, by ``MomentText``'s rule; a refused form (epoch
+    /// seconds, a compact date, …) is a 400 `bad_parameter` naming it and, in `didYouMean`, the
+    /// ISO 8601 form it probably meant.
+    static func moment(_ name: String, _ text: String, now: EpochMillis) throws(APIError) -> EpochMillis {
+        do {
+            return try MomentText.parse(text, now: now)
+        } catch {
+            var details: [String: JSONValue] = ["parameter": .string(name), "value": .string(text)]
+            if let meant = error.meant { details["didYouMean"] = .string(meant) }
+            throw APIError(status: 400, code: "bad_parameter", message: error.message(queryParameter: name), details: details)
         }
-        return millis
     }
 
-    static func clocks(_ request: HTTPRequest, _ name: String) throws(APIError) -> [EpochMillis] {
+    /// Every value of a clock parameter a route takes more than once (`diff`'s `asOf`, `knownAt`).
+    static func clocks(_ request: HTTPRequest, _ name: String, now: EpochMillis) throws(APIError) -> [EpochMillis] {
         var result: [EpochMillis] = []
-        for text in request.queryValues(name) { result.append(try moment(name, text)) }
+        for text in request.queryValues(name) { result.append(try moment(name, text, now: now)) }
         return result
     }
 
@@ -65,8 +72,9 @@ struct ReadRoutes: Sendable {
 
     /// `GET /v1/members/{id}` as one read: the parameters checked now, the answer made in the read.
     private func memberRead(_ identifier: String, _ request: HTTPRequest) throws(APIError) -> @Sendable (Ledger) throws -> HTTPResponse {
-        let asOf = try Self.clock(request, "asOf") ?? now()
-        let knownAt = try Self.clock(request, "knownAt")
+        let now = now()
+        let asOf = try Self.clock(request, "asOf", now: now) ?? now
+        let knownAt = try Self.clock(request, "knownAt", now: now)
         return { ledger in
             let memberships = try ledger.memberAccessJSON(identifier, asOf: asOf, knownAt: knownAt)
             let hasAccess = memberships.arrayValue?.contains { $0["member"]?["hasAccess"]?.boolValue == true } ?? false
@@ -86,16 +94,18 @@ struct ReadRoutes: Sendable {
 
     /// `GET /v1/groups/{ref}` as one read: the parameters checked now, the answer made in the read.
     private func groupRead(_ reference: String, _ request: HTTPRequest) throws(APIError) -> @Sendable (Ledger) throws -> HTTPResponse {
-        let asOf = try Self.clock(request, "asOf") ?? now()
-        let knownAt = try Self.clock(request, "knownAt")
+        let now = now()
+        let asOf = try Self.clock(request, "asOf", now: now) ?? now
+        let knownAt = try Self.clock(request, "knownAt", now: now)
         return { ledger in .json(try ledger.groupState(reference, asOf: asOf, knownAt: knownAt).json) }
     }
 
     /// `GET /v1/groups`: `{"groups": [group show --json …], "nextCursor"}`, by group key, after
     /// `cursor` (the last key of the previous page), at most `limit`, filtered by `status`/`product`.
     func groups(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let asOf = try Self.clock(request, "asOf") ?? now()
-        let knownAt = try Self.clock(request, "knownAt")
+        let now = now()
+        let asOf = try Self.clock(request, "asOf", now: now) ?? now
+        let knownAt = try Self.clock(request, "knownAt", now: now)
         let limit = Int(try Self.integer(request, "limit", range: 1...Int64(maxPageSize)) ?? 100)
         let cursor = request.queryValue("cursor")
         let status = request.queryValue("status")
@@ -117,19 +127,20 @@ struct ReadRoutes: Sendable {
 
     /// `GET /v1/groups/{ref}/replay`: `replay --json` (`from`, `to`, `knownAt`).
     func replay(_ reference: String, _ request: HTTPRequest) async throws -> HTTPResponse {
-        let from = try Self.clock(request, "from"), to = try Self.clock(request, "to"), knownAt = try Self.clock(request, "knownAt")
+        let now = now()
+        let from = try Self.clock(request, "from", now: now), to = try Self.clock(request, "to", now: now)
+        let knownAt = try Self.clock(request, "knownAt", now: now)
         if let from, let to, from > to {
             throw APIError(status: 400, code: "bad_parameter", message: "from (\(Timestamp.iso8601(from))) is after to (\(Timestamp.iso8601(to)))")
         }
-        let now = now()
         let entries = try await reading { ledger in try ledger.replay(reference, from: from, to: to, knownAt: knownAt, now: now) }
         return .json(["reference": .string(reference), "entries": .array(entries.map(\.json))])
     }
 
     /// `GET /v1/groups/{ref}/diff`: `diff --json`: `knownAt` twice, `asOf` twice, or `against=apple`.
     func diff(_ reference: String, _ request: HTTPRequest) async throws -> HTTPResponse {
-        let knownAt = try Self.clocks(request, "knownAt"), asOf = try Self.clocks(request, "asOf")
         let now = now()
+        let knownAt = try Self.clocks(request, "knownAt", now: now), asOf = try Self.clocks(request, "asOf", now: now)
         if let against = request.queryValue("against") {
             guard against == "apple" else { throw APIError.badParameter("against", against, expected: "apple") }
             guard knownAt.isEmpty, asOf.count <= 1 else {
@@ -156,7 +167,7 @@ struct ReadRoutes: Sendable {
             throw APIError.badParameter("format", formatText, expected: "json, markdown, html or text")
         }
         let now = now()
-        let asOf = try Self.clock(request, "asOf") ?? now
+        let asOf = try Self.clock(request, "asOf", now: now) ?? now
         let report = try await reading { ledger in try ledger.auditGroup(reference, asOf: asOf, now: now).render(format, color: false) }
         let type: String
         switch format {

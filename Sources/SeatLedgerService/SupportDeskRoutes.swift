@@ -20,7 +20,7 @@ import SupportDesk
 /// | `GET /member/report?id=ID&format=markdown\|html\|json\|member-json` | `audit member --format …`, or `member show --json` |
 /// | `GET /healthz` | `ok` |
 ///
-/// Every page takes `asOf` and `knownAt` (ISO 8601 or epoch ms), as the JSON API. No token: the
+/// Every page takes `asOf` and `knownAt` (ISO 8601, epoch ms, `now`, `7d`…: the CLI's rule), as the JSON API. No token: the
 /// listener is meant for loopback behind an SSH tunnel or a proxy with the company's sign-in.
 /// Responses forbid scripts, framing and outside resources (`Content-Security-Policy`).
 struct SupportDeskRoutes: Sendable {
@@ -215,7 +215,7 @@ struct SupportDeskRoutes: Sendable {
     static func clocks(_ request: HTTPRequest, now: EpochMillis) throws -> DeskClocks {
         func clock(_ name: String) throws -> EpochMillis? {
             guard let text = value(request, name) else { return nil }
-            return try ReadRoutes.moment(name, text)   // the read API's rule; its 400 becomes this page's
+            return try ReadRoutes.moment(name, text, now: now)   // the read API's rule; its 400 becomes this page's
         }
         return DeskClocks(asOf: try clock("asOf"), knownAt: try clock("knownAt"), now: now)
     }

@@ -164,7 +164,7 @@ func errorCode(of error: any Error) -> String {
     switch error {
     case is LedgerNotFound: return "no_ledger"
     case LedgerStoreError.missing: return "no_ledger"
-    case is GroupNotFound: return "not_found"
+    case is GroupNotFound, is NoMemberAtMoment: return "not_found"
     default: return "error"
     }
 }

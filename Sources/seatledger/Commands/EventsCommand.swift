@@ -22,12 +22,15 @@ enum EventsCommand: Command {
     Lists events in log order: position, occurred-at (Apple's signed time), recorded-at (ours), kind,
     type/subtype or endpoint/status, and event id. --mentioning finds every event naming an identifier
     (notificationUUID, originalTransactionId, transactionId, appTransactionId, seatClaimId, groupId,
-    memberRef, requestIdentifier, customerId). `show` prints one event with its identifiers,
-    verification record and decoded payload (nested signed data decoded).
+    memberRef, requestIdentifier, customerId) and every event that affected what it names: all of a
+    group's events for a group, and for a member its seat claims' events (an UNCLAIM_SEATS names only
+    claim ids), its evidence, and the event that revoked its access and the one that caused it (a seat
+    REFUND). `show` prints one event with its identifiers, verification record and decoded payload
+    (nested signed data decoded).
 
     Options:
     \(HelpText.db)
-      --mentioning ID  only events that mention ID
+      --mentioning ID  only events that mention ID or affected what it names
       --limit N        at most N events (default: all)
     \(HelpText.json)
     """
@@ -59,7 +62,7 @@ enum EventsCommand: Command {
         let limit = try IngestCommand.positiveInt(arguments, "limit", default: Int.max)
         var events: [LedgerEvent] = []
         if let id = arguments.value("mentioning") {
-            events = try store.events(at: Array(try store.positions(mentioning: id).prefix(limit)))
+            events = try store.events(at: Array(try Ledger.open(store: store).positions(affecting: id).prefix(limit)))
         } else if limit > 0 {
             // Stop reading at the limit (a million events are ~10 GB of raw bytes).
             struct Enough: Error {}

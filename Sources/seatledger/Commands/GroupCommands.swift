@@ -116,8 +116,10 @@ enum MemberCommand: Command {
         ledger.warnIfProjectionsOutdated(command: name)
         if arguments.flag("json") {
             let entries = try ledger.memberAccessJSON(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
+            // None: the documented JSON error on stdout (`not_found`, exit 2), not `[]` and a line on stderr.
+            guard entries.arrayValue?.isEmpty == false else { throw NoMemberAtMoment(identifier: identifier, clocks: clocks) }
             Terminal.json(entries)
-            return entries.arrayValue?.isEmpty == false ? .success : noMember(identifier, clocks)
+            return .success
         }
         let entries = try ledger.memberAccess(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
         for entry in entries {
@@ -129,9 +131,19 @@ enum MemberCommand: Command {
 
     /// The identifier is in the ledger, but names no member at that moment (e.g. before any of its evidence).
     private static func noMember(_ identifier: String, _ clocks: Clocks) -> Terminal.ExitCode {
-        Terminal.err("seatledger member show: \(identifier) names no member of any group as of \(Timestamp.iso8601(clocks.asOf))"
-            + (clocks.knownAt.map { ", known at \(Timestamp.iso8601($0))" } ?? ""))
+        Terminal.err("seatledger member show: \(NoMemberAtMoment(identifier: identifier, clocks: clocks))")
         return .failure
+    }
+}
+
+/// `member show`'s identifier names no member of any group at the clocks asked about (a group
+/// id, or a member before any of its evidence): under `--json` the `not_found` error.
+struct NoMemberAtMoment: Error, CustomStringConvertible {
+    let identifier: String
+    let clocks: Clocks
+    var description: String {
+        "\(identifier) names no member of any group as of \(Timestamp.iso8601(clocks.asOf))"
+            + (clocks.knownAt.map { ", known at \(Timestamp.iso8601($0))" } ?? "")
     }
 }
 

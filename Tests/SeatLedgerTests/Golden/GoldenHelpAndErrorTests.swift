@@ -126,6 +126,9 @@ struct GoldenHelpAndErrorTests {
         ErrorCase(name: "bad-time.txt", arguments: ["replay", "2000010000000001", "--db", "DB", "--from", "yesterday"], exitCode: 2),
         ErrorCase(name: "no-ledger.json", arguments: ["groups", "--db", "/nonexistent/ledger.sqlite", "--json"], exitCode: 2),
         ErrorCase(name: "not-found.json", arguments: ["member", "show", "nobody-42", "--db", "DB", "--json"], exitCode: 2),
+        // A groupId resolves to a group but names no member: the documented JSON error, not `[]` and stderr (issue #49).
+        ErrorCase(name: "member-show-group-id.json", arguments: ["member", "show", "810000000020000001", "--db", "DB", "--json"], exitCode: 2),
+        ErrorCase(name: "member-show-group-id.txt", arguments: ["member", "show", "810000000020000001", "--db", "DB"], exitCode: 2),
         ErrorCase(name: "completions-unknown-shell.txt", arguments: ["completions", "tcsh"], exitCode: 2),
         ErrorCase(name: "groups-narrow.txt", arguments: ["groups", "--db", "DB", "--as-of", GoldenCLITests.now], exitCode: 0),
         ErrorCase(name: "group-show-narrow.txt", arguments: ["group", "show", GoldenCLITests.guideGroup, "--db", "DB", "--as-of", GoldenCLITests.now], exitCode: 0),
