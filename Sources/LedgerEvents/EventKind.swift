@@ -94,7 +94,8 @@ public struct EventOrigin: OpenStringEnum {
     /// An API response the operator recorded: `seatledger record`, `Ledger.append(apiResponseEnvelope:)`
     /// (and, before provenance was recorded per path, the API client too).
     public static let recorded = Self(rawValue: "recorded")
-    /// An App Store Server Notification POSTed to the webhook (`Ledger.append(notificationBody:)`).
+    /// An App Store Server Notification POSTed to the webhook (`serve`'s `POST /notifications`,
+    /// `LedgerPool.append(notificationBody:source:)`, `Ledger.append(notificationBody:)`).
     public static let webhook = Self(rawValue: "webhook")
     /// A line of a file given to `seatledger ingest FILE`.
     public static let file = Self(rawValue: "file")

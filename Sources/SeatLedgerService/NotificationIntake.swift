@@ -65,7 +65,7 @@ extension LedgerService {
     func notificationMessage(_ request: HTTPRequest) -> InboundMessage {
         metrics.received()
         let preRejection = Self.isAPIResponseEnvelope(request.body) ? Self.envelopeOnWebhook : nil
-        return InboundMessage(raw: request.body, source: "webhook", origin: .live, preRejection: preRejection)
+        return InboundMessage(raw: request.body, source: "webhook", origin: .webhook, preRejection: preRejection)
     }
 
     /// The answer to a posted notification once its append ended (counted in the metrics; the

@@ -115,9 +115,11 @@ public final class LedgerPool: Sendable {
 
     // MARK: Appending
 
-    /// Appends one message body exactly as received, durable when it returns; concurrent calls are group-committed.
+    /// Appends one notification body exactly as Apple POSTed it (origin `webhook`, as
+    /// ``Ledger/append(notificationBody:source:)``), durable when it returns; concurrent calls are
+    /// group-committed.
     public func append(notificationBody: Data, source: String) async throws -> MessageOutcome {
-        try await append([InboundMessage(raw: notificationBody, source: source)])[0]
+        try await append([InboundMessage(raw: notificationBody, source: source, origin: .webhook)])[0]
     }
 
     /// Appends several messages (one InboundMessage each) in the group commit; outcomes in order.
