@@ -1,7 +1,9 @@
 #ifndef SEATLEDGER_CMICROHTTPD_SHIM_H
 #define SEATLEDGER_CMICROHTTPD_SHIM_H
+#include <stdarg.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -21,6 +23,20 @@ static inline size_t seatledger_mhd_unescape(void *context, struct MHD_Connectio
     return length;
 }
 
+/* libmicrohttpd's own messages (a port it cannot bind, a connection it drops) go to SeatLedger
+   instead of stderr: each is formatted here and handed to `sink` with `context`. */
+struct seatledger_mhd_logger {
+    void (*sink)(void *context, const char *message);
+    void *context;
+};
+
+static inline void seatledger_mhd_log(void *cls, const char *format, va_list arguments) {
+    const struct seatledger_mhd_logger *logger = (const struct seatledger_mhd_logger *)cls;
+    char message[512];
+    vsnprintf(message, sizeof message, format, arguments);
+    logger->sink(logger->context, message);
+}
+
 /* MHD_start_daemon and MHD_get_daemon_info are variadic, which Swift cannot call: these wrappers
    pass the options SeatLedger uses as plain arguments. */
 static inline struct MHD_Daemon *seatledger_mhd_start(unsigned int flags, const struct sockaddr_in *address,
@@ -28,8 +44,9 @@ static inline struct MHD_Daemon *seatledger_mhd_start(unsigned int flags, const 
                                                       MHD_RequestCompletedCallback completed, void *completed_context,
                                                       unsigned int threads, unsigned int connection_limit,
                                                       unsigned int timeout_seconds, size_t connection_memory_limit,
-                                                      unsigned int listen_backlog) {
+                                                      unsigned int listen_backlog, const struct seatledger_mhd_logger *logger) {
     return MHD_start_daemon(flags, ntohs(address->sin_port), NULL, NULL, handler, handler_context,
+                            MHD_OPTION_EXTERNAL_LOGGER, seatledger_mhd_log, (void *)logger,
                             MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)address,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
                             MHD_OPTION_THREAD_POOL_SIZE, threads,

@@ -39,6 +39,8 @@ public final class HTTPServer: @unchecked Sendable {
     private let daemon: OpaquePointer
     private let core: HTTPServerCore
     private let retainedCore: Unmanaged<HTTPServerCore>
+    /// libmicrohttpd's own messages (kept for as long as the daemon may write them).
+    private let messages: HTTPServerMessages
     /// Whether the daemon was stopped, and the listening socket ``stopAccepting()`` took back from
     /// it (closed only once the daemon is stopped).
     private let stopped = Mutex((isStopped: false, quiescedSocket: Int32(-1)))
@@ -59,16 +61,20 @@ public final class HTTPServer: @unchecked Sendable {
         }
         let core = HTTPServerCore(configuration: configuration, immediate: immediate, handler: handler, oversize: oversize)
         let retained = Unmanaged.passRetained(core)
+        let messages = HTTPServerMessages(sink: configuration.log)
         let started = seatledger_mhd_start(seatledger_mhd_flags(), &address, accessHandler, retained.toOpaque(),
                                            requestCompleted, retained.toOpaque(),
                                            UInt32(max(1, configuration.threads)), UInt32(max(1, configuration.connectionLimit)),
                                            UInt32(max(0, configuration.connectionTimeoutSeconds)),
-                                           configuration.connectionMemoryLimit, UInt32(max(1, configuration.listenBacklog)))
+                                           configuration.connectionMemoryLimit, UInt32(max(1, configuration.listenBacklog)),
+                                           messages.logger)
         guard let started else {
             retained.release()
-            throw HTTPServerError("cannot listen on \(configuration.host):\(configuration.port): libmicrohttpd could not start "
-                + "(the address is in use, or not this machine's)")
+            throw HTTPServerError("cannot listen on \(configuration.host):\(configuration.port): "
+                + (messages.startFailure ?? "libmicrohttpd could not start (the address is in use, or not this machine's)"))
         }
+        messages.markStarted()
+        self.messages = messages
         self.daemon = started
         self.core = core
         self.retainedCore = retained

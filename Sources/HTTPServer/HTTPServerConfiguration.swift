@@ -23,6 +23,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var connectionMemoryLimit: Int
     /// The `listen(2)` backlog.
     public var listenBacklog: Int
+    /// Where libmicrohttpd's own messages go once the server runs (a connection it dropped, an
+    /// error it met): one line each; `nil` drops them. A failure to start is thrown as
+    /// ``HTTPServerError`` with libmicrohttpd's reason, never printed.
+    public var log: (@Sendable (String) -> Void)? = nil
 
     /// One polling thread per core, at least two: the reads a polling thread answers itself keep
     /// a core busy, and more threads than cores only add preemption (bench step 5b, `GET

@@ -46,7 +46,10 @@ public final class LedgerService: Sendable {
         self.storeFailures = StoreFailureWindow(holdFor: configuration.notReadyAfterStoreFailure)
         self.server = HTTPServerBox()
         self.supportServer = HTTPServerBox()
-        let http = try HTTPServer(configuration: configuration.http, immediate: { [weak self] request in
+        // libmicrohttpd's own messages become JSON lines of the log, never raw lines on stderr.
+        var httpConfiguration = configuration.http
+        httpConfiguration.log = { [log] message in log.log(["event": "http_server", "message": .string(message)]) }
+        let http = try HTTPServer(configuration: httpConfiguration, immediate: { [weak self] request in
             self?.handleImmediately(request) ?? .notTaken
         }) { [weak self] request in
             guard let self else { return APIError(status: 503, code: "stopping", message: "the service is stopping").response }
@@ -62,7 +65,9 @@ public final class LedgerService: Sendable {
         if let desk = configuration.supportDesk {
             let support: HTTPServer
             do {
-                support = try HTTPServer(configuration: desk) { [weak self] request in
+                var deskConfiguration = desk
+                deskConfiguration.log = { [log] message in log.log(["event": "http_server", "listener": "support", "message": .string(message)]) }
+                support = try HTTPServer(configuration: deskConfiguration) { [weak self] request in
                     guard let self else { return HTTPResponse(status: 503, contentType: "text/plain; charset=utf-8", text: "the service is stopping\n") }
                     return await self.handleSupport(request)
                 } oversize: { _ in

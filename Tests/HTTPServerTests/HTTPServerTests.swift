@@ -26,6 +26,22 @@ func echoServer(_ seen: Seen, configuration: HTTPServerConfiguration = .init(por
 
 @Suite("HTTPServer on libmicrohttpd")
 struct HTTPServerTests {
+    @Test("a port in use is an error naming libmicrohttpd's reason; nothing of it reaches stderr or the running log")
+    func portInUse() async throws {
+        try await onThread {
+            let logged = Mutex<[String]>([])
+            var configuration = HTTPServerConfiguration(port: 0, threads: 2)
+            configuration.log = { message in logged.withLock { $0.append(message) } }
+            let first = try echoServer(Seen(), configuration: configuration)
+            configuration.port = first.port
+            let error = #expect(throws: HTTPServerError.self) { try echoServer(Seen(), configuration: configuration) }
+            let message = error?.message ?? ""
+            #expect(message.hasPrefix("cannot listen on 127.0.0.1:\(first.port): "), "\(message)")
+            #expect(message.contains("Address already in use"), "libmicrohttpd's reason is in the error: \(message)")
+            #expect(logged.withLock { $0 }.isEmpty, "a failed start's messages are in the error only")
+        }
+    }
+
     @Test("one connection carries several requests (keep-alive), with query, headers and body")
     func keepAlive() async throws {
         try await onThread {
