@@ -52,21 +52,26 @@ public enum PostgresAppendRole {
     /// writes only the rows an appending, rebuilding or retrying process writes. The owner is not
     /// subject to these (PostgreSQL exempts a table's owner unless FORCE is set).
     static func rowPolicies(schema: String? = nil) -> [String] {
+        rowPolicies(on: "config", schema: schema) + rowPolicies(on: "record_chain", schema: schema)
+    }
+
+    /// ``rowPolicies(schema:)`` for one of its two tables.
+    static func rowPolicies(on table: String, schema: String? = nil) -> [String] {
         let role = PostgresConnection.quoteIdentifier(name)
-        func table(_ name: String) -> String {
-            (schema.map { PostgresConnection.quoteIdentifier($0) + "." } ?? "") + PostgresConnection.quoteIdentifier(name)
-        }
+        let qualified = (schema.map { PostgresConnection.quoteIdentifier($0) + "." } ?? "") + PostgresConnection.quoteIdentifier(table)
         let stamp = "'\(operationalConfigKey)'"
-        return [
-            "ALTER TABLE \(table("config")) ENABLE ROW LEVEL SECURITY",
-            "CREATE POLICY seatledger_append_reads ON \(table("config")) FOR SELECT TO \(role) USING (true)",
-            "CREATE POLICY seatledger_append_stamps ON \(table("config")) FOR INSERT TO \(role) WITH CHECK (key = \(stamp))",
-            "CREATE POLICY seatledger_append_restamps ON \(table("config")) FOR UPDATE TO \(role) USING (key = \(stamp)) WITH CHECK (key = \(stamp))",
-            "ALTER TABLE \(table("record_chain")) ENABLE ROW LEVEL SECURITY",
-            "CREATE POLICY seatledger_append_reads ON \(table("record_chain")) FOR SELECT TO \(role) USING (true)",
-            "CREATE POLICY seatledger_append_links ON \(table("record_chain")) FOR INSERT TO \(role) "
-                + "WITH CHECK (kind = 'quarantine' OR (kind = 'config' AND subject = \(stamp)))",
-        ]
+        var statements = ["ALTER TABLE \(qualified) ENABLE ROW LEVEL SECURITY",
+                          "CREATE POLICY seatledger_append_reads ON \(qualified) FOR SELECT TO \(role) USING (true)"]
+        if table == "config" {
+            statements += [
+                "CREATE POLICY seatledger_append_stamps ON \(qualified) FOR INSERT TO \(role) WITH CHECK (key = \(stamp))",
+                "CREATE POLICY seatledger_append_restamps ON \(qualified) FOR UPDATE TO \(role) USING (key = \(stamp)) WITH CHECK (key = \(stamp))",
+            ]
+        } else {
+            statements.append("CREATE POLICY seatledger_append_links ON \(qualified) FOR INSERT TO \(role) "
+                + "WITH CHECK (kind = 'quarantine' OR (kind = 'config' AND subject = \(stamp)))")
+        }
+        return statements
     }
 
     /// The statements that grant the role its privileges on a ledger in `schema`, for a DBA to run
@@ -84,22 +89,24 @@ public enum PostgresAppendRole {
     /// link): narrows them to ``privileges`` and ``rowPolicies``, in one transaction. Another role
     /// (the append role itself) leaves the ledger as it is. Nothing stored changes.
     static func narrowIfWider(on connection: PostgresConnection) throws {
-        let state = try connection.query("""
-            SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1),
-                   (SELECT relrowsecurity FROM pg_class WHERE oid = to_regclass('config')),
-                   (SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass('config'))
-            """, [.text(name)])
-        guard let row = state.first, try row.bool(0), try !row.bool(1), try row.bool(2) else { return }
-        guard try connection.query("SELECT to_regclass('record_chain') IS NOT NULL").first?.bool(0) ?? false else { return }
+        let tables = ["config", "record_chain"]
+        func unrestricted() throws -> [String] {
+            try connection.query("""
+                SELECT relname FROM pg_class WHERE oid IN (to_regclass('config'), to_regclass('record_chain'))
+                   AND NOT relrowsecurity AND pg_has_role(relowner, 'USAGE')
+                """).map { try $0.text(0) }
+        }
+        let roleExists = try connection.query("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", [.text(name)])
+        guard try roleExists.first?.bool(0) ?? false, try !unrestricted().isEmpty else { return }
         try connection.transaction {
             // Two owners opening at once: the second waits here, then finds the policies made.
             try connection.execute("LOCK TABLE config IN EXCLUSIVE MODE")
-            guard try !(connection.query("SELECT relrowsecurity FROM pg_class WHERE oid = to_regclass('config')").first?.bool(0) ?? true) else {
-                return
+            let open = try unrestricted()
+            guard !open.isEmpty else { return }
+            try connection.execute("REVOKE INSERT, UPDATE, DELETE ON trust_roots FROM \(PostgresConnection.quoteIdentifier(name))")
+            for table in tables where open.contains(table) {
+                for statement in rowPolicies(on: table) { try connection.execute(statement) }
             }
-            let role = PostgresConnection.quoteIdentifier(name)
-            try connection.execute("REVOKE INSERT, UPDATE, DELETE ON trust_roots FROM \(role)")
-            for statement in rowPolicies() { try connection.execute(statement) }
         }
     }
 

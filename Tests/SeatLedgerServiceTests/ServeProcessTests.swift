@@ -47,6 +47,33 @@ struct ServeProcessTests {
         #expect(serve.stop() == 0)
     }
 
+    @Test("serve on a busy port says so in one line of its own, with libmicrohttpd's reason, and exits 2")
+    func busyPort() throws {
+        let fixture = try LedgerFixture()
+        let serve = try ServeProcess(db: fixture.path)
+        let second = try CLIRun.run(["serve", "--db", fixture.path, "--listen", "127.0.0.1:\(serve.port)"])
+        #expect(second.status == 2)
+        let lines = second.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.count == 1, "\(second.stderr)")
+        #expect(lines.first?.hasPrefix("seatledger serve: ") == true, "\(second.stderr)")
+        #expect(lines.first?.contains("Address already in use") == true, "\(second.stderr)")
+        #expect(serve.stop() == 0)
+    }
+
+    @Test("a notification POSTed to serve is stored with origin webhook, read back by events --json")
+    func webhookOrigin() throws {
+        let fixture = try LedgerFixture()
+        let body = try Notifications.subscribed(count: 1)[0]
+        let serve = try ServeProcess(db: fixture.path)
+        #expect(try json(RawHTTPClient(port: serve.port).request("POST", "/notifications", body: body))["result"]?.stringValue == "appended")
+        #expect(serve.stop() == 0)
+        let events = try CLIRun.run(["events", "--db", fixture.path, "--json"])
+        #expect(events.status == 0, "\(events.stderr)")
+        let listed = try JSONValue.parse(bytes: Array(events.stdout))
+        let origins = (listed.arrayValue ?? listed["events"]?.arrayValue ?? []).compactMap { $0["origin"]?.stringValue }
+        #expect(origins == ["webhook"], "\(events.text)")
+    }
+
     @Test("/metrics: process_* series, the open quarantine read from the ledger (it survives a restart), a long poll counted but not timed")
     func metricsSeries() throws {
         let fixture = try LedgerFixture()

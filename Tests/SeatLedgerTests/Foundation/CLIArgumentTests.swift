@@ -188,7 +188,8 @@ struct CLIArgumentTests {
         // Each section: `.SS "seatledger NAME"`, the summary, then a no-fill block; roff's escapes undone.
         let lines = man.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         for name in names {
-            let header = try #require(lines.firstIndex(of: ".SS \"seatledger \(name)\""), "no section for \(name)")
+            let header = try #require(lines.firstIndex(of: ".SS \"seatledger \(name.replacingOccurrences(of: "-", with: "\\-"))\""),
+                                      "no section for \(name)")
             let open = try #require(lines[header...].firstIndex(of: ".nf"))
             let close = try #require(lines[open...].firstIndex(of: ".fi"))
             let text = lines[(open + 1)..<close].map { line in
