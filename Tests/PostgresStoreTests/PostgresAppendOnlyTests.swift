@@ -54,13 +54,19 @@ struct PostgresAppendOnlyTests {
         #expect(try fixture.store.verifyChain().isIntact)
     }
 
-    @Test("a login role that is a member of seatledger_append runs the whole store, and cannot rewrite events")
-    func deploymentLogin() throws {
-        let fixture = try StoreFixture.make(.postgres)
+    /// The fixture cluster's owner connection, and the URL of a new login `seatledger_ingest` that
+    /// is a member of the append role (as a deployment's ingest nodes log in).
+    static func appendLogin(_ fixture: StoreFixture) throws -> (owner: PostgresConnection, url: String) {
         let cluster = try #require(fixture.cluster)
         let owner = try cluster.connect()
         try owner.execute("CREATE ROLE seatledger_ingest LOGIN IN ROLE \(PostgresAppendRole.name)")
-        let url = "postgresql://seatledger_ingest@127.0.0.1:\(cluster.port)/\(cluster.database)?sslmode=disable"
+        return (owner, "postgresql://seatledger_ingest@127.0.0.1:\(cluster.port)/\(cluster.database)?sslmode=disable")
+    }
+
+    @Test("a login role that is a member of seatledger_append runs the whole store, and cannot rewrite events")
+    func deploymentLogin() throws {
+        let fixture = try StoreFixture.make(.postgres)
+        let (owner, url) = try Self.appendLogin(fixture)
         let store = try PostgresEventStore.open(url: url)
         store.clock = { StoreFixture.pinnedNow }
 
@@ -93,9 +99,7 @@ struct PostgresAppendOnlyTests {
     func appendRoleCannotChangeTrust() throws {
         let fixture = try StoreFixture.make(.postgres)
         let cluster = try #require(fixture.cluster)
-        let owner = try cluster.connect()
-        try owner.execute("CREATE ROLE seatledger_ingest LOGIN IN ROLE \(PostgresAppendRole.name)")
-        let url = "postgresql://seatledger_ingest@127.0.0.1:\(cluster.port)/\(cluster.database)?sslmode=disable"
+        let (owner, url) = try Self.appendLogin(fixture)
         let store = try PostgresEventStore.open(url: url)
         let root = StoredTrustRoot(fingerprint: "ee", der: [1], subject: "CN=forged", addedAt: 2)
         for (what, attempt) in [("add a root", { _ = try store.addRoots([root]) }),

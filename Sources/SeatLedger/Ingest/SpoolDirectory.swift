@@ -185,28 +185,22 @@ public struct SpoolDirectory: Sendable {
 
     /// The entries of a directory (not `.`/`..`), sorted by their bytes; subdirectories left out.
     static func entries(of directory: DirectoryDescriptor) throws -> [[UInt8]] {
-        let copy = dup(directory.fd)
-        guard copy >= 0, let stream = fdopendir(copy) else {
-            if copy >= 0 { close(copy) }
-            throw SpoolError(message: "cannot list \(printable(directory.path)): \(String(cString: strerror(errno)))")
+        try listing(of: directory) { name, isDirectory in
+            !isDirectory && name != [0x2E] && name != [0x2E, 0x2E]
         }
-        defer { closedir(stream) }
-        rewinddir(stream)
-        var names: [[UInt8]] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-            if name == [0x2E] || name == [0x2E, 0x2E] { continue }
-            var info = stat()
-            let isDirectory = withCName(name) { fstatat(directory.fd, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
-                && (info.st_mode & S_IFMT) == S_IFDIR
-            if !isDirectory { names.append(name) }
-        }
-        return names.sorted { $0.lexicographicallyPrecedes($1) }
     }
 
     /// The subdirectories of a directory whose names do not start with `.` (claim folders under
     /// `processing/`), sorted by their bytes; links are not followed.
     static func subdirectories(of directory: DirectoryDescriptor) throws -> [[UInt8]] {
+        try listing(of: directory) { name, isDirectory in
+            isDirectory && name.first.map { $0 != UInt8(ascii: ".") } == true
+        }
+    }
+
+    /// The names in a directory that `keep` takes (given each name and whether it is a directory,
+    /// links not followed), sorted by their bytes.
+    private static func listing(of directory: DirectoryDescriptor, keep: ([UInt8], Bool) -> Bool) throws -> [[UInt8]] {
         let copy = dup(directory.fd)
         guard copy >= 0, let stream = fdopendir(copy) else {
             if copy >= 0 { close(copy) }
@@ -217,11 +211,10 @@ public struct SpoolDirectory: Sendable {
         var names: [[UInt8]] = []
         while let entry = readdir(stream) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-            guard let first = name.first, first != UInt8(ascii: ".") else { continue }
             var info = stat()
-            if withCName(name, { fstatat(directory.fd, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-                names.append(name)
-            }
+            let isDirectory = withCName(name) { fstatat(directory.fd, $0, &info, AT_SYMLINK_NOFOLLOW) } == 0
+                && (info.st_mode & S_IFMT) == S_IFDIR
+            if keep(name, isDirectory) { names.append(name) }
         }
         return names.sorted { $0.lexicographicallyPrecedes($1) }
     }
