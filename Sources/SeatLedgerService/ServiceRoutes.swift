@@ -29,7 +29,7 @@ private func anyCase(_ values: Set<String>) -> String {
 }
 
 private func clock(_ name: String, _ meaning: String, times: Int = 1) -> QueryParameter {
-    QueryParameter(name, times: times, "\(meaning). \(clockText)")
+    QueryParameter(name, times: times, schema: ["type": "string", "minLength": 1], "\(meaning). \(clockText)")
 }
 
 private let asOf = clock("asOf", "The valid time asked about (default now)")
@@ -55,7 +55,7 @@ extension ServiceRoute {
             "The body is stored exactly as received and answered 200 only once the outcome is durable: appended, a duplicate of a stored notification, "
                 + "or quarantined with its raw bytes (an unverifiable signature, a malformed body, an `apiResponse` envelope). No token: the signature is the "
                 + "authentication. A query string is ignored.",
-            requestBody: RequestBodyDocument(description: "Apple's `{\"signedPayload\": \"<JWS>\"}`; any other bytes are quarantined.", required: true,
+            requestBody: RequestBodyDocument(description: "Apple's `{\"signedPayload\": \"<JWS>\"}`; any other bytes, none included, are quarantined.", required: false,
                                              media: [MediaDocument(type: "application/json", schema: .reference("SignedNotification"),
                                                                    examples: ["Apple's form": ["signedPayload": "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJ…"]])]),
             responses: [
@@ -135,7 +135,7 @@ extension ServiceRoute {
     /// `GET /v1/changes`: the change feed.
     static let changes = ServiceRoute(
         ["GET"], "/v1/changes", scope: .read,
-        query: .only([QueryParameter("after", schema: ["type": "integer", "minimum": 0], "The cursor: events after this position (default 0)"),
+        query: .only([QueryParameter("after", schema: ["type": "integer", "minimum": 0, "maximum": .int(Int64.max)], "The cursor: events after this position (default 0)"),
                       limit,
                       QueryParameter("wait", schema: ["type": "integer", "minimum": 0, "maximum": .int(ServiceConfiguration.defaultMaxChangeWait.components.seconds)],
                                      "Seconds to wait for an event when there is none after `after` yet (default 0)")]),
