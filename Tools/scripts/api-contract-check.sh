@@ -81,6 +81,7 @@ PY
 # Every check, positive and negative data; --max-examples bounds each operation, --max-time the run.
 # The whole report: /tmp/seatledger-api-check.log.
 set +e
+cd "$work"  # schemathesis keeps its example database in ./.schemathesis
 "$venv/bin/schemathesis" --config-file "$root/Tools/scripts/api-contract-check.toml" run "$base/openapi.json" \
   --checks all \
   --header "Authorization: Bearer $token" \
@@ -91,6 +92,7 @@ set +e
   --workers 1 \
   --suppress-health-check all > /tmp/seatledger-api-check.log 2>&1
 status=$?
+cd "$root"
 set -e
 # The failures (each with its request and a curl line to reproduce it) and the summary.
 sed -n '/^=* FAILURES =*$/,$p' /tmp/seatledger-api-check.log | head -n 400
