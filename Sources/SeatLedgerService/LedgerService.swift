@@ -115,8 +115,9 @@ public final class LedgerService: Sendable {
         return finish(request, route: route, fields: fields, started: started, result)
     }
 
-    /// What the server's polling thread does itself with a request (``ImmediateAnswer``):
-    /// `GET /v1/members/{id}` and `GET /v1/groups/{ref}` are answered on it, blocking it for one
+    /// What the server's polling thread does itself with a request (``ImmediateAnswer``; the
+    /// routes whose ``ServiceRoute/immediate`` says so): `GET /v1/members/{id}` and
+    /// `GET /v1/groups/{ref}` are answered on it, blocking it for one
     /// short read (``LedgerPool/blockingRead(_:)``); `POST /notifications` is verified on it and
     /// answered from the writer once durable (``LedgerPool/appendReceipts(_:completion:)``);
     /// every other request is left to ``handle(_:)``.
@@ -129,25 +130,26 @@ public final class LedgerService: Sendable {
     /// stream of step 1c (target at 64 connections ≥ 0.8× the file ingest), within the noise on
     /// the 100,000-line one.
     public func handleImmediately(_ request: HTTPRequest) -> ImmediateAnswer {
-        let segments = Self.segments(request)
-        if segments == ["notifications"], request.method == "POST" {
-            return .later { respond in self.receiveNotification(request, respond: respond) }
+        guard let match = RouteTable.service.match(request), let immediate = match.route.immediate,
+              match.route.allows(request.method) else { return .notTaken }
+        let read: @Sendable (LedgerService, RouteMatch) throws -> HTTPResponse
+        switch immediate {
+        case .handedOn(let answer): return answer(self, match)
+        case .blockingRead(let blocking): read = blocking
         }
-        guard request.method == "GET" || request.method == "HEAD",
-              segments.first == "v1", let route = Self.readRoute(Array(segments.dropFirst())),
-              route == "/v1/members/{id}" || route == "/v1/groups/{ref}" else { return .notTaken }
         let started = ContinuousClock.now
         var fields: [String: JSONValue] = [:]
         let result: Result<HTTPResponse, any Error>
         do {
-            fields["token"] = .string(try tokens.authorizeBlocking(request.header("Authorization"), scope: "read"))
-            try RouteParameters.check(request, route: route)
-            let reads = readRoutes
-            result = .success(route == "/v1/members/{id}" ? try reads.memberNow(segments[2], request) : try reads.groupNow(segments[2], request))
+            if let scope = match.route.scope.tokenScope {
+                fields["token"] = .string(try tokens.authorizeBlocking(request.header("Authorization"), scope: scope))
+            }
+            try RouteParameters.check(request, route: match.route)
+            result = .success(try read(self, match))
         } catch {
             result = .failure(error)
         }
-        return .response(finish(request, route: route, fields: fields, started: started, result))
+        return .response(finish(request, route: match.route.template, fields: fields, started: started, result))
     }
 
     /// `POST /notifications` on the polling thread: verified here, handed back by the writer once
@@ -155,13 +157,14 @@ public final class LedgerService: Sendable {
     /// polling thread that sends it: the writer only hands the receipt on, since everything it
     /// does delays the next group commit (bench step 1c; alternating runs on the 100,000-line
     /// stream could not tell the two apart on this noisy machine: 1,434–1,917/s either way).
-    private func receiveNotification(_ request: HTTPRequest, respond: @escaping @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void) {
+    func receiveNotification(_ match: RouteMatch, respond: @escaping @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void) {
         let started = ContinuousClock.now
+        let request = match.request, route = match.route.template
         pool.appendReceipts([notificationMessage(request)]) { [self] result in
             respond {
                 var fields: [String: JSONValue] = [:]
                 let answer = self.notificationAnswer(result.map { $0[0] }, fields: &fields)
-                return self.finish(request, route: "/notifications", fields: fields, started: started, .success(answer))
+                return self.finish(request, route: route, fields: fields, started: started, .success(answer))
             }
         }
     }
@@ -183,7 +186,7 @@ public final class LedgerService: Sendable {
         }
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds)
-        let longPoll = route == "/v1/changes" && (Int(request.queryValue("wait") ?? "") ?? 0) > 0
+        let longPoll = route == ServiceRoute.changes.template && (Int(request.queryValue("wait") ?? "") ?? 0) > 0
         metrics.observe(route: route, status: response.status, seconds: longPoll ? nil : seconds)
         if fields["outcome"] == nil { fields["outcome"] = response.status < 400 ? "ok" : "error" }
         fields["method"] = .string(request.method)
@@ -194,24 +197,8 @@ public final class LedgerService: Sendable {
         return response
     }
 
-    /// The path's segments after the leading `/` (empty ones kept: `/v1//x` does not match `/v1/x`).
-    private static func segments(_ request: HTTPRequest) -> [String] {
-        request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
-    }
-
-    /// The read route (its template, for metrics and logs) that the segments after `/v1` name, if any.
-    private static func readRoute(_ v1: [String]) -> String? {
-        switch v1.count {
-        case 1 where v1[0] == "groups": return "/v1/groups"
-        case 1 where v1[0] == "changes": return "/v1/changes"
-        case 2 where v1[0] == "groups" && !v1[1].isEmpty: return "/v1/groups/{ref}"
-        case 2 where v1[0] == "members" && !v1[1].isEmpty: return "/v1/members/{id}"
-        case 3 where v1[0] == "groups" && !v1[1].isEmpty && ["replay", "diff", "audit"].contains(v1[2]): return "/v1/groups/{ref}/\(v1[2])"
-        default: return nil
-        }
-    }
-
-    private var readRoutes: ReadRoutes {
+    /// The read routes' handlers, with the configuration's clock and limits.
+    var readRoutes: ReadRoutes {
         ReadRoutes(pool: pool, now: configuration.now, maxPageSize: configuration.maxPageSize, maxChangeWait: configuration.maxChangeWait)
     }
 
@@ -225,101 +212,29 @@ public final class LedgerService: Sendable {
         return APIError(status: 503, code: "ledger_unavailable", message: "the ledger could not answer: \(error)", headers: [("Retry-After", "5")])
     }
 
+    /// The route the request names (``RouteTable/service``), then its method, token and query
+    /// parameters, then its handler; `route` is set (for the metrics) once the path matched.
     private func dispatch(_ request: HTTPRequest, route: inout String, fields: inout [String: JSONValue]) async throws -> HTTPResponse {
-        let segments = Self.segments(request)
-        func only(_ methods: String...) throws {
-            guard methods.contains(request.method) || (request.method == "HEAD" && methods.contains("GET")) else {
-                throw APIError(status: 405, code: "method_not_allowed",
-                               message: "\(request.method) is not allowed on \(route); use \(methods.joined(separator: ", "))",
-                               headers: [("Allow", methods.joined(separator: ", "))])
-            }
-        }
-        switch segments {
-        case ["notifications"]:
-            route = "/notifications"
-            try only("POST")
-            return await receiveNotification(request, fields: &fields)
-        case ["healthz"]:
-            route = "/healthz"
-            try only("GET")
-            return .json(["status": "ok", "version": .string(configuration.build.version), "commit": .string(configuration.build.commit)])
-        case ["readyz"]:
-            route = "/readyz"
-            try only("GET")
-            return try await readiness()
-        case ["metrics"]:
-            route = "/metrics"
-            try only("GET")
-            return try await metricsResponse()
-        default:
-            break
-        }
-        guard segments.first == "v1" else {
+        guard let match = RouteTable.service.match(request) else {
             throw APIError(status: 404, code: "not_found", message: "no route \(request.path); see `seatledger serve --help`")
         }
-        let v1 = Array(segments.dropFirst())
-        if v1.count >= 3, v1[0] == "groups", !v1[1].isEmpty, v1[2] == "seats" {
-            return try await seatRoute(v1, request, route: &route, fields: &fields)
+        route = match.route.template
+        guard match.route.allows(request.method) else { throw match.route.methodNotAllowed(request.method) }
+        if let scope = match.route.scope.tokenScope {
+            fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: scope))
         }
-        guard let readRoute = Self.readRoute(v1) else {
-            throw APIError(status: 404, code: "not_found", message: "no route \(request.path); see `seatledger serve --help`")
-        }
-        route = readRoute
-        try only("GET")
-        fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "read"))
-        try RouteParameters.check(request, route: route)
-        let reads = readRoutes
-        switch route {
-        case "/v1/groups": return try await reads.groups(request)
-        case "/v1/changes": return try await reads.changes(request)
-        case "/v1/groups/{ref}": return try await reads.group(v1[1], request)
-        case "/v1/members/{id}": return try await reads.member(v1[1], request)
-        case "/v1/groups/{ref}/replay": return try await reads.replay(v1[1], request)
-        case "/v1/groups/{ref}/diff": return try await reads.diff(v1[1], request)
-        default: return try await reads.audit(v1[1], request)
-        }
+        try RouteParameters.check(request, route: match.route)
+        return try await match.route.handler(self, match, &fields)
     }
 
-    // MARK: Seats
-
-    /// `/v1/groups/{ref}/seats…` (scope `seats`): claim, unclaim, associate through Apple.
-    private func seatRoute(_ v1: [String], _ request: HTTPRequest, route: inout String,
-                           fields: inout [String: JSONValue]) async throws -> HTTPResponse {
-        func only(_ method: String, _ route: String) throws {
-            guard request.method == method else {
-                throw APIError(status: 405, code: "method_not_allowed", message: "\(request.method) is not allowed on \(route); use \(method)",
-                               headers: [("Allow", method)])
-            }
-        }
-        let reference = v1[1]
-        let seats = SeatRoutes(pool: pool, now: configuration.now, settings: configuration.seatAPI, log: log)
-        switch v1.count {
-        case 3:
-            route = "/v1/groups/{ref}/seats"
-            try only("POST", route)
-            fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "seats"))
-            try RouteParameters.check(request, route: route)
-            return try await seats.claim(reference, request, fields: &fields)
-        case 4 where !v1[3].isEmpty:
-            route = "/v1/groups/{ref}/seats/{seatClaimId}"
-            try only("DELETE", route)
-            fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "seats"))
-            try RouteParameters.check(request, route: route)
-            return try await seats.unclaim(reference, seatClaimId: v1[3], fields: &fields)
-        case 5 where !v1[3].isEmpty && v1[4] == "associate":
-            route = "/v1/groups/{ref}/seats/{seatClaimId}/associate"
-            try only("POST", route)
-            fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: "seats"))
-            try RouteParameters.check(request, route: route)
-            return try await seats.associate(reference, seatClaimId: v1[3], request, fields: &fields)
-        default:
-            throw APIError(status: 404, code: "not_found", message: "no route \(request.path); see `seatledger serve --help`")
-        }
+    /// The seat routes' handlers (``SeatRoutes``: claim, unclaim, associate through Apple).
+    var seatRoutes: SeatRoutes {
+        SeatRoutes(pool: pool, now: configuration.now, settings: configuration.seatAPI, log: log)
     }
 
     // MARK: Health and metrics
 
-    private func readiness() async throws -> HTTPResponse {
+    func readiness() async throws -> HTTPResponse {
         do {
             // The writer commits a write that reaches the disk (a full disk or a file size limit
             // fails it, as it fails every append: the load balancer should stop sending Apple's
@@ -343,7 +258,7 @@ public final class LedgerService: Sendable {
         }
     }
 
-    private func metricsResponse() async throws -> HTTPResponse {
+    func metricsResponse() async throws -> HTTPResponse {
         let read = try? await pool.read { ledger -> (newest: Int64?, open: Int) in
             let head = try ledger.store.head().position
             return (head == 0 ? nil : try ledger.store.event(at: head)?.recordedAt, try ledger.store.quarantineCount(state: "open"))

@@ -30,13 +30,19 @@ public struct ServiceConfiguration: Sendable {
     /// Creates a configuration.
     public init(http: HTTPServerConfiguration, ledgerDescription: String,
                 now: @escaping @Sendable () -> EpochMillis = ServiceConfiguration.environmentClock,
-                maxChangeWait: Duration = .seconds(60), maxPageSize: Int = 1_000) {
+                maxChangeWait: Duration = ServiceConfiguration.defaultMaxChangeWait,
+                maxPageSize: Int = ServiceConfiguration.defaultMaxPageSize) {
         self.http = http
         self.ledgerDescription = ledgerDescription
         self.now = now
         self.maxChangeWait = maxChangeWait
         self.maxPageSize = maxPageSize
     }
+
+    /// The default ``maxChangeWait`` (what `serve` uses; the OpenAPI document's maximum `wait`).
+    public static let defaultMaxChangeWait: Duration = .seconds(60)
+    /// The default ``maxPageSize`` (what `serve` uses; the OpenAPI document's maximum `limit`).
+    public static let defaultMaxPageSize = 1_000
 
     /// Now, or `$SEATLEDGER_NOW` (ISO 8601 or epoch ms), as the CLI reads it.
     ///

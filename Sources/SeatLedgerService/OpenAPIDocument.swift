@@ -1,0 +1,142 @@
+import AppStoreModels
+
+/// The OpenAPI 3.1 document of `seatledger serve`, generated from ``RouteTable/service``: served at
+/// `GET /openapi.json` and committed as `Events/api/openapi.json` (a test regenerates it and fails
+/// when the file differs).
+///
+/// The table gives each path and method, its path parameters, its query parameters (a parameter
+/// that may be given more than once is an array, `form`, exploded), its token (a `security`
+/// requirement, with the 401 and 403 it answers) and the 400 of its query check; the route's
+/// ``RouteDocument`` gives the rest. Schemas are in ``APISchemas``, examples (captured from a
+/// real `serve` on the demo ledger) in ``APIExamples``.
+enum OpenAPIDocument {
+    /// The document as served: pretty-printed (sorted keys), one trailing newline.
+    static let text: String = generate(RouteTable.service).prettyString() + "\n"
+
+    /// The document for the routes of `table`.
+    static func generate(_ table: RouteTable) -> JSONValue {
+        var paths: [String: JSONValue] = [:]
+        for route in table.routes {
+            var item: [String: JSONValue] = [:]
+            for method in route.methods { item[method.lowercased()] = operation(route, method: method) }
+            paths[route.template] = .object(item)
+        }
+        return [
+            "openapi": "3.1.0",
+            "info": [
+                "title": "SeatLedger service (seatledger serve)",
+                "version": "1",
+                "summary": "App Store Server Notifications in, multiseat group and member state out.",
+                "description": .string("Every route of `seatledger serve`'s API listener, generated from its route table. JSON bodies are byte for byte what "
+                    + "the CLI's `--json` prints for the same ledger and clocks. Errors are `{\"error\": code, \"message\": reason, …}`. A route "
+                    + "answers 405 with `Allow` to another method, and `/v1` routes answer 400 `bad_parameter` to a query parameter they do not take."),
+            ],
+            "paths": .object(paths),
+            "components": [
+                "schemas": APISchemas.all,
+                "securitySchemes": [
+                    "readToken": ["type": "http", "scheme": "bearer",
+                                  "description": "A token of scope `read` (`seatledger token add NAME --scope read`)."],
+                    "seatsToken": ["type": "http", "scheme": "bearer",
+                                   "description": "A token of scope `seats` (`seatledger token add NAME --scope seats`)."],
+                ],
+            ],
+        ]
+    }
+
+    /// The operation object of `route` for `method`.
+    static func operation(_ route: ServiceRoute, method: String) -> JSONValue {
+        let document = route.document
+        var parameters: [JSONValue] = route.pathParameters.map { name in
+            ["name": .string(name), "in": "path", "required": true, "description": .string(document.pathParameters[name] ?? ""),
+             "schema": ["type": "string", "minLength": 1]]
+        }
+        for parameter in route.query.parameters {
+            var object: [String: JSONValue] = ["name": .string(parameter.name), "in": "query", "required": false,
+                                               "description": .string(parameter.description)]
+            if parameter.times > 1 {
+                object["schema"] = ["type": "array", "items": parameter.schema, "maxItems": .int(Int64(parameter.times))]
+                object["style"] = "form"
+                object["explode"] = true
+            } else {
+                object["schema"] = parameter.schema
+            }
+            parameters.append(.object(object))
+        }
+        var responses: [Int: ResponseDocument] = [:]
+        func add(_ response: ResponseDocument) {
+            guard let existing = responses[response.status] else { responses[response.status] = response; return }
+            responses[response.status] = ResponseDocument(
+                status: response.status, description: existing.description + "; or " + response.description,
+                media: existing.media.map { media in
+                    MediaDocument(type: media.type, schema: media.schema,
+                                  examples: media.examples.merging(response.media.first { $0.type == media.type }?.examples ?? [:]) { first, _ in first })
+                },
+                headers: existing.headers + response.headers.filter { !existing.headers.contains($0) })
+        }
+        document.responses.forEach(add)
+        if case .only = route.query {
+            add(.error(400, "A query parameter the route does not take, one given too often, or a value it cannot read", codes: ["bad_parameter"],
+                       examples: ["unknown parameter": APIExamples.unknownParameter, "epoch seconds": APIExamples.epochSeconds]))
+        }
+        if route.scope != .none {
+            add(.error(401, "No bearer token, or one unknown or revoked", codes: ["unauthorized"],
+                       examples: ["no token": APIExamples.unauthorized], headers: ["WWW-Authenticate"]))
+            add(.error(403, "The token's scope is not `\(route.scope.rawValue)`", codes: ["forbidden"],
+                       examples: route.scope == .seats ? ["read token": APIExamples.forbidden] : [:]))
+        }
+        var operation: [String: JSONValue] = [
+            "operationId": .string(operationId(route, method: method)),
+            "summary": .string(document.summary),
+            "description": .string(document.description),
+            "security": route.scope == .none ? [] : .array([.object(["\(route.scope.rawValue)Token": .array([])])]),
+            "responses": .object(Dictionary(uniqueKeysWithValues: responses.values.map { (String($0.status), response($0)) })),
+        ]
+        if !parameters.isEmpty { operation["parameters"] = .array(parameters) }
+        if let body = document.requestBody {
+            operation["requestBody"] = ["description": .string(body.description), "required": .bool(body.required),
+                                        "content": content(body.media)]
+        }
+        return .object(operation)
+    }
+
+    private static func response(_ response: ResponseDocument) -> JSONValue {
+        var object: [String: JSONValue] = ["description": .string(response.description)]
+        if !response.media.isEmpty { object["content"] = content(response.media) }
+        if !response.headers.isEmpty {
+            object["headers"] = .object(Dictionary(uniqueKeysWithValues: response.headers.map { name in
+                (name, ["schema": ["type": "string"], "description": .string(headerDescriptions[name] ?? name)] as JSONValue)
+            }))
+        }
+        return .object(object)
+    }
+
+    private static let headerDescriptions = [
+        "Allow": "The methods the route answers.",
+        "Retry-After": "Seconds to wait before retrying.",
+        "WWW-Authenticate": "`Bearer`.",
+    ]
+
+    private static func content(_ media: [MediaDocument]) -> JSONValue {
+        .object(Dictionary(uniqueKeysWithValues: media.map { media in
+            var object: [String: JSONValue] = ["schema": media.schema]
+            if !media.examples.isEmpty {
+                object["examples"] = .object(media.examples.mapValues { ["value": $0] })
+            }
+            return (media.type, .object(object))
+        }))
+    }
+
+    /// `getV1GroupsByRefReplay` for `GET /v1/groups/{ref}/replay`.
+    static func operationId(_ route: ServiceRoute, method: String) -> String {
+        let words = route.segments.map { segment -> String in
+            switch segment {
+            case .literal(let literal):
+                return literal.split { !$0.isLetter && !$0.isNumber }.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+            case .parameter(let name):
+                return "By" + name.prefix(1).uppercased() + name.dropFirst()
+            }
+        }
+        return method.lowercased() + words.joined()
+    }
+}

@@ -1,0 +1,274 @@
+import AppStoreModels
+import HTTPServer
+import Projections
+
+extension RouteTable {
+    /// Every route of `seatledger serve`'s API listener, each declared once (the support desk's
+    /// listener has its own pages: ``SupportDeskRoutes``). Matched in order; no two templates
+    /// match the same path.
+    static let service = RouteTable(routes: [
+        .notifications, .healthz, .readyz, .metrics, .openAPI,
+        .groups, .changes, .group, .member, .replay, .diff, .audit,
+        .claimSeat, .unclaimSeat, .associateSeat,
+    ])
+}
+
+/// The clock parameters' description (``ReadRoutes/clock(_:_:now:)``).
+private let clockText = "ISO 8601 (`2026-11-02T00:00:00Z`, `2026-11-02`), epoch milliseconds, `now`, or relative to now (`7d`, `-1h`, `%2B2h`). "
+    + "Epoch seconds and compact dates are a 400 whose `didYouMean` names the ISO form."
+
+/// A regular expression matching any of `values` in any case (`[Aa][Cc]…`: JSON Schema patterns have no flags).
+private func anyCase(_ values: Set<String>) -> String {
+    let alternatives = values.sorted().map { value in
+        value.map { character in
+            let lower = character.lowercased(), upper = character.uppercased()
+            return lower == upper ? String(character) : "[\(upper)\(lower)]"
+        }.joined()
+    }
+    return "^(" + alternatives.joined(separator: "|") + ")$"
+}
+
+private func clock(_ name: String, _ meaning: String, times: Int = 1) -> QueryParameter {
+    QueryParameter(name, times: times, schema: ["type": "string", "minLength": 1], "\(meaning). \(clockText)")
+}
+
+private let asOf = clock("asOf", "The valid time asked about (default now)")
+private let knownAt = clock("knownAt", "The transaction time: only what the ledger had recorded by then (default everything)")
+/// `limit` of a page (``ReadRoutes``: 1 … ``ServiceConfiguration/maxPageSize``, default 100).
+private let limit = QueryParameter("limit", schema: ["type": "integer", "minimum": 1, "maximum": .int(Int64(ServiceConfiguration.defaultMaxPageSize))],
+                                   "At most this many items (default 100)")
+
+private let groupRef = ["ref": "A group key, `groupId`, or any original transaction id, app transaction id or seat claim id of the group"]
+private let seatClaimId = "A seat claim id of the group (Apple's `seatClaimId`)"
+
+private let notFound = ResponseDocument.error(404, "No group for the reference, or no route for the path", codes: ["not_found"],
+                                              examples: ["unknown group": APIExamples.notFound])
+private let unavailable = ResponseDocument.error(503, "The ledger could not answer", codes: ["ledger_unavailable"], headers: ["Retry-After"])
+
+extension ServiceRoute {
+    /// `POST /notifications`: Apple's webhook, verified and answered on the polling thread once durable.
+    static let notifications = ServiceRoute(
+        ["POST"], "/notifications", scope: .none, query: .unchecked,
+        immediate: .handedOn { service, match in .later { respond in service.receiveNotification(match, respond: respond) } },
+        document: RouteDocument(
+            "App Store Server Notifications V2 (the webhook)",
+            "The body is stored exactly as received and answered 200 only once the outcome is durable: appended, a duplicate of a stored notification, "
+                + "or quarantined with its raw bytes (an unverifiable signature, a malformed body, an `apiResponse` envelope). No token: the signature is the "
+                + "authentication. A query string is ignored.",
+            requestBody: RequestBodyDocument(description: "Apple's `{\"signedPayload\": \"<JWS>\"}`; any other bytes, none included, are quarantined.", required: false,
+                                             media: [MediaDocument(type: "application/json", schema: .reference("SignedNotification"),
+                                                                   examples: ["Apple's form": ["signedPayload": "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJ…"]])]),
+            responses: [
+                .json(200, "Durable: appended, duplicate or quarantined", schema: "NotificationReceipt",
+                      examples: ["appended": APIExamples.appended, "duplicate": APIExamples.duplicate, "quarantined": APIExamples.quarantined]),
+                .error(413, "The body is over `--max-body`; nothing was stored", codes: ["body_too_large"]),
+                .error(503, "Nothing could be stored; Apple retries", codes: ["not_stored"], headers: ["Retry-After"]),
+            ])
+    ) { service, match, fields in
+        await service.receiveNotification(match.request, fields: &fields)
+    }
+
+    /// `GET /healthz`: liveness.
+    static let healthz = ServiceRoute(
+        ["GET"], "/healthz", scope: .none, query: .unchecked,
+        document: RouteDocument("Liveness", "The process answers; its version and commit.",
+                                responses: [.json(200, "Alive", schema: "Health", examples: ["serve": APIExamples.health])])
+    ) { service, _, _ in
+        .json(["status": "ok", "version": .string(service.configuration.build.version), "commit": .string(service.configuration.build.commit)])
+    }
+
+    /// `GET /readyz`: readiness.
+    static let readyz = ServiceRoute(
+        ["GET"], "/readyz", scope: .none, query: .unchecked,
+        document: RouteDocument(
+            "Readiness",
+            "A read answers, a write probe that changes nothing reaches the disk, and no notification failed to store in the last 30 s.",
+            responses: [
+                .json(200, "Ready", schema: "Ready", examples: ["demo ledger": APIExamples.ready]),
+                .error(503, "Not ready; a load balancer should send Apple's retries elsewhere", codes: ["not_ready"], headers: ["Retry-After"]),
+            ])
+    ) { service, _, _ in
+        try await service.readiness()
+    }
+
+    /// `GET /metrics`: Prometheus text.
+    static let metrics = ServiceRoute(
+        ["GET"], "/metrics", scope: .none, query: .unchecked,
+        document: RouteDocument(
+            "Prometheus metrics",
+            "Notifications received / appended / duplicate / quarantined by reason, request counts and latency histograms by route template, "
+                + "head position, newest event age, requests in flight, build info, process CPU and memory.",
+            responses: [ResponseDocument(status: 200, description: "Prometheus text exposition format 0.0.4",
+                                         media: [MediaDocument(type: "text/plain", schema: ["type": "string"])], headers: [])])
+    ) { service, _, _ in
+        try await service.metricsResponse()
+    }
+
+    /// `GET /openapi.json`: this API's OpenAPI 3.1 document (``OpenAPIDocument``).
+    static let openAPI = ServiceRoute(
+        ["GET"], "/openapi.json", scope: .none, query: .unchecked,
+        document: RouteDocument(
+            "This document",
+            "The OpenAPI 3.1 document of every route, generated from the service's route table; the same file is `Events/api/openapi.json` in the repository.",
+            responses: [ResponseDocument(status: 200, description: "The OpenAPI 3.1 document",
+                                         media: [MediaDocument(type: "application/json", schema: ["type": "object"])], headers: [])])
+    ) { _, _, _ in
+        HTTPResponse(status: 200, contentType: "application/json", text: OpenAPIDocument.text)
+    }
+
+    /// `GET /v1/groups`: a page of groups.
+    static let groups = ServiceRoute(
+        ["GET"], "/v1/groups", scope: .read,
+        query: .only([asOf, knownAt, limit,
+                      QueryParameter("cursor", "The last `groupKey` of the previous page (its `nextCursor`)"),
+                      QueryParameter("status", schema: ["type": "string", "pattern": .string(anyCase(GroupStatus.knownValues))],
+                                     "Only groups with this status, in any case: " + GroupStatus.knownValues.sorted().joined(separator: ", ")),
+                      QueryParameter("product", "Only groups of this product id")]),
+        document: RouteDocument(
+            "List groups", "Every group's `group show --json`, by group key, a page at a time.",
+            responses: [.json(200, "A page of groups; `nextCursor` is null on the last page", schema: "GroupsPage",
+                              examples: ["limit=1": APIExamples.groupsPage]), unavailable])
+    ) { service, match, _ in
+        try await service.readRoutes.groups(match.request)
+    }
+
+    /// `GET /v1/changes`: the change feed.
+    static let changes = ServiceRoute(
+        ["GET"], "/v1/changes", scope: .read,
+        query: .only([QueryParameter("after", schema: ["type": "integer", "minimum": 0, "maximum": .int(Int64.max)], "The cursor: events after this position (default 0)"),
+                      limit,
+                      QueryParameter("wait", schema: ["type": "integer", "minimum": 0, "maximum": .int(ServiceConfiguration.defaultMaxChangeWait.components.seconds)],
+                                     "Seconds to wait for an event when there is none after `after` yet (default 0)")]),
+        document: RouteDocument(
+            "Change feed",
+            "Committed events after position `after`, in position order, each with the keys of the groups it touched. Keep `next` as the cursor.",
+            responses: [.json(200, "Events after the cursor", schema: "Changes", examples: ["after=0&limit=2": APIExamples.changes]),
+                        .error(409, "The cursor is past the ledger's head (another ledger, or before a restore); the body has `head`",
+                               codes: ["cursor_past_head"], examples: ["after=999999": APIExamples.cursorPastHead]),
+                        unavailable])
+    ) { service, match, _ in
+        try await service.readRoutes.changes(match.request)
+    }
+
+    /// `GET /v1/groups/{ref}`: `group show --json`, answered on the polling thread.
+    static let group = ServiceRoute(
+        ["GET"], "/v1/groups/{ref}", scope: .read, query: .only([asOf, knownAt]),
+        immediate: .blockingRead { service, match in try service.readRoutes.groupNow(match.path("ref"), match.request) },
+        document: RouteDocument(
+            "One group", "Exactly `seatledger group show REF --json`.", pathParameters: groupRef,
+            responses: [.json(200, "The group's state", schema: "GroupState", examples: ["demo group": APIExamples.group]), notFound, unavailable])
+    ) { service, match, _ in
+        try await service.readRoutes.group(match.path("ref"), match.request)
+    }
+
+    /// `GET /v1/members/{id}`: access of a member, answered on the polling thread.
+    static let member = ServiceRoute(
+        ["GET"], "/v1/members/{id}", scope: .read, query: .only([asOf, knownAt]),
+        immediate: .blockingRead { service, match in try service.readRoutes.memberNow(match.path("id"), match.request) },
+        document: RouteDocument(
+            "Does this member have access?", "`hasAccess` and `seatledger member show ID --json` as `memberships`.",
+            pathParameters: ["id": "An app transaction id, original transaction id or member reference"],
+            responses: [.json(200, "The member's memberships (none for an unknown id)", schema: "MemberAccess",
+                              examples: ["demo member": APIExamples.member]), notFound, unavailable])
+    ) { service, match, _ in
+        try await service.readRoutes.member(match.path("id"), match.request)
+    }
+
+    /// `GET /v1/groups/{ref}/replay`: `replay --json`.
+    static let replay = ServiceRoute(
+        ["GET"], "/v1/groups/{ref}/replay", scope: .read,
+        query: .only([clock("from", "The first moment replayed"), clock("to", "The last moment replayed"), knownAt]),
+        document: RouteDocument(
+            "Replay a group", "The group's changes over time, as `seatledger replay REF --json`.", pathParameters: groupRef,
+            responses: [.json(200, "The replay", schema: "Replay", examples: ["demo group": APIExamples.replay]), notFound, unavailable])
+    ) { service, match, _ in
+        try await service.readRoutes.replay(match.path("ref"), match.request)
+    }
+
+    /// `GET /v1/groups/{ref}/diff`: `diff --json`.
+    static let diff = ServiceRoute(
+        ["GET"], "/v1/groups/{ref}/diff", scope: .read,
+        query: .only([clock("knownAt", "Two transaction times to compare (give it twice)", times: 2),
+                      clock("asOf", "Two valid times to compare (give it twice), or the one moment of another comparison", times: 2),
+                      QueryParameter("against", schema: ["type": "string", "enum": ["apple"]], "`apple`: the ledger against Apple's last recorded seat info")]),
+        document: RouteDocument(
+            "Diff a group", "`seatledger diff REF --json`: `knownAt` twice, `asOf` twice, or `against=apple` (with at most one `asOf`); "
+                + "anything else is a 400.", pathParameters: groupRef,
+            responses: [.json(200, "The difference", schema: "Diff",
+                              examples: ["knownAt twice": APIExamples.diffKnownAt, "against=apple": APIExamples.diffApple]),
+                        notFound, unavailable])
+    ) { service, match, _ in
+        try await service.readRoutes.diff(match.path("ref"), match.request)
+    }
+
+    /// `GET /v1/groups/{ref}/audit`: `audit group`.
+    static let audit = ServiceRoute(
+        ["GET"], "/v1/groups/{ref}/audit", scope: .read,
+        query: .only([QueryParameter("format", schema: ["type": "string", "enum": ["json", "markdown", "html", "text"]], "The report's format (default json)"),
+                      asOf]),
+        document: RouteDocument(
+            "Audit a group", "`seatledger audit group REF` in the format asked for.", pathParameters: groupRef,
+            responses: [ResponseDocument(status: 200, description: "The audit report", media: [
+                MediaDocument(type: "application/json", schema: .reference("GroupAudit"), examples: ["demo group": APIExamples.audit]),
+                MediaDocument(type: "text/markdown", schema: ["type": "string"]),
+                MediaDocument(type: "text/html", schema: ["type": "string"]),
+                MediaDocument(type: "text/plain", schema: ["type": "string"]),
+            ], headers: []), notFound, unavailable])
+    ) { service, match, _ in
+        try await service.readRoutes.audit(match.path("ref"), match.request)
+    }
+
+    /// The answers every seat operation may give besides its success.
+    private static let seatFailures: [ResponseDocument] = [
+        .error(400, "The body is not a JSON object of the fields asked for", codes: ["bad_body"]),
+        notFound,
+        .error(409, "Refused before any call: no available seat, not developer-hosted, not active; or the requestId conflicts",
+               codes: ["no_available_seat", "not_developer_hosted", "not_active", "already_claimed", "no_purchaser", "request_conflict", "claim_pending"]),
+        .error(429, "Apple is rate-limiting, after the retries", codes: ["apple_rate_limited"], headers: ["Retry-After"]),
+        .error(502, "Apple answered 5xx, after the retries", codes: ["apple_unavailable", "apple_refused"]),
+        .error(503, "The App Store Server API is not configured for serve, or the ledger could not answer",
+               codes: ["api_not_configured", "ledger_unavailable"]),
+        .error(504, "Apple did not answer", codes: ["apple_no_answer"]),
+    ]
+
+    /// `POST /v1/groups/{ref}/seats`: Claim Seat through Apple.
+    static let claimSeat = ServiceRoute(
+        ["POST"], "/v1/groups/{ref}/seats", scope: .seats, query: .only([]),
+        document: RouteDocument(
+            "Claim a seat", "Claim Seat through the App Store Server API, as `seatledger seats claim`: the requestIdentifier is stored before the call "
+                + "and the response recorded as an event. The same `requestId` again answers the same claim (200, no call). Apple's 4xx refusals keep "
+                + "their status (`apple_refused`, with `appleErrorCode`).", pathParameters: groupRef,
+            requestBody: RequestBodyDocument(description: "The member to give a seat", required: true,
+                                             media: [MediaDocument(type: "application/json", schema: .reference("ClaimRequest"),
+                                                                   examples: ["new claim": ["memberRef": "member-42", "requestId": "6f1c2b1e-7d0a-4c4e-9a43-3d5c0f7b2a10"]])]),
+            responses: [.json(201, "Claimed", schema: "SeatResult"), .json(200, "The same claim again (resumed or replayed)", schema: "SeatResult")]
+                + seatFailures)
+    ) { service, match, fields in
+        try await service.seatRoutes.claim(match.path("ref"), match.request, fields: &fields)
+    }
+
+    /// `DELETE /v1/groups/{ref}/seats/{seatClaimId}`: Unclaim Seat through Apple.
+    static let unclaimSeat = ServiceRoute(
+        ["DELETE"], "/v1/groups/{ref}/seats/{seatClaimId}", scope: .seats, query: .only([]),
+        document: RouteDocument(
+            "Unclaim a seat", "Unclaim Seat through the App Store Server API, recorded (revoke the member's access in your app too).",
+            pathParameters: groupRef.merging(["seatClaimId": seatClaimId]) { $1 },
+            responses: [.json(200, "Unclaimed", schema: "SeatResult")] + seatFailures)
+    ) { service, match, fields in
+        try await service.seatRoutes.unclaim(match.path("ref"), seatClaimId: match.path("seatClaimId"), fields: &fields)
+    }
+
+    /// `POST /v1/groups/{ref}/seats/{seatClaimId}/associate`: Associate Seat through Apple.
+    static let associateSeat = ServiceRoute(
+        ["POST"], "/v1/groups/{ref}/seats/{seatClaimId}/associate", scope: .seats, query: .only([]),
+        document: RouteDocument(
+            "Associate a seat", "Associate Seat through the App Store Server API, recorded; access unchanged.",
+            pathParameters: groupRef.merging(["seatClaimId": seatClaimId]) { $1 },
+            requestBody: RequestBodyDocument(description: "The app transaction to associate", required: true,
+                                             media: [MediaDocument(type: "application/json", schema: .reference("AssociateRequest"),
+                                                                   examples: ["associate": ["appTransactionId": "704000000000000002"]])]),
+            responses: [.json(200, "Associated", schema: "SeatResult")] + seatFailures)
+    ) { service, match, fields in
+        try await service.seatRoutes.associate(match.path("ref"), seatClaimId: match.path("seatClaimId"), match.request, fields: &fields)
+    }
+}
