@@ -47,7 +47,7 @@ echo "== mmdebstrap: a bare bookworm root (variant apt${container_packages:+, pl
 rm -rf "$root"
 include=()
 [ -n "$container_packages" ] && include=(--include="${container_packages// /,}")
-mmdebstrap --quiet --variant=apt --mode=root "${include[@]}" bookworm "$root" \
+mmdebstrap --quiet --variant=apt --mode=root --aptopt='Acquire::Retries "3"' "${include[@]}" bookworm "$root" \
   "deb http://deb.debian.org/debian bookworm main" "deb http://deb.debian.org/debian bookworm-updates main" \
   "deb http://deb.debian.org/debian-security bookworm-security main"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
