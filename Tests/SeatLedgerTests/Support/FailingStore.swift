@@ -244,6 +244,7 @@ final class FailingStore: LedgerStore {
 
     func quarantine(state: String?, limit: Int) throws -> [QuarantineRecord] { try base.quarantine(state: state, limit: limit) }
     func quarantineRecord(id: Int64) throws -> QuarantineRecord? { try base.quarantineRecord(id: id) }
+    func quarantineCount(state: String) throws -> Int { try base.quarantineCount(state: state) }
 
     // MARK: Facts
 
