@@ -36,6 +36,8 @@ public enum RecordChain {
         public static let trustRoot = Kind(rawValue: "trust_root")
         /// A `quarantine` row (subject: its id).
         public static let quarantine = Kind(rawValue: "quarantine")
+        /// An `api_tokens` row (subject: its name), linked when it is added and when it is revoked.
+        public static let apiToken = Kind(rawValue: "api_token")
         /// The text a person reads (what the CLI prints for it).
         public var description: String { rawValue }
     }
@@ -106,6 +108,17 @@ public enum RecordChain {
         appendField(Data(record.state.utf8), to: &buffer)
         if let resolvedAt = record.resolvedAt { buffer.append(1); appendInt(resolvedAt, to: &buffer) } else { buffer.append(0) }
         if let resolution = record.resolution { buffer.append(1); appendField(Data(resolution.utf8), to: &buffer) } else { buffer.append(0) }
+        return SHA256Digest.hash(buffer)
+    }
+
+    /// A bearer token's digest: name, scope, SHA-256, when it was created and revoked.
+    public static func apiTokenDigest(_ record: APITokenRecord) -> Data {
+        var buffer = Data()
+        appendField(Data(record.name.utf8), to: &buffer)
+        appendField(Data(record.scope.utf8), to: &buffer)
+        appendField(Data(record.sha256.utf8), to: &buffer)
+        appendInt(record.createdAt, to: &buffer)
+        if let revokedAt = record.revokedAt { buffer.append(1); appendInt(revokedAt, to: &buffer) } else { buffer.append(0) }
         return SHA256Digest.hash(buffer)
     }
 
