@@ -3,7 +3,7 @@ import Foundation
 import JWSVerification
 
 /// The second hash chain: over what a ledger stores besides its events (configuration values,
-/// trust roots and quarantine rows), so that editing, adding or deleting one of them outside
+/// trust roots, quarantine rows and API tokens), so that editing, adding or deleting one of them outside
 /// SeatLedger is a `verify` finding, as an edited event is for ``EventChain``.
 ///
 /// Every write of such a row appends a link `(seq, kind, subject, digest)` in the same
@@ -23,6 +23,12 @@ import JWSVerification
 public enum RecordChain {
     /// The previous hash of the first link.
     public static let genesis = Data(repeating: 0, count: 32)
+
+    /// The configuration key that says the record chain covers `api_tokens` (value `1`): set,
+    /// and linked, when a ledger is created and when a writer first links the tokens of a ledger
+    /// from before they were covered. Without it `verify` does not compare tokens (it says so);
+    /// deleting it is itself a finding (a linked configuration value deleted).
+    public static let tokensCoveredKey = "record_chain_tokens"
 
     /// What a link covers.
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -151,8 +157,11 @@ public enum RecordChain {
     /// Checks the links (gap-free, each hash recomputed) and then every stored row against the
     /// latest link of its subject: a row without a link was added outside SeatLedger, a row that
     /// differs was edited, a subject whose row is gone was deleted.
+    ///
+    /// `tokens`: the `api_tokens` rows when the chain covers them (``tokensCoveredKey`` set), else
+    /// `nil` (not compared).
     public static func verify(links: [Link], configuration: [String: String], roots: [StoredTrustRoot],
-                              quarantine: [QuarantineRecord]) -> Report {
+                              quarantine: [QuarantineRecord], tokens: [APITokenRecord]? = nil) -> Report {
         var report = Report()
         var previous = genesis
         var latest: [Kind: [String: Data]] = [:]
@@ -197,6 +206,11 @@ public enum RecordChain {
         }
         compare(.quarantine, Dictionary(quarantine.map { (String($0.id), quarantineDigest($0)) }, uniquingKeysWith: { first, _ in first })) {
             "quarantine item #\($0)"
+        }
+        if let tokens {
+            compare(.apiToken, Dictionary(tokens.map { ($0.name, apiTokenDigest($0)) }, uniquingKeysWith: { first, _ in first })) {
+                "API token \($0)"
+            }
         }
         return report
     }
@@ -246,8 +260,10 @@ extension LedgerStore {
     public func verifyRecordChain() throws -> RecordChain.Report? {
         try read {
             guard let links = try recordLinks() else { return nil }
-            return RecordChain.verify(links: links, configuration: try configValues(), roots: try trustRoots(),
-                                      quarantine: try quarantine(state: nil, limit: Int.max))
+            let configuration = try configValues()
+            return RecordChain.verify(links: links, configuration: configuration, roots: try trustRoots(),
+                                      quarantine: try quarantine(state: nil, limit: Int.max),
+                                      tokens: configuration[RecordChain.tokensCoveredKey] == nil ? nil : try apiTokens())
         }
     }
 }
