@@ -31,7 +31,14 @@ enum VerifyCommand: Command {
     (exit 1). Exit 1 also when the chain is broken or a projection is stale
     (`seatledger rebuild --all-snapshots` repairs those), or when events lack cached projection facts (a
     ledger from an older build): the projections are then not checked, since a recomputation without
-    those events would name sound groups as stale.
+    those events would name sound groups as stale. Traces of rows removed from the end are findings
+    too: an event's cached rows (decoded payload, identifier index, facts) past the last event, and
+    on PostgreSQL a position or quarantine id the head row issued whose row is gone; group-index
+    rows no event mentions are named. What only an anchor (--anchor) can prove: events, quarantine
+    items or other record-chain rows removed from the end together with every trace (on SQLite the
+    last quarantine item deleted with its link leaves none), a chain re-hashed after an edit, and a
+    root, token or trust value added with a correctly hashed record-chain link (or pin the roots:
+    --trusted-root-sha256).
 
     Options:
     \(HelpText.db)
@@ -126,6 +133,8 @@ enum VerifyCommand: Command {
         }
         // The second chain: configuration, trust roots and quarantine rows (`RecordChain`).
         let records = try store.verifyRecordChain()
+        // Traces of rows removed from the end: caches past the last event, ids the head row issued (PostgreSQL).
+        let remnants = try store.tailRemnants()
         // Roots outside the pinned set (--trusted-root-sha256 / $SEATLEDGER_TRUSTED_ROOTS).
         let pinFindings = try PinnedRoots.findings(arguments, store: store)
         // The arrivals log: ids gap-free, every event's first arrival present.
@@ -150,12 +159,18 @@ enum VerifyCommand: Command {
                 projectionsChecked = true
             }
         }
+        // Stale groups no event mentions: index rows nothing supports (named apart from a stale fold).
+        var unsupported: [String] = []
+        if !stale.isEmpty {
+            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+            unsupported = try stale.filter { try ledger.events(mentioning: $0).isEmpty }
+        }
         progress.finish()
         // Written before anything is printed: a failure to write it is then the command's one
         // error (one JSON object with --json), not a second document after the report.
         // Only a ledger whose both chains are intact is anchored: an anchor must not sign off a
         // row the record chain names as changed outside SeatLedger.
-        if let anchor = arguments.value("anchor"), result.isIntact, records?.isIntact ?? true, pinFindings.isEmpty {
+        if let anchor = arguments.value("anchor"), result.isIntact, records?.isIntact ?? true, pinFindings.isEmpty, remnants.isEmpty {
             try HeadAnchor(headOf: store).write(to: anchor)
         }
         if arguments.flag("json") {
@@ -177,6 +192,9 @@ enum VerifyCommand: Command {
                     "findings": .array(deep.findings.map { ["position": .int($0.position), "problem": .string($0.problem)] }),
                 ] } ?? .null,
             ]
+            // Present only when found: the report of an intact ledger is what it was.
+            if !remnants.isEmpty { report["removed"] = ["intact": false, "findings": .array(remnants.map(JSONValue.string))] }
+            if !unsupported.isEmpty { report["unsupportedIndexGroups"] = .array(unsupported.map(JSONValue.string)) }
             // Present only when roots are pinned: the report is otherwise what it was.
             if try PinnedRoots.pinned(arguments) != nil {
                 report["pinnedRoots"] = ["intact": .bool(pinFindings.isEmpty), "findings": .array(pinFindings.map(JSONValue.string))]
@@ -221,8 +239,13 @@ enum VerifyCommand: Command {
             }
             for finding in arrivalFindings { Terminal.out("Arrivals FOUND: \(finding)") }
             for finding in pinFindings { Terminal.out("Trust roots FOUND: \(finding)") }
+            for finding in remnants { Terminal.out("Removed rows FOUND: \(finding)") }
+            for key in unsupported {
+                Terminal.out("Group index FOUND: rows of group \(key) that no event supports (no event mentions \(key): added outside "
+                             + "SeatLedger, or left by deleted events)")
+            }
         }
         return result.isIntact && stale.isEmpty && withoutFacts == 0 && (deep?.isClean ?? true) && (records?.isIntact ?? true)
-            && arrivalFindings.isEmpty && pinFindings.isEmpty ? .success : .findings
+            && arrivalFindings.isEmpty && pinFindings.isEmpty && remnants.isEmpty ? .success : .findings
     }
 }
