@@ -28,9 +28,12 @@ extension EventStore {
             let found: Int64?? = try select.step() ? .some(select.optionalInt64(0)) : .none
             select.reset()
             if found != nil { return found }
+            try linkTokensOnce()
             let insert = try connection.prepare("INSERT INTO api_tokens(name, scope, sha256, created_at) VALUES (?, ?, ?, ?)")
             try insert.bind(.text(name), .text(scope), .text(sha256), .integer(now))
             try insert.run()
+            let record = APITokenRecord(name: name, scope: scope, sha256: sha256, createdAt: now, revokedAt: nil)
+            try linkRecords([(.apiToken, name, RecordChain.apiTokenDigest(record))])
             return nil
         }
         if let revokedAt = existingRevokedAt {
@@ -59,10 +62,15 @@ extension EventStore {
     public func revokeAPIToken(name: String, now: EpochMillis) throws -> Bool {
         do {
             return try connection.writeTransaction {
+                try linkTokensOnce()
                 let update = try connection.prepare("UPDATE api_tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL")
                 try update.bind(.integer(now), .text(name))
                 try update.run()
-                return try connection.scalarInt("SELECT changes()") == 1
+                guard try connection.scalarInt("SELECT changes()") == 1 else { return false }
+                if let record = try apiTokens().first(where: { $0.name == name }) {
+                    try linkRecords([(.apiToken, name, RecordChain.apiTokenDigest(record))])
+                }
+                return true
             }
         } catch {
             if Self.isMissingTokenTable(error) { return false }

@@ -24,4 +24,22 @@ extension EventStore {
         }
         return verifier.intact()
     }
+
+    /// Cached rows past the last event (``EventLog/tailRemnants()``). SQLite keeps no count of
+    /// issued quarantine ids, so a last quarantine row removed with its link leaves no trace here.
+    public func tailRemnants() throws -> [String] {
+        try read {
+            let last = try connection.scalarInt("SELECT coalesce(max(position), 0) FROM events") ?? 0
+            var findings: [String] = []
+            for (table, what) in TailRemnants.caches {
+                let statement = try connection.prepare("SELECT DISTINCT position FROM \(table) WHERE position > ? ORDER BY position LIMIT 10")
+                defer { statement.reset() }
+                try statement.bind(.integer(last))
+                var positions: [Int64] = []
+                while try statement.step() { positions.append(statement.int64(0)) }
+                if !positions.isEmpty { findings.append(TailRemnants.orphanCache(what, positions: positions, last: last)) }
+            }
+            return findings
+        }
+    }
 }

@@ -56,6 +56,7 @@ public final class EventStore {
                 try connection.execute("PRAGMA user_version = \(LedgerSchema.currentVersion)")
                 try store.writeConfiguration(configuration, createdAt: store.clock())
                 for root in roots { try store.insertRoot(root) }
+                try store.linkTokensOnce()
             }
             return store
         } catch let error as SQLiteError {
@@ -83,6 +84,9 @@ public final class EventStore {
             if !readOnly {
                 try store.configureConnection()
                 if version < LedgerSchema.currentVersion { try store.upgradeSchema(from: version) }
+                if try store.configValues()[RecordChain.tokensCoveredKey] == nil {
+                    try connection.writeTransaction { try store.linkTokensOnce() }
+                }
             } else {
                 connection.setBusyTimeout(milliseconds: 10_000)
                 store.hasGroupSnapshots = version >= 4
@@ -301,6 +305,16 @@ extension EventStore: RecordChainStorage {
         do { try appendRecordLinks(items) } catch let error as SQLiteError { throw error } catch {
             throw SQLiteError(resultCode: SQLITE_ERROR, message: "\(error)", sql: "INSERT INTO record_chain", path: path)
         }
+    }
+
+    /// Links every `api_tokens` row and sets ``RecordChain/tokensCoveredKey``, unless it is set
+    /// (inside the caller's write transaction): a new ledger at creation, an older one at its
+    /// first writer's open or token write. Tokens changed before that are not covered.
+    func linkTokensOnce() throws {
+        guard try configValues()[RecordChain.tokensCoveredKey] == nil else { return }
+        try linkRecords(try apiTokens().map { (.apiToken, $0.name, RecordChain.apiTokenDigest($0)) })
+        try connection.prepare("INSERT OR REPLACE INTO config(key, value) VALUES (?, '1')").bind(.text(RecordChain.tokensCoveredKey)).run()
+        try linkRecords([(.config, RecordChain.tokensCoveredKey, RecordChain.configDigest(value: "1"))])
     }
 
     /// The record chain's links in order; `nil` for a file of schema 2 (read-only opens do not upgrade).

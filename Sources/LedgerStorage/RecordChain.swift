@@ -3,7 +3,7 @@ import Foundation
 import JWSVerification
 
 /// The second hash chain: over what a ledger stores besides its events (configuration values,
-/// trust roots and quarantine rows), so that editing, adding or deleting one of them outside
+/// trust roots, quarantine rows and API tokens), so that editing, adding or deleting one of them outside
 /// SeatLedger is a `verify` finding, as an edited event is for ``EventChain``.
 ///
 /// Every write of such a row appends a link `(seq, kind, subject, digest)` in the same
@@ -24,6 +24,12 @@ public enum RecordChain {
     /// The previous hash of the first link.
     public static let genesis = Data(repeating: 0, count: 32)
 
+    /// The configuration key that says the record chain covers `api_tokens` (value `1`): set,
+    /// and linked, when a ledger is created and when a writer first links the tokens of a ledger
+    /// from before they were covered. Without it `verify` does not compare tokens (it says so);
+    /// deleting it is itself a finding (a linked configuration value deleted).
+    public static let tokensCoveredKey = "record_chain_tokens"
+
     /// What a link covers.
     public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The kind as stored in the record chain.
@@ -36,6 +42,8 @@ public enum RecordChain {
         public static let trustRoot = Kind(rawValue: "trust_root")
         /// A `quarantine` row (subject: its id).
         public static let quarantine = Kind(rawValue: "quarantine")
+        /// An `api_tokens` row (subject: its name), linked when it is added and when it is revoked.
+        public static let apiToken = Kind(rawValue: "api_token")
         /// The text a person reads (what the CLI prints for it).
         public var description: String { rawValue }
     }
@@ -109,6 +117,17 @@ public enum RecordChain {
         return SHA256Digest.hash(buffer)
     }
 
+    /// A bearer token's digest: name, scope, SHA-256, when it was created and revoked.
+    public static func apiTokenDigest(_ record: APITokenRecord) -> Data {
+        var buffer = Data()
+        appendField(Data(record.name.utf8), to: &buffer)
+        appendField(Data(record.scope.utf8), to: &buffer)
+        appendField(Data(record.sha256.utf8), to: &buffer)
+        appendInt(record.createdAt, to: &buffer)
+        if let revokedAt = record.revokedAt { buffer.append(1); appendInt(revokedAt, to: &buffer) } else { buffer.append(0) }
+        return SHA256Digest.hash(buffer)
+    }
+
     /// The links that cover rows already stored, for a ledger that had no record chain (schema 2):
     /// configuration keys in byte order, then roots by fingerprint, then quarantine rows by id.
     public static func sealing(configuration: [String: String], roots: [StoredTrustRoot],
@@ -138,8 +157,11 @@ public enum RecordChain {
     /// Checks the links (gap-free, each hash recomputed) and then every stored row against the
     /// latest link of its subject: a row without a link was added outside SeatLedger, a row that
     /// differs was edited, a subject whose row is gone was deleted.
+    ///
+    /// `tokens`: the `api_tokens` rows when the chain covers them (``tokensCoveredKey`` set), else
+    /// `nil` (not compared).
     public static func verify(links: [Link], configuration: [String: String], roots: [StoredTrustRoot],
-                              quarantine: [QuarantineRecord]) -> Report {
+                              quarantine: [QuarantineRecord], tokens: [APITokenRecord]? = nil) -> Report {
         var report = Report()
         var previous = genesis
         var latest: [Kind: [String: Data]] = [:]
@@ -184,6 +206,11 @@ public enum RecordChain {
         }
         compare(.quarantine, Dictionary(quarantine.map { (String($0.id), quarantineDigest($0)) }, uniquingKeysWith: { first, _ in first })) {
             "quarantine item #\($0)"
+        }
+        if let tokens {
+            compare(.apiToken, Dictionary(tokens.map { ($0.name, apiTokenDigest($0)) }, uniquingKeysWith: { first, _ in first })) {
+                "API token \($0)"
+            }
         }
         return report
     }
@@ -233,8 +260,10 @@ extension LedgerStore {
     public func verifyRecordChain() throws -> RecordChain.Report? {
         try read {
             guard let links = try recordLinks() else { return nil }
-            return RecordChain.verify(links: links, configuration: try configValues(), roots: try trustRoots(),
-                                      quarantine: try quarantine(state: nil, limit: Int.max))
+            let configuration = try configValues()
+            return RecordChain.verify(links: links, configuration: configuration, roots: try trustRoots(),
+                                      quarantine: try quarantine(state: nil, limit: Int.max),
+                                      tokens: configuration[RecordChain.tokensCoveredKey] == nil ? nil : try apiTokens())
         }
     }
 }

@@ -21,8 +21,11 @@ extension PostgresEventStore {
             }
             let existing = try connection.run("SELECT revoked_at FROM api_tokens WHERE name = $1", [.text(name)])
             if let row = existing.first { return .some(try row.optionalInt64(0)) }
+            try linkTokensOnce()
             _ = try connection.run("INSERT INTO api_tokens (name, scope, sha256, created_at) VALUES ($1, $2, $3, $4)",
                                    [.text(name), .text(scope), .text(sha256), .int64(now)])
+            let record = APITokenRecord(name: name, scope: scope, sha256: sha256, createdAt: now, revokedAt: nil)
+            try linkRecords([(.apiToken, name, RecordChain.apiTokenDigest(record))])
             return .none
         }
         if let revokedAt = existingRevokedAt {
@@ -50,13 +53,31 @@ extension PostgresEventStore {
     public func revokeAPIToken(name: String, now: EpochMillis) throws -> Bool {
         do {
             return try write {
+                guard try connection.run("SELECT to_regclass('api_tokens') IS NOT NULL").first?.bool(0) ?? false else { return false }
+                try linkTokensOnce()
                 let result = try connection.run("UPDATE api_tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL",
                                                 [.int64(now), .text(name)])
-                return result.affectedRows == 1
+                guard result.affectedRows == 1 else { return false }
+                if let record = try apiTokens().first(where: { $0.name == name }) {
+                    try linkRecords([(.apiToken, name, RecordChain.apiTokenDigest(record))])
+                }
+                return true
             }
         } catch {
             if Self.isMissingTokenTable(error) { return false }
             throw error
         }
+    }
+
+    /// Links every `api_tokens` row and sets ``RecordChain/tokensCoveredKey``, unless it is set or
+    /// the ledger has no record chain (inside the caller's write transaction): a new ledger at
+    /// creation, an older one at its first writer's open or token write.
+    func linkTokensOnce() throws {
+        guard hasRecordChain, try configValues()[RecordChain.tokensCoveredKey] == nil else { return }
+        let hasTable = try connection.run("SELECT to_regclass('api_tokens') IS NOT NULL").first?.bool(0) ?? false
+        if hasTable { try linkRecords(try apiTokens().map { (.apiToken, $0.name, RecordChain.apiTokenDigest($0)) }) }
+        _ = try connection.run("INSERT INTO config (key, value) VALUES ($1, '1') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+                               [.text(RecordChain.tokensCoveredKey)])
+        try linkRecords([(.config, RecordChain.tokensCoveredKey, RecordChain.configDigest(value: "1"))])
     }
 }

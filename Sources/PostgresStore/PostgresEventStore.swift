@@ -97,6 +97,7 @@ public final class PostgresEventStore: LedgerStore {
                 [.bytea(EventChain.genesis)])
             try store.writeConfiguration(configuration, createdAt: store.clock())
             for root in roots { try store.insertRoot(root) }
+            try store.linkTokensOnce()
             try PostgresAppendRole.grantIfPossible(on: store.connection)
         }
         return store
@@ -140,6 +141,12 @@ public final class PostgresEventStore: LedgerStore {
         if !reader { try PostgresAppendRole.narrowIfWider(on: store.connection) }
         store.hasRecordChain = try store.connection.query("SELECT to_regclass('record_chain') IS NOT NULL").first?.bool(0) ?? false
         store.hasGroupSnapshots = try store.snapshotTableExists()
+        if !reader, store.hasRecordChain, try store.configValues()[RecordChain.tokensCoveredKey] == nil {
+            // A ledger from before tokens were chained: link them once (a role that may not is left as it is).
+            do {
+                try store.write { try store.linkTokensOnce() }
+            } catch let error as PostgresError where error.sqlState == "42501" {}
+        }
         return store
     }
 

@@ -566,7 +566,8 @@ public enum LedgerStoreConformance {
         let store = fixture.store
         #expect(try store.configuration() == TestData.configuration())
         let values = try store.configValues()
-        #expect(Set(values.keys) == ["bundle_id", "environment", "created_at"])
+        // And the marker that the record chain covers the API tokens (issue 48).
+        #expect(Set(values.keys) == ["bundle_id", "environment", "created_at", RecordChain.tokensCoveredKey])
         #expect(values["environment"] == "Sandbox")
         #expect(values["created_at"].flatMap { Int64($0) } != nil)
 

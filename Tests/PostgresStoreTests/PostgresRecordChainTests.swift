@@ -28,11 +28,11 @@ struct PostgresRecordChainTests {
         #expect(report.isIntact, "\(report.findings)")
         let links = try #require(try fixture.store.recordLinks())
         let described = links.map { "\($0.kind) \($0.subject)" }
-        // Creation: each configuration value, then the root; then what write(_:) did, in order.
+        // Creation: each configuration value, the root, the marker that tokens are covered; then what write(_:) did, in order.
         let creation = described.prefix { $0.hasPrefix("config ") }
         #expect(creation.contains("config bundle_id") && creation.contains("config environment"))
         #expect(Array(described.dropFirst(creation.count)) == [
-            "trust_root \(TestData.root.fingerprint)", "quarantine 1", "quarantine 2", "quarantine 1", "config api_key_id", "trust_root ee",
+            "trust_root \(TestData.root.fingerprint)", "config \(RecordChain.tokensCoveredKey)", "quarantine 1", "quarantine 2", "quarantine 1", "config api_key_id", "trust_root ee",
         ])
         #expect(links.map(\.seq) == Array(1...Int64(links.count)))
         #expect(report.headHash == links.last.map { $0.hash.map { String(format: "%02x", $0) }.joined() })

@@ -9,9 +9,10 @@ import Testing
 /// ledger that no longer holds the anchored head is refused at start (issue 23, tamper evidence).
 @Suite("seatledger serve --anchor (a real process)", .serialized)
 struct ServeAnchorTests {
-    /// The anchor file's line: position and head hash.
+    /// The anchor file's first line: position and head hash (the record chain's head and the
+    /// trust digest follow on lines of their own).
     static func anchorLine(_ file: String) -> String? {
-        (try? String(contentsOfFile: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        (try? String(contentsOfFile: file, encoding: .utf8))?.split(separator: "\n").first.map(String.init)
     }
 
     /// The ledger's head as an anchor line.

@@ -26,6 +26,11 @@ public protocol EventLog {
     /// What `verify` checks of the arrivals log: its rows, its highest id, and the events (at most
     /// `limit` ids, and how many in all) that have no first, non-duplicate arrival.
     func arrivalSummary(limit: Int) throws -> ArrivalSummary
+    /// Traces of rows removed from the end of the log or the quarantine, each in words: cached
+    /// rows (decoded payload, identifier index, facts) at positions past the last event, and
+    /// (PostgreSQL, whose head row counts them) positions or quarantine ids issued but gone. What
+    /// was removed with every trace only a head anchor can prove. Empty: none found.
+    func tailRemnants() throws -> [String]
 
     // MARK: Reading events
 
@@ -65,4 +70,21 @@ public protocol EventLog {
     /// Appends records copied from another store verbatim, in one transaction, refusing any that do
     /// not continue this store's chain (``ChainContinuityError``).
     func appendVerbatim(_ records: [StoredEventRecord]) throws
+}
+
+extension EventLog {
+    /// None found: an engine that keeps no such traces.
+    public func tailRemnants() throws -> [String] { [] }
+}
+
+/// The words of ``EventLog/tailRemnants()`` findings, written once for both engines.
+public enum TailRemnants {
+    /// The caches an event leaves behind, by table.
+    public static let caches = [("event_decoded", "decoded payload"), ("event_keys", "identifier index"), ("event_facts", "facts")]
+
+    /// A finding for cached rows of `what` at `positions` past the last event `last`.
+    public static func orphanCache(_ what: String, positions: [Int64], last: Int64) -> String {
+        "\(what) rows at position(s) \(positions.map(String.init).joined(separator: ", ")) past the last event (\(last)): "
+            + "the event(s) there were deleted, their caches left behind"
+    }
 }

@@ -9,8 +9,8 @@ import SeatLedger
 enum CheckCommand: Command {
     static let name = "check"
     static let summary = "verify standalone JWS files (notification, transaction or renewal info) without appending"
-    static let options: Set<String> = ["db", "kind", "root-cert", "bundle-id", "environment", "app-apple-id"]
-    static let repeatableOptions: Set<String> = ["root-cert"]
+    static let options: Set<String> = ["db", "kind", "root-cert", "bundle-id", "environment", "app-apple-id", PinnedRoots.option]
+    static let repeatableOptions: Set<String> = ["root-cert", PinnedRoots.option]
     static let flags: Set<String> = ["json"]
     static let exitStatuses: [ExitStatus] = [.success, ExitStatus(.findings, "a file was refused (its reason is printed)"), .error]
     static let examples = ["seatledger check body.json --db ledger.sqlite",
@@ -35,6 +35,10 @@ enum CheckCommand: Command {
       --bundle-id ID      expected bundle id (default: the ledger's)
       --environment ENV   expected environment (default: the ledger's)
       --app-apple-id N    expected app Apple id (Production; default: the ledger's)
+      --trusted-root-sha256 HEX  pin a trusted root by its SHA-256 fingerprint (repeatable; default
+                          $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding any other
+                          root is refused (exit 2), naming it; with --root-cert, each given root
+                          must be pinned
     \(HelpText.json)
     """
 
@@ -99,7 +103,9 @@ enum CheckCommand: Command {
         guard !roots.isEmpty else {
             // The ledger's roots, with whichever of its bundle id, environment and app Apple id
             // the options override (an override must never be dropped: "does this belong to app X?").
-            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true).decoder
+            let opened = try Ledger.open(path: arguments.databasePath, readOnly: true)
+            try PinnedRoots.require(arguments, store: opened.store, doing: "check")
+            let ledger = opened.decoder
             let stored = ledger.configuration
             guard arguments.value("bundle-id") != nil || arguments.value("environment") != nil
                     || arguments.value("app-apple-id") != nil else { return ledger }
@@ -115,6 +121,12 @@ enum CheckCommand: Command {
         let environment = try parseEnvironment(try arguments.required("environment"))
         let bundleId = try arguments.required("bundle-id")
         let anchors = try roots.flatMap { try InitCommand.loadRoot($0) }
+        if let pinned = try PinnedRoots.pinned(arguments) {
+            for anchor in anchors where !pinned.contains(anchor.sha256Fingerprint) {
+                throw InputError(message: "refusing to check: --root-cert root \(anchor.sha256Fingerprint) (\(anchor.subject)) is not a pinned root "
+                                 + "(--\(PinnedRoots.option) / $\(PinnedRoots.environmentVariable))")
+            }
+        }
         let configuration = try LedgerConfiguration(bundleId: bundleId, environment: environment,
                                                     appAppleId: try InitCommand.appAppleId(arguments))
         return MessageDecoder(verifier: try SignedPayloadVerifier(trustAnchors: anchors), configuration: configuration)

@@ -9,14 +9,14 @@ import SeatLedger
 enum ConfigCommand: Command {
     static let name = "config"
     static let summary = "show the ledger's trust configuration, or add a root certificate"
-    static let options: Set<String> = ["db"]
+    static let options: Set<String> = ["db", "anchor"]
     static let flags: Set<String> = ["json"]
     static let actions = ["show", "add-root"]
     static let examples = ["seatledger config show --db ledger.sqlite",
                            "seatledger config add-root Tools/pki/root.pem --db ledger.sqlite && seatledger quarantine retry --db ledger.sqlite"]
     static let help = """
     Usage: seatledger config [show] [--db PATH] [--json]
-           seatledger config add-root FILE [--db PATH] [--json]
+           seatledger config add-root FILE [--anchor FILE] [--db PATH] [--json]
 
     `show` (the default) prints the bundle id, environment, app Apple id and each root
     certificate with its SHA-256 fingerprint. `add-root` adds a root certificate (DER or PEM);
@@ -24,6 +24,10 @@ enum ConfigCommand: Command {
 
     Options:
     \(HelpText.db)
+      --anchor FILE    (add-root) the head anchor of `verify`, `ingest` and `serve --anchor`:
+                       checked first (a ledger that does not continue it is refused), then
+                       rewritten with the new root, so the commands that check it accept the
+                       root. A root added without it makes them refuse the ledger
     \(HelpText.json)
     """
 
@@ -41,6 +45,7 @@ enum ConfigCommand: Command {
         let action = arguments.positionals.first ?? "show"
         switch action {
         case "show":
+            guard arguments.value("anchor") == nil else { throw UsageError(message: "--anchor applies to `config add-root` only") }
             let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
             if arguments.flag("json") { Terminal.json(try describe(ledger)) } else { Terminal.out(try text(ledger)) }
             return .success
@@ -49,10 +54,12 @@ enum ConfigCommand: Command {
             let path = arguments.positionals[1]
             let anchors = try InitCommand.loadRoot(path)
             let store = try StoreLocation(arguments.databasePath).open()
+            let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, store: store)
             let now = Timestamp.millis(Date())
             let added = try store.addRoots(anchors.map {
                 StoredTrustRoot(fingerprint: $0.sha256Fingerprint, der: [UInt8]($0.der), subject: $0.subject, addedAt: now)
             })
+            if let anchorFile { try AnchorOption.record(anchorFile, store: store) }
             if arguments.flag("json") {
                 Terminal.json(["added": .count(added), "fingerprints": .array(anchors.map { .string($0.sha256Fingerprint) })])
             } else {

@@ -9,7 +9,9 @@ enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "verify and append notifications / API responses from files, stdin or a spool directory"
     static let options: Set<String> = ["db", "batch-size", "max-line-length", "max-message-bytes", "poll-interval", "from", "consumer-group", "consumer",
-                                       "block-ms", "min-idle-ms", "status-interval", "redis-password-file", "anchor"]
+                                       "block-ms", "min-idle-ms", "status-interval", "redis-password-file", "anchor",
+                                       PinnedRoots.option]
+    static let repeatableOptions: Set<String> = [PinnedRoots.option]
     static let flags: Set<String> = ["json", "progress", "follow", "until-empty", "spool", "api-responses"]
     static let exitStatuses: [ExitStatus] = [
         .success, .error, .quarantined,
@@ -93,9 +95,14 @@ enum IngestCommand: Command {
       --follow              keep watching the spool directory (one per process)
       --poll-interval S     seconds between spool scans with --follow (default 1)
       --anchor FILE         a head anchor (see `seatledger verify --anchor`): checked before the
-                            first append (a ledger that no longer holds the anchored head is
-                            refused, exit 2) and rewritten after every committed batch, so a
-                            truncated or re-hashed tail is caught without anyone keeping a head
+                            first append (a ledger that no longer holds the anchored heads, or
+                            whose trust configuration changed without `--anchor`, is refused,
+                            exit 2) and rewritten after every committed batch, so a truncated or
+                            re-hashed tail is caught without anyone keeping a head; a trust change
+                            underneath it stops the ingest (exit 2) instead of being written
+      --trusted-root-sha256 HEX  pin a trusted root by its SHA-256 fingerprint (repeatable; default
+                            $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding any
+                            other root is refused (exit 2), naming it
       --progress            progress on stderr even when it is not a terminal
       --status-interval S   with --follow or --from, when stderr is not a terminal (a service's
                             journal): one JSON status line every S seconds (default 60; 0: none):
@@ -177,8 +184,10 @@ enum IngestCommand: Command {
             }
         }
         let ledger = try Ledger.open(path: arguments.databasePath)
+        try PinnedRoots.require(arguments, store: ledger.store, doing: "ingest")
         ledger.warnIfProjectionsOutdated(command: name)
-        let anchor = try AnchorOption.checked(arguments, ledger: ledger)
+        let stop = StopSignal()
+        let anchor = try AnchorOption.checked(arguments, ledger: ledger, stop: stop)
         let progress = ProgressReporter(label: "ingest", arguments: arguments)
         let follow = arguments.flag("follow")
         // Percent and ETA when every input is a regular file (stdin included, when redirected from one).
@@ -188,7 +197,6 @@ enum IngestCommand: Command {
         let status = follow ? try ServiceStatus(source: inputs.joined(separator: " "), arguments: arguments) : nil
         if let status, status.isEnabled { status.noteHead(try ledger.store.head().position) }
         var summary = IngestSummary()
-        let stop = StopSignal()
         var interrupted = false
         var spoolProblems = 0
         for (index, input) in inputs.enumerated() {
@@ -246,6 +254,9 @@ enum IngestCommand: Command {
                 break
             }
         }
+        // The trust configuration changed underneath the anchor: what was committed is kept, and
+        // the command fails rather than carry the change into the anchor.
+        if let failure = anchor?.failure { progress.finish(); throw failure }
         progress.report(summary, bytesRead: totalBytes == nil ? nil : bytesRead, totalBytes: totalBytes, force: true)
         progress.finish()
         status?.write()

@@ -9,7 +9,8 @@ import SeatLedger
 enum QuarantineCommand: Command {
     static let name = "quarantine"
     static let summary = "list, show, retry or dismiss inputs that were refused"
-    static let options: Set<String> = ["db", "state", "out", "reason", "by"]
+    static let options: Set<String> = ["db", "state", "out", "reason", "by", PinnedRoots.option]
+    static let repeatableOptions: Set<String> = [PinnedRoots.option]
     static let flags: Set<String> = ["json", "raw", "api-responses"]
     static let actions = ["list", "show", "retry", "dismiss"]
     static let exitStatuses: [ExitStatus] = [.success, .error, ExitStatus(.quarantined, "retry: some items are still refused (they stay open)")]
@@ -19,7 +20,7 @@ enum QuarantineCommand: Command {
     static let help = """
     Usage: seatledger quarantine list [--state open|released|duplicate|dismissed] [--db PATH] [--json]
            seatledger quarantine show ID [--raw] [--out FILE] [--db PATH] [--json]
-           seatledger quarantine retry [ID …] [--api-responses] [--db PATH] [--json]
+           seatledger quarantine retry [ID …] [--api-responses] [--trusted-root-sha256 HEX …] [--db PATH] [--json]
            seatledger quarantine dismiss ID --reason TEXT [--by NAME] [--db PATH] [--json]
 
     Every refused input is kept with its raw bytes, its source (file and line, spool name), an
@@ -50,6 +51,10 @@ enum QuarantineCommand: Command {
       --api-responses  retry: also apply apiResponse envelopes (see above)
       --reason TEXT    dismiss: why (required); recorded in the log
       --by NAME        dismiss: who decided (default: $USER)
+      --trusted-root-sha256 HEX
+                       retry: pin a trusted root by its SHA-256 fingerprint (repeatable;
+                       default $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding
+                       any other root is refused (exit 2), naming it
     \(HelpText.json)
     """
 
@@ -124,6 +129,7 @@ enum QuarantineCommand: Command {
                 return id
             }
             let ledger = try Ledger.open(path: arguments.databasePath)
+            try PinnedRoots.require(arguments, store: ledger.store, doing: "retry the quarantine")
             // Named ids must be open items: a typo (or an item released already) is an error, not "0 released".
             for id in ids {
                 guard let record = try ledger.store.quarantineRecord(id: id) else {

@@ -12,7 +12,9 @@ enum QueueIngestCommand {
         do { url = try RedisStreamURL(from) } catch { throw UsageError(message: error.message) }
         url = try RedisPasswordSource.apply(to: url, arguments)
         let ledger = try Ledger.open(path: arguments.databasePath)
-        let anchor = try AnchorOption.checked(arguments, ledger: ledger)
+        try PinnedRoots.require(arguments, store: ledger.store, doing: "ingest")
+        let stop = StopSignal()
+        let anchor = try AnchorOption.checked(arguments, ledger: ledger, stop: stop)
         var options = QueueIngestOptions(group: arguments.value("consumer-group") ?? "seatledger",
                                          consumer: arguments.value("consumer") ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
         options.batchSize = try IngestCommand.positiveInt(arguments, "batch-size", default: options.batchSize)
@@ -24,7 +26,6 @@ enum QueueIngestCommand {
         // A one-shot drain gives up on an unreachable Redis; a long-running consumer keeps retrying.
         if options.untilEmpty { options.maxConnectionAttempts = untilEmptyConnectionAttempts }
         let showProgress = (arguments.flag("progress") || Terminal.stderrIsTTY) && !Terminal.isQuiet
-        let stop = StopSignal()
         var lastPrint = Date.distantPast
         let shown = url.description  // credentials show as ***
         let status = try ServiceStatus(source: shown, arguments: arguments)
@@ -53,6 +54,8 @@ enum QueueIngestCommand {
                               + scrub(failure.lastError.message, from: from))
         }
         Terminal.endProgressLine()
+        // Committed batches are acknowledged and kept; the run fails instead of moving the anchor past the change.
+        if let failure = anchor?.failure { throw failure }
         status.record(stats, head: nil)
         status.write()
         if arguments.flag("json") {

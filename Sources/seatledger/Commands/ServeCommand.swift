@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import HTTPServer
 import SeatLedger
 import SeatLedgerService
@@ -10,7 +11,8 @@ enum ServeCommand: Command {
     static let summary = "run the HTTP service: Apple's webhook in (acknowledged once durable), the read API out"
     static let options: Set<String> = ["db", "listen", "threads", "readers", "max-connections", "timeout", "max-body",
                                        "issuer-id", "key-id", "private-key", "credentials", "api-base-url", "api-timeout", "api-max-attempts",
-                                       "support-listen", "anchor"]
+                                       "support-listen", "anchor", PinnedRoots.option]
+    static let repeatableOptions: Set<String> = [PinnedRoots.option]
     static let flags: Set<String> = ["support-listen-public"]
     static let help = """
     Usage: seatledger serve [--listen HOST:PORT] [--db PATH|URL] [--threads N] [--readers N]
@@ -98,8 +100,13 @@ enum ServeCommand: Command {
                             a call holds the ledger's writer while it runs
     Tamper evidence:
       --anchor FILE         a head anchor (see `seatledger verify --anchor`): checked at start (a
-                            ledger that no longer holds the anchored head is refused, exit 2) and
-                            rewritten after every commit that moves the head
+                            ledger that no longer holds the anchored heads, or whose trust
+                            configuration changed without `--anchor`, is refused, exit 2) and
+                            rewritten after every commit that moves the head; a trust change
+                            underneath it stops the server (exit 2) instead of being written
+      --trusted-root-sha256 HEX  pin a trusted root by its SHA-256 fingerprint (repeatable; default
+                            $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding any
+                            other root is refused (exit 2), naming it
     The support desk:
       --support-listen [HOST:]PORT  also serve the desk's pages there (a bare PORT is 127.0.0.1:PORT;
                             port 0 picks one; the start line's supportAddress names it)
@@ -184,8 +191,9 @@ enum ServeCommand: Command {
         }
         defer { for source in sources { source.cancel() } }
 
+        // Checked before the pool opens: a refused ledger starts nothing.
+        try PinnedRoots.require(arguments, store: StoreLocation(path).open(readOnly: true), doing: "serve")
         if let anchor = arguments.value("anchor") {
-            // Checked before the pool opens: a refused ledger starts nothing.
             let problem: String?
             do { problem = try HeadAnchor.problem(anchor, against: StoreLocation(path).open(readOnly: true)) } catch let error as HeadAnchorError {
                 throw InputError(message: "--anchor \(error.description)")
@@ -195,10 +203,17 @@ enum ServeCommand: Command {
             }
         }
         let pool = try LedgerPool.open(path: path, readers: readers)
+        let anchorFailure = AnchorFailure()
         let anchorKeeper = arguments.value("anchor").map { anchor in
             Task.detached {
                 do {
                     try await pool.keepAnchor(anchor, onError: { error in Terminal.err("seatledger serve: warning: could not update the head anchor: \(error)") })
+                } catch let error as HeadAnchorError where error.trustChanged {
+                    // A root, token or trust value changed underneath the anchor: stop serving
+                    // rather than carry the change into the anchor or act on it.
+                    Terminal.err("seatledger serve: stopping: \(error)")
+                    anchorFailure.message.withLock { $0 = error.description }
+                    stop.signal()
                 } catch {
                     Terminal.err("seatledger serve: head anchor: \(error)")
                 }
@@ -225,6 +240,16 @@ enum ServeCommand: Command {
             done.signal()
         }
         done.wait()
+        if let failure = anchorFailure.message.withLock({ $0 }) {
+            throw InputError(message: "stopped serving: \(failure). `seatledger verify --anchor FILE` names each change; restore the "
+                             + "ledger, or make the change with SeatLedger and --anchor")
+        }
         return .success
     }
+}
+
+/// Why `serve --anchor` stopped itself (the trust configuration changed underneath the anchor).
+final class AnchorFailure: Sendable {
+    /// The anchor keeper's error, once there is one.
+    let message = Mutex<String?>(nil)
 }

@@ -10,13 +10,13 @@ import SeatLedgerService
 enum TokenCommand: Command {
     static let name = "token"
     static let summary = "bearer tokens for the serve API: add (printed once), list, revoke"
-    static let options: Set<String> = ["db", "scope"]
+    static let options: Set<String> = ["db", "scope", "anchor"]
     static let flags: Set<String> = ["json"]
     static let actions = ["add", "list", "revoke"]
     static let help = """
-    Usage: seatledger token add NAME --scope read|seats [--db PATH] [--json]
+    Usage: seatledger token add NAME --scope read|seats [--anchor FILE] [--db PATH] [--json]
            seatledger token list [--db PATH] [--json]
-           seatledger token revoke NAME [--db PATH] [--json]
+           seatledger token revoke NAME [--anchor FILE] [--db PATH] [--json]
 
     `add` mints a random token (slt_ and 43 base64url characters, 256 bits from the system's
     cryptographic generator), prints it ONCE on stdout and stores only its SHA-256 in the
@@ -31,6 +31,9 @@ enum TokenCommand: Command {
     Options:
     \(HelpText.db)
       --scope S        read or seats (add only)
+      --anchor FILE    (add, revoke) the head anchor of `verify`, `ingest` and `serve --anchor`:
+                       checked first, then rewritten with the changed token, so they accept the
+                       change. A token added or revoked without it makes them refuse the ledger
     \(HelpText.json)
 
     \(HelpText.exitCodes)
@@ -47,6 +50,7 @@ enum TokenCommand: Command {
         switch action {
         case "list":
             guard arguments.value("scope") == nil else { throw UsageError(message: "--scope applies to `token add` only") }
+            guard arguments.value("anchor") == nil else { throw UsageError(message: "--anchor applies to `token add` and `token revoke`") }
             let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
             let records = try ledger.store.apiTokens()
             if json {
@@ -75,11 +79,13 @@ enum TokenCommand: Command {
             guard APITokenRecord.scopes.contains(scope) else { throw UsageError(message: "--scope must be read or seats, got \(scope)") }
             let token = TokenAuthenticator.mintToken()
             let ledger = try Ledger.open(path: arguments.databasePath)
+            let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, store: ledger.store)
             do {
                 try ledger.store.addAPIToken(name: name, scope: scope, sha256: TokenAuthenticator.digest(token), now: now)
             } catch let error as APITokenError {
                 throw InputError(message: error.message)
             }
+            if let anchorFile { try AnchorOption.record(anchorFile, store: ledger.store) }
             if json {
                 Terminal.json(["name": .string(name), "scope": .string(scope), "token": .string(token)])
             } else {
@@ -92,9 +98,11 @@ enum TokenCommand: Command {
             guard arguments.value("scope") == nil else { throw UsageError(message: "--scope applies to `token add` only") }
             let name = arguments.positionals[1]
             let ledger = try Ledger.open(path: arguments.databasePath)
+            let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, store: ledger.store)
             guard try ledger.store.revokeAPIToken(name: name, now: now) else {
                 throw InputError(message: "no active token named \(name) (see `seatledger token list`)")
             }
+            if let anchorFile { try AnchorOption.record(anchorFile, store: ledger.store) }
             if json { Terminal.json(["name": .string(name), "revoked": true]) } else { Terminal.out("Revoked token \(name).") }
             return .success
         }

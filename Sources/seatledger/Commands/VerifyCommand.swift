@@ -8,7 +8,8 @@ import SeatLedger
 enum VerifyCommand: Command {
     static let name = "verify"
     static let summary = "recompute the hash chain and report the first position where it breaks"
-    static let options: Set<String> = ["db", "expect-head", "anchor"]
+    static let options: Set<String> = ["db", "expect-head", "anchor", PinnedRoots.option]
+    static let repeatableOptions: Set<String> = [PinnedRoots.option]
     static let flags: Set<String> = ["json", "progress", "chain-only", "deep"]
     static let exitStatuses: [ExitStatus] = [
         .success, ExitStatus(.findings, "the file is damaged, the chain or the record chain is broken, the head is not --expect-head or the anchor, a projection is stale, events lack cached facts, or (--deep) an event no longer verifies or a cache differs from its raw bytes"), .error,
@@ -16,7 +17,7 @@ enum VerifyCommand: Command {
     static let examples = ["seatledger verify --db ledger.sqlite", "seatledger verify --deep --anchor /secure/ledger.anchor --db ledger.sqlite",
                            "seatledger verify --db ledger.sqlite --chain-only --expect-head \"$SAVED_HEAD\""]
     static let help = """
-    Usage: seatledger verify [--deep] [--chain-only] [--expect-head H] [--anchor FILE] [--db PATH] [--json] [--progress]
+    Usage: seatledger verify [--deep] [--chain-only] [--expect-head H] [--anchor FILE] [--trusted-root-sha256 HEX …] [--db PATH] [--json] [--progress]
 
     Recomputes every event's SHA-256 chain hash from its stored bytes (the raw message and its metadata)
     and checks positions are gap-free. Reports the first position where the chain breaks, e.g. after the
@@ -30,7 +31,14 @@ enum VerifyCommand: Command {
     (exit 1). Exit 1 also when the chain is broken or a projection is stale
     (`seatledger rebuild --all-snapshots` repairs those), or when events lack cached projection facts (a
     ledger from an older build): the projections are then not checked, since a recomputation without
-    those events would name sound groups as stale.
+    those events would name sound groups as stale. Traces of rows removed from the end are findings
+    too: an event's cached rows (decoded payload, identifier index, facts) past the last event, and
+    on PostgreSQL a position or quarantine id the head row issued whose row is gone; group-index
+    rows no event mentions are named. What only an anchor (--anchor) can prove: events, quarantine
+    items or other record-chain rows removed from the end together with every trace (on SQLite the
+    last quarantine item deleted with its link leaves none), a chain re-hashed after an edit, and a
+    root, token or trust value added with a correctly hashed record-chain link (or pin the roots:
+    --trusted-root-sha256).
 
     Options:
     \(HelpText.db)
@@ -44,11 +52,20 @@ enum VerifyCommand: Command {
                        events that no longer verify). Costs about as much as ingesting the log
       --expect-head H  also require the head hash to be H (save the head printed by an earlier
                        verify somewhere else: this detects events removed from the end of the log)
-      --anchor FILE    a head anchor kept outside the ledger (one line: position and hash): if
-                       FILE exists, the log must still hold that position with that hash (a
-                       truncated tail or a re-hashed chain is a finding); after an intact verify
-                       FILE is written with the current head. Keep it where the ledger's writers
-                       cannot change it
+      --anchor FILE    a head anchor kept outside the ledger: the heads of the event chain and
+                       the record chain and a digest of the trust configuration (roots, bundle
+                       id, environment, app Apple id, API tokens). If FILE exists, the log must
+                       still hold the anchored position with its hash, the record chain the
+                       anchored link, and the trust configuration must be the anchored one (a
+                       truncated tail, a re-hashed chain, a root, token or value changed
+                       without `config add-root --anchor` / `token … --anchor` is a finding
+                       naming it); after an intact verify FILE is written with the current
+                       heads. An anchor of an earlier release (one line) is read and extended.
+                       Keep it where the ledger's writers cannot change it
+      --trusted-root-sha256 HEX
+                       pin a trusted root by its SHA-256 fingerprint (repeatable; default
+                       $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a root of the ledger outside
+                       the pinned set is a finding naming it (fingerprint and subject)
     \(HelpText.json)
     """
 
@@ -98,11 +115,28 @@ enum VerifyCommand: Command {
         if let expected = arguments.value("expect-head"), result.isIntact, result.headHash != expected.lowercased() {
             return brokenTail("head hash is \(result.headHash ?? "none"), expected \(expected): events were removed from (or added to) the end of the log")
         }
-        if let anchor = arguments.value("anchor"), result.isIntact, let problem = try HeadAnchor.problem(anchor, against: store) {
-            return brokenTail(problem)
+        if let anchor = arguments.value("anchor"), result.isIntact {
+            let problems = try HeadAnchor.problems(anchor, against: store)
+            if !problems.isEmpty {
+                if arguments.flag("json") {
+                    Terminal.json(["intact": false, "eventsChecked": .int(result.eventsChecked), "problem": .string(problems.joined(separator: "; ")),
+                                   "anchorProblems": .array(problems.map(JSONValue.string)), "headHash": .optional(result.headHash)])
+                } else if problems.count == 1, !problems[0].hasPrefix("trust configuration"), !problems[0].hasPrefix("record-chain"),
+                          !problems[0].hasPrefix("the record chain") {
+                    Terminal.out("Hash chain BROKEN: \(problems[0])")
+                } else {
+                    Terminal.out("Anchor \(anchor) FOUND \(problems.count) problem(s) (the anchor is not rewritten):")
+                    for problem in problems { Terminal.out("  \(problem)") }
+                }
+                return .findings
+            }
         }
         // The second chain: configuration, trust roots and quarantine rows (`RecordChain`).
         let records = try store.verifyRecordChain()
+        // Traces of rows removed from the end: caches past the last event, ids the head row issued (PostgreSQL).
+        let remnants = try store.tailRemnants()
+        // Roots outside the pinned set (--trusted-root-sha256 / $SEATLEDGER_TRUSTED_ROOTS).
+        let pinFindings = try PinnedRoots.findings(arguments, store: store)
         // The arrivals log: ids gap-free, every event's first arrival present.
         let arrivalFindings = try store.arrivalSummary(limit: 5).findings
         var deep: DeepVerification?
@@ -125,12 +159,22 @@ enum VerifyCommand: Command {
                 projectionsChecked = true
             }
         }
+        // Stale groups no event mentions: index rows nothing supports (named apart from a stale fold).
+        var unsupported: [String] = []
+        if !stale.isEmpty {
+            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+            unsupported = try stale.filter { try ledger.events(mentioning: $0).isEmpty }
+        }
         progress.finish()
         // Written before anything is printed: a failure to write it is then the command's one
         // error (one JSON object with --json), not a second document after the report.
-        if let anchor = arguments.value("anchor"), result.isIntact { try HeadAnchor(headOf: store).write(to: anchor) }
+        // Only a ledger whose both chains are intact is anchored: an anchor must not sign off a
+        // row the record chain names as changed outside SeatLedger.
+        if let anchor = arguments.value("anchor"), result.isIntact, records?.isIntact ?? true, pinFindings.isEmpty, remnants.isEmpty {
+            try HeadAnchor(headOf: store).write(to: anchor)
+        }
         if arguments.flag("json") {
-            Terminal.json([
+            var report: [String: JSONValue] = [
                 "intact": .bool(result.isIntact), "eventsChecked": .int(result.eventsChecked),
                 "firstBadPosition": .optional(result.firstBadPosition), "problem": .optional(result.problem),
                 "headHash": .optional(result.headHash),
@@ -147,7 +191,15 @@ enum VerifyCommand: Command {
                     "olderDecoderEvents": .count(deep.olderDecoderEvents),
                     "findings": .array(deep.findings.map { ["position": .int($0.position), "problem": .string($0.problem)] }),
                 ] } ?? .null,
-            ])
+            ]
+            // Present only when found: the report of an intact ledger is what it was.
+            if !remnants.isEmpty { report["removed"] = ["intact": false, "findings": .array(remnants.map(JSONValue.string))] }
+            if !unsupported.isEmpty { report["unsupportedIndexGroups"] = .array(unsupported.map(JSONValue.string)) }
+            // Present only when roots are pinned: the report is otherwise what it was.
+            if try PinnedRoots.pinned(arguments) != nil {
+                report["pinnedRoots"] = ["intact": .bool(pinFindings.isEmpty), "findings": .array(pinFindings.map(JSONValue.string))]
+            }
+            Terminal.json(.object(report))
         } else if result.isIntact {
             Terminal.out("Hash chain intact: \(result.eventsChecked) events\(result.headHash.map { ", head \($0)" } ?? "").")
             if withoutFacts > 0 {
@@ -186,8 +238,14 @@ enum VerifyCommand: Command {
                 for finding in records.findings { Terminal.out("  \(finding)") }
             }
             for finding in arrivalFindings { Terminal.out("Arrivals FOUND: \(finding)") }
+            for finding in pinFindings { Terminal.out("Trust roots FOUND: \(finding)") }
+            for finding in remnants { Terminal.out("Removed rows FOUND: \(finding)") }
+            for key in unsupported {
+                Terminal.out("Group index FOUND: rows of group \(key) that no event supports (no event mentions \(key): added outside "
+                             + "SeatLedger, or left by deleted events)")
+            }
         }
         return result.isIntact && stale.isEmpty && withoutFacts == 0 && (deep?.isClean ?? true) && (records?.isIntact ?? true)
-            && arrivalFindings.isEmpty ? .success : .findings
+            && arrivalFindings.isEmpty && pinFindings.isEmpty && remnants.isEmpty ? .success : .findings
     }
 }

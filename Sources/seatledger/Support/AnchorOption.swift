@@ -1,17 +1,28 @@
 import Foundation
+import LedgerStorage
 import SeatLedger
 
 /// `--anchor FILE` of the commands that write (`ingest`): checked before the first append, then
-/// kept current after every committed batch.
-struct AnchorOption {
+/// kept current after every committed batch; a trust configuration that changed underneath it
+/// stops the command (``failure``).
+final class AnchorOption {
     /// The anchor file.
     let file: String
+    /// Why the command must stop (the trust configuration changed since the anchor), once it must.
+    private(set) var failure: InputError?
+    /// What stops the command's loop when ``failure`` is set.
+    private let stop: StopSignal?
+
+    init(file: String, stop: StopSignal?) {
+        self.file = file
+        self.stop = stop
+    }
 
     /// The option of `arguments`, checked against `ledger`; `nil` when not given.
     ///
     /// A ledger that does not continue the anchor (a truncated tail, a rewritten chain) is refused
     /// for writing: appending would bury the evidence.
-    static func checked(_ arguments: Arguments, ledger: Ledger) throws -> AnchorOption? {
+    static func checked(_ arguments: Arguments, ledger: Ledger, stop: StopSignal? = nil) throws -> AnchorOption? {
         guard let file = arguments.value("anchor") else { return nil }
         do {
             if let problem = try HeadAnchor.problem(file, against: ledger.store) {
@@ -21,13 +32,46 @@ struct AnchorOption {
         } catch let error as HeadAnchorError {
             throw InputError(message: "--anchor \(error.description)")
         }
-        return AnchorOption(file: file)
+        return AnchorOption(file: file, stop: stop)
     }
 
-    /// Moves the anchor to the ledger's head (after a commit). A failed write is reported on stderr once per message.
+    /// Checks `ledger` against the anchor in `file` before a trust change the command makes
+    /// (`config add-root`, `token add|revoke`): a ledger that does not continue the anchor is
+    /// refused, so the new anchor written afterwards (``record(_:)``) signs off nothing else.
+    static func checkedBeforeTrustChange(_ arguments: Arguments, store: any LedgerStore) throws -> String? {
+        guard let file = arguments.value("anchor") else { return nil }
+        do {
+            let problems = try HeadAnchor.problems(file, against: store)
+            guard problems.isEmpty else {
+                throw InputError(message: "refusing to change the trust configuration: \(problems.joined(separator: "; ")). Run "
+                                 + "`seatledger verify --anchor \(file)` first")
+            }
+        } catch let error as HeadAnchorError {
+            throw InputError(message: "--anchor \(error.description)")
+        }
+        return file
+    }
+
+    /// Writes the ledger's heads and trust configuration to `file` after a trust change the command made.
+    static func record(_ file: String, store: any LedgerStore) throws {
+        do {
+            try HeadAnchor(headOf: store).write(to: file)
+        } catch let error as HeadAnchorError {
+            throw InputError(message: "--anchor \(error.description) (the change was made; re-run the command with --anchor, or "
+                             + "write the anchor with `seatledger verify --anchor`)")
+        }
+    }
+
+    /// Moves the anchor to the ledger's head (after a commit). A failed write is reported on
+    /// stderr; a trust configuration changed since the anchor stops the command (``failure``).
     func advance(_ ledger: Ledger) {
+        guard failure == nil else { return }
         do {
             try HeadAnchor.advance(file, to: ledger.store)
+        } catch let error as HeadAnchorError where error.trustChanged {
+            failure = InputError(message: "stopped: \(error.description). Find out who changed it (`seatledger verify --anchor \(file)` names "
+                                 + "each change); restore the ledger, or make the change with SeatLedger and --anchor")
+            stop?.request()
         } catch {
             Terminal.err("seatledger: warning: could not update the head anchor: \(error)")
         }

@@ -34,6 +34,13 @@ final class StopSignal: @unchecked Sendable, StopRequest {
     /// Whether a stop was requested.
     var isStopped: Bool { stopped.load(ordering: .relaxed) }
 
+    /// Stops as a signal would, without the note: a loop that must end for a reason of its own
+    /// (the head anchor's trust configuration changed underneath an ingest).
+    func request() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        for action in actions.withLock({ $0 }) { action() }
+    }
+
     /// Runs `action` at the first signal (at once if one came already): for a wait that polling
     /// the flag cannot end, such as a read of a pipe whose writer stays quiet.
     func onStop(_ action: @escaping @Sendable () -> Void) {

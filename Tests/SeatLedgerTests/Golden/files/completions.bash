@@ -13,13 +13,13 @@ _seatledger() {
     fi
     case "$cmd" in
         init) opts="--app-apple-id --bundle-id --db --environment --root-cert --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --root-cert"; actions="" ;;
-        config) opts="--db --help --json --quiet"; vals="--db"; actions="show add-root" ;;
-        ingest) opts="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --api-responses --follow --help --json --progress --quiet --spool --until-empty"; vals="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval"; actions="" ;;
+        config) opts="--anchor --db --help --json --quiet"; vals="--anchor --db"; actions="show add-root" ;;
+        ingest) opts="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --trusted-root-sha256 --api-responses --follow --help --json --progress --quiet --spool --until-empty"; vals="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --trusted-root-sha256"; actions="" ;;
         record) opts="--db --help --json --quiet"; vals="--db"; actions="" ;;
-        verify) opts="--anchor --db --expect-head --chain-only --deep --help --json --progress --quiet"; vals="--anchor --db --expect-head"; actions="" ;;
-        quarantine) opts="--by --db --out --reason --state --api-responses --help --json --quiet --raw"; vals="--by --db --out --reason --state"; actions="list show retry dismiss" ;;
+        verify) opts="--anchor --db --expect-head --trusted-root-sha256 --chain-only --deep --help --json --progress --quiet"; vals="--anchor --db --expect-head --trusted-root-sha256"; actions="" ;;
+        quarantine) opts="--by --db --out --reason --state --trusted-root-sha256 --api-responses --help --json --quiet --raw"; vals="--by --db --out --reason --state --trusted-root-sha256"; actions="list show retry dismiss" ;;
         events) opts="--db --limit --mentioning --help --json --quiet"; vals="--db --limit --mentioning"; actions="show" ;;
-        check) opts="--app-apple-id --bundle-id --db --environment --kind --root-cert --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --kind --root-cert"; actions="" ;;
+        check) opts="--app-apple-id --bundle-id --db --environment --kind --root-cert --trusted-root-sha256 --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --kind --root-cert --trusted-root-sha256"; actions="" ;;
         groups) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;
         group) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="show" ;;
         member) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="show" ;;
@@ -34,8 +34,8 @@ _seatledger() {
         seats) opts="--api-base-url --app-transaction-id --as-of --credentials --db --issuer-id --key-id --max-attempts --member-ref --private-key --request-id --state --timeout --help --json --quiet"; vals="--api-base-url --app-transaction-id --as-of --credentials --db --issuer-id --key-id --max-attempts --member-ref --private-key --request-id --state --timeout"; actions="claim unclaim associate info requests" ;;
         api-config) opts="--api-base-url --credentials --db --help --json --quiet --unset-base-url --unset-credentials"; vals="--api-base-url --credentials --db"; actions="show" ;;
         copy) opts="--batch --from --to --help --json --progress --quiet"; vals="--batch --from --to"; actions="" ;;
-        serve) opts="--anchor --api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --help --quiet --support-listen-public"; vals="--anchor --api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout"; actions="" ;;
-        token) opts="--db --scope --help --json --quiet"; vals="--db --scope"; actions="add list revoke" ;;
+        serve) opts="--anchor --api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --trusted-root-sha256 --help --quiet --support-listen-public"; vals="--anchor --api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --trusted-root-sha256"; actions="" ;;
+        token) opts="--anchor --db --scope --help --json --quiet"; vals="--anchor --db --scope"; actions="add list revoke" ;;
         retract) opts="--by --db --reason --help --json --quiet"; vals="--by --db --reason"; actions="" ;;
         completions) opts="--help --quiet"; vals=""; actions="bash zsh fish" ;;
         *) return ;;

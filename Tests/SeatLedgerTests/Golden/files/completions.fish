@@ -12,6 +12,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from init' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a config -d 'show the ledger\'s trust configuration, or add a root certificate'
+complete -c seatledger -n '__fish_seen_subcommand_from config' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from config' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from config' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from config' -l json
@@ -31,6 +32,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l min-idle-ms -r
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l poll-interval -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l redis-password-file -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l status-interval -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l trusted-root-sha256 -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l api-responses
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l follow
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l help
@@ -48,6 +50,7 @@ complete -c seatledger -n __fish_use_subcommand -a verify -d 'recompute the hash
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l expect-head -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from verify' -l trusted-root-sha256 -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l chain-only
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l deep
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l help
@@ -60,6 +63,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l out -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l reason -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l state -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l trusted-root-sha256 -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l api-responses
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l json
@@ -81,6 +85,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from check' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l environment -xa 'LocalTesting Production Sandbox Xcode'
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l kind -xa 'notification transaction renewal'
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l root-cert -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from check' -l trusted-root-sha256 -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l quiet
@@ -239,10 +244,12 @@ complete -c seatledger -n '__fish_seen_subcommand_from serve' -l readers -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l support-listen -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l threads -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l timeout -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l trusted-root-sha256 -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l support-listen-public
 complete -c seatledger -n __fish_use_subcommand -a token -d 'bearer tokens for the serve API: add (printed once), list, revoke'
+complete -c seatledger -n '__fish_seen_subcommand_from token' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l scope -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l help

@@ -51,6 +51,7 @@ _seatledger() {
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         config) _arguments -s \
+            '--anchor=[anchor]:value:_files' \
             '--db=[db]:value:_files' \
             '--help[help]' \
             '--json[json]' \
@@ -71,6 +72,7 @@ _seatledger() {
             '--poll-interval=[poll-interval]:value:_files' \
             '--redis-password-file=[redis-password-file]:value:_files' \
             '--status-interval=[status-interval]:value:_files' \
+            '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
             '--api-responses[api-responses]' \
             '--follow[follow]' \
             '--help[help]' \
@@ -90,6 +92,7 @@ _seatledger() {
             '--anchor=[anchor]:value:_files' \
             '--db=[db]:value:_files' \
             '--expect-head=[expect-head]:value:_files' \
+            '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
             '--chain-only[chain-only]' \
             '--deep[deep]' \
             '--help[help]' \
@@ -103,6 +106,7 @@ _seatledger() {
             '--out=[out]:value:_files' \
             '--reason=[reason]:value:_files' \
             '--state=[state]:value:_files' \
+            '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
             '--api-responses[api-responses]' \
             '--help[help]' \
             '--json[json]' \
@@ -126,6 +130,7 @@ _seatledger() {
             '--environment=[environment]:value:(LocalTesting Production Sandbox Xcode)' \
             '--kind=[kind]:value:(notification transaction renewal)' \
             '*--root-cert=[root-cert]:value:_files' \
+            '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
@@ -299,11 +304,13 @@ _seatledger() {
             '--support-listen=[support-listen]:value:_files' \
             '--threads=[threads]:value:_files' \
             '--timeout=[timeout]:value:_files' \
+            '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
             '--help[help]' \
             '--quiet[quiet]' \
             '--support-listen-public[support-listen-public]' \
             '*:argument:_files' ;;
         token) _arguments -s \
+            '--anchor=[anchor]:value:_files' \
             '--db=[db]:value:_files' \
             '--scope=[scope]:value:_files' \
             '--help[help]' \
