@@ -10,7 +10,7 @@
 # access timeline has event marks and more than two axis labels), and saves screenshots at
 # 1280x900 and 390x844 (a phone) into DIR. On the member and group pages of m5 (who lost access
 # through a seat refund) a probe measures, at 390 and 1280 px, that m5's lost-access mark is drawn
-# inside the screen and that the page is no wider than the screen. Stops serve at the end. Exits 1 naming the page and
+# inside the screen, that no other mark of the timeline is off-screen, and that the page is no wider. Stops serve at the end. Exits 1 naming the page and
 # what was missing; 2 when it cannot run (no chromium: `apt-get install chromium`, listed in
 # Tools/system-packages.txt as a test package).
 set -euo pipefail
@@ -122,8 +122,10 @@ window.addEventListener('load', function () {
   var d = document.getElementById('page').contentDocument, w = d.documentElement.clientWidth;
   var shown = [].slice.call(d.querySelectorAll('svg.access-timeline .mark-lost[data-event-id="$id"]'))
     .map(function (m) { return m.getBoundingClientRect(); }).filter(function (r) { return r.width > 0 && r.height > 0; });
+  var off = [].slice.call(d.querySelectorAll('svg.access-timeline .mark')).map(function (m) { return m.getBoundingClientRect(); })
+    .filter(function (r) { return r.width > 0 && (r.left < 0 || r.right > w); }).length;
   var p = document.createElement('pre'); p.id = 'probe';
-  p.textContent = 'probe viewport=' + w + ' page=' + d.documentElement.scrollWidth + ' shown=' + shown.length
+  p.textContent = 'probe viewport=' + w + ' page=' + d.documentElement.scrollWidth + ' offscreen=' + off + ' shown=' + shown.length
     + (shown.length ? ' left=' + Math.floor(shown[0].left) + ' right=' + Math.ceil(shown[0].right) : '') + ' end';
   document.body.appendChild(p);
 });
@@ -134,7 +136,7 @@ PROBE
     --disable-extensions --disable-background-networking --user-data-dir="$profile" --window-size=1280,900 --virtual-time-budget=5000 \
     --dump-dom "file://$probe" > "$work/$name-probe-$width.dom.html" 2>> "$work/$name.chromium.log" || fail "$name" "chromium could not run the probe"
   local line viewport page shown left right
-  line="$(grep -o 'probe viewport=[0-9]* page=[0-9]* shown=[0-9]*\( left=-\{0,1\}[0-9]* right=-\{0,1\}[0-9]*\)\{0,1\} end' "$work/$name-probe-$width.dom.html" || true)"
+  line="$(grep -o 'probe viewport=[0-9]* page=[0-9]* offscreen=[0-9]* shown=[0-9]*\( left=-\{0,1\}[0-9]* right=-\{0,1\}[0-9]*\)\{0,1\} end' "$work/$name-probe-$width.dom.html" || true)"
   [ -n "$line" ] || { fail "$name" "the probe at $width px wrote nothing"; return; }
   echo "   $name at $width px: $line"
   viewport="$(sed 's/.*viewport=\([0-9]*\).*/\1/' <<< "$line")"; page="$(sed 's/.* page=\([0-9]*\).*/\1/' <<< "$line")"
@@ -143,6 +145,7 @@ PROBE
   left="$(sed 's/.* left=\(-\{0,1\}[0-9]*\).*/\1/' <<< "$line")"; right="$(sed 's/.* right=\(-\{0,1\}[0-9]*\).*/\1/' <<< "$line")"
   [ "$left" -ge 0 ] && [ "$right" -le "$viewport" ] || fail "$name" "at $width px the lost-access mark of event $id is off-screen ($left..$right of $viewport)"
   [ "$page" -le "$viewport" ] || fail "$name" "at $width px the page is $page px wide, wider than the screen ($viewport)"
+  [ "$(sed 's/.* offscreen=\([0-9]*\).*/\1/' <<< "$line")" -eq 0 ] || fail "$name" "at $width px some timeline marks are off-screen: $line"
 }
 self_contained() {  # self_contained NAME: nothing loaded from elsewhere
   if grep -qiE 'src="https?:|href="https?:|@import|url\(https?:|<script|<link ' "$work/$1.dom.html"; then
