@@ -39,10 +39,17 @@ public enum AuditHTML {
     .anomaly{color:#b42318}.muted{color:#6e6e73}.legend span{display:inline-block;margin-right:1.2rem}
     .swatch{display:inline-block;width:.9rem;height:.9rem;margin-right:.3rem;vertical-align:middle}
     .swatch.round{border-radius:50%}.swatch.diamond{transform:rotate(45deg) scale(.8)}
-    figure{margin:1rem 0}figcaption{font-size:.8rem;color:#6e6e73}.timeline svg,.chart svg{min-width:760px;display:block}
+    figure{margin:1rem 0}figcaption{font-size:.8rem;color:#6e6e73}.chart svg{min-width:760px;display:block}
+    .timeline svg{display:block;max-width:100%}.timeline svg.compact{display:none}.timeline a:focus .target{stroke:#0a66c2;stroke-width:2;fill-opacity:.15}
+    tr:target{background:#fff3c4;outline:2px solid #d97706}
     .verdict{font-size:1.05rem;font-weight:500;padding:.75rem 1rem;border-left:4px solid currentColor;background:#fafafa;overflow-wrap:anywhere}
     code{font-size:.8rem}td code,li code{word-break:break-all}td:first-child{white-space:nowrap}
-    @media (max-width:640px){body{padding:.75rem}h1{font-size:1.3rem}table{font-size:.8rem}.scroll table{width:max-content;min-width:100%}.scroll td{max-width:17rem}.verdict{font-size:1rem}}
+    @media (max-width:640px){body{padding:.75rem}h1{font-size:1.3rem}table{font-size:.8rem}.verdict{font-size:1rem}
+    .timeline svg.wide{display:none}.timeline svg.compact{display:block}
+    table.stack,table.stack tbody,table.stack tr,table.stack td,table.stack caption{display:block;width:auto}table.stack thead{display:none}
+    table.stack tr{border:1px solid #ddd;border-radius:6px;margin:0 0 .6rem;padding:.2rem 0}
+    table.stack td{border:0;border-bottom:1px solid #f0f0f2;display:grid;grid-template-columns:7.5rem minmax(0,1fr);gap:.6rem;white-space:normal;overflow-wrap:anywhere}
+    table.stack td:last-child{border-bottom:0}table.stack td::before{content:attr(data-label);font-weight:600;color:#6e6e73}}
     """
 
     /// A complete page: `header` (the desk's search bar) above `body`; `extraStyle` after ``style``.
@@ -63,18 +70,25 @@ public enum AuditHTML {
     ///   - accessColumn: a column of `yes`/`no`, coloured.
     ///   - classes: a class for a column's cells, from the cell's text.
     ///   - codeColumns: columns shown as `<code>` (event ids).
+    ///   - rowIds: an `id` for each row (an anchor a chart's mark links to); an empty one gives none.
+    ///
+    /// A table with a header stacks on a phone (below 640 px): each row a block, each cell a line
+    /// headed by its column's name (`data-label`), so no column is off-screen.
     public static func table(_ header: [String]?, _ rows: [[String]], accessColumn: Int? = nil,
-                             classes: [Int: (String) -> String] = [:], codeColumns: Set<Int> = [], caption: String? = nil) -> String {
-        var html = "<div class=\"scroll\"><table>"
+                             classes: [Int: (String) -> String] = [:], codeColumns: Set<Int> = [], caption: String? = nil,
+                             rowIds: [String] = []) -> String {
+        var html = header == nil ? "<div class=\"scroll\"><table>" : "<div class=\"scroll\"><table class=\"stack\">"
         if let caption { html += "<caption>\(escape(caption))</caption>" }
         if let header { html += "<thead><tr>" + header.map { "<th scope=\"col\">\(escape($0))</th>" }.joined() + "</tr></thead>" }
         html += "<tbody>"
-        for row in rows {
-            html += "<tr>" + row.enumerated().map { index, cell in
+        for (rowIndex, row) in rows.enumerated() {
+            let id = rowIndex < rowIds.count && !rowIds[rowIndex].isEmpty ? " id=\"\(escape(rowIds[rowIndex]))\"" : ""
+            html += "<tr\(id)>" + row.enumerated().map { index, cell in
                 let text = codeColumns.contains(index) && cell != "-" ? "<code>\(escape(cell))</code>" : escape(cell)
-                if index == accessColumn { return "<td class=\"\(cell == "yes" ? "yes" : "no")\">\(text)</td>" }
-                if let make = classes[index] { return "<td class=\"\(escape(make(cell)))\">\(text)</td>" }
-                return "<td>\(text)</td>"
+                let label = header.flatMap { index < $0.count ? " data-label=\"\(escape($0[index]))\"" : nil } ?? ""
+                if index == accessColumn { return "<td class=\"\(cell == "yes" ? "yes" : "no")\"\(label)>\(text)</td>" }
+                if let make = classes[index] { return "<td class=\"\(escape(make(cell)))\"\(label)>\(text)</td>" }
+                return "<td\(label)>\(text)</td>"
             }.joined() + "</tr>"
         }
         return html + "</tbody></table></div>"
@@ -108,7 +122,7 @@ public enum AuditHTML {
     /// One group of a member audit: the one-sentence answer with its evidence, the member's row,
     /// their access timeline and the chain of events (the desk's member page shows the same).
     public static func memberSection(_ entry: MemberAudit.GroupEntry, heading: String) -> String {
-        let timeline = AccessTimeline(members: [entry.member], replay: entry.chain, asOf: entry.group.asOf)
+        let timeline = memberTimeline(entry)
         let explanation = AccessExplanation(member: entry.member, group: entry.group, row: timeline.row(for: entry.member), replay: entry.chain)
         var body = "<\(heading)>Group \(escape(DisplayText.visible(entry.group.groupKey))) (\(escape(DisplayText.visible(entry.group.status.rawValue))))</\(heading)>"
         body += "<p class=\"verdict \(entry.member.hasAccess ? "yes" : "no")\">\(escape(explanation.sentence))</p>"
@@ -116,6 +130,23 @@ public enum AuditHTML {
         body += table(GroupAudit.memberHeader, GroupAudit.memberRows([entry.member]), accessColumn: 3)
         body += AccessTimelineSVG.render(timeline, caption: "Access timeline of \(timeline.rows.first?.label ?? "the member")")
         body += "<h3>How it got here</h3>" + table(GroupAudit.timelineHeader, GroupAudit.timelineRows(entry.chain))
+        return body
+    }
+
+    /// The access timeline of a member audit's one person in one group.
+    public static func memberTimeline(_ entry: MemberAudit.GroupEntry) -> AccessTimeline {
+        AccessTimeline(members: [entry.member], replay: entry.chain, asOf: entry.group.asOf)
+    }
+
+    /// The evidence behind a verdict, for engineers: the sentence naming the reason code and its
+    /// events, the cited events, the member's row and the chain of events ("How it got here").
+    public static func memberEvidence(_ entry: MemberAudit.GroupEntry, heading: String) -> String {
+        let timeline = memberTimeline(entry)
+        let explanation = AccessExplanation(member: entry.member, group: entry.group, row: timeline.row(for: entry.member), replay: entry.chain)
+        var body = "<p class=\"technical\">\(escape(explanation.sentence))</p>"
+        body += evidenceList(explanation)
+        body += table(GroupAudit.memberHeader, GroupAudit.memberRows([entry.member]), accessColumn: 3)
+        body += "<\(heading)>How it got here</\(heading)>" + table(GroupAudit.timelineHeader, GroupAudit.timelineRows(entry.chain))
         return body
     }
 

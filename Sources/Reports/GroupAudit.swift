@@ -69,7 +69,7 @@ public struct GroupAudit: Sendable {
             [member.role.rawValue, StateComparison.label(member), member.appTransactionId ?? "-", member.hasAccess ? "yes" : "no",
              member.accessSince.map(Timestamp.iso8601) ?? "-", member.accessUntil.map(Timestamp.iso8601) ?? "-",
              member.revocation.map { r in
-                 "\(r.reason.rawValue) at \(Timestamp.iso8601(r.at)) (event \(r.eventId))" + (r.causeText.map { "; \($0)" } ?? "")
+                 "\(r.reason.rawValue) at \(Timestamp.iso8601(r.at)) (event \(r.eventId))" + (r.causeClause.map { "; \($0)" } ?? "")
              } ?? "-"]
         }
     }

@@ -127,7 +127,7 @@ public struct AppleComparison: Sendable {
     public static func compare(state: GroupState, facts: [EventFacts]) -> AppleComparison {
         var differences = state.drift.map {
             StateChange(field: $0.field, member: nil, before: $0.ours, after: $0.apple,
-                        text: "\($0.field): ours \($0.ours.canonicalString()), Apple \($0.apple.canonicalString())")
+                        text: GroupText.driftText($0, group: state))
         }
         var observed = state.apple?.observedAt
         let listings = facts.filter { $0.membersGroupId != nil && state.groupIds.contains($0.membersGroupId ?? "") && $0.isSuccessfulResponse }

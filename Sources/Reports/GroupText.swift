@@ -26,34 +26,40 @@ public enum GroupText {
         if !group.groupIds.isEmpty { lines.append("  Group ids:     \(group.groupIds.joined(separator: ", "))") }
         lines.append("  Product:       \(group.productId ?? "-")")
         lines.append("  Invitations:   \(group.invitationManagement.map { describe($0) } ?? "-")")
-        lines.append("  Status:        \(group.status.rawValue)\(group.periodEnd.map { " (period ends \(Timestamp.iso8601($0)))" } ?? "")")
+        lines.append("  Status:        \(group.status.rawValue)\(group.periodEnd.map { " (period \($0 <= group.asOf ? "ended" : "ends") \(Timestamp.iso8601($0)))" } ?? "")")
         lines.append("  As of:         \(Timestamp.iso8601(group.asOf))\(group.knownAt.map { ", known at \(Timestamp.iso8601($0))" } ?? "")")
         let s = group.seats
         lines.append("  Seats:         total \(s.total.map(String.init) ?? "?"), at renewal \(s.renewalTotal.map(String.init) ?? "?"), refunded \(s.refunded)")
         lines.append("                 claimed \(s.claimed), assigned \(s.assigned), available \(s.available.map(String.init) ?? "?")")
-        if s.overCapacity > 0 { lines.append("                 OVER CAPACITY by \(s.overCapacity): unclaim \(s.overCapacity) seat(s) to fit") }
-        if s.renewalOverCapacity > 0 {
+        let live = group.status.grantsAccess
+        if s.overCapacity > 0, live { lines.append("                 OVER CAPACITY by \(s.overCapacity): unclaim \(s.overCapacity) seat(s) to fit") }
+        if s.overCapacity > 0, !live {
+            lines.append("                 \(s.overCapacity) more claim(s) than seats paid for; nothing to unclaim while \(group.status.rawValue)")
+        }
+        if s.renewalOverCapacity > 0, live, group.periodEnd.map({ $0 > group.asOf }) ?? true {
             let over = s.renewalOverCapacity
             lines.append("                 at renewal over capacity by \(over): unclaim \(over) before \(group.periodEnd.map(Timestamp.iso8601) ?? "the renewal")")
         }
         lines.append("  Members (\(group.members.count), \(group.members.filter(\.hasAccess).count) with access):")
-        for member in group.members { lines.append(memberLine(member, width: width)) }
+        for member in group.members { lines.append(memberLine(member, group: group, width: width)) }
         if let apple = group.apple {
             lines.append("  Apple (Get Seat Info at \(Timestamp.iso8601(apple.observedAt))): total \(apple.totalSeatCount.map(String.init) ?? "?"), available \(apple.availableSeatCount.map(String.init) ?? "?"), \(apple.assignedSeatClaimIds.count) claim(s)")
         }
         if group.drift.isEmpty {
             if group.apple != nil { lines.append("  Drift:         none") }
         } else {
-            for drift in group.drift {
-                lines.append("  DRIFT \(drift.field): ours \(drift.ours.canonicalString()), Apple \(drift.apple.canonicalString())")
-            }
+            for drift in group.drift { lines.append("  DRIFT " + driftText(drift, group: group)) }
+            lines.append("                 run `seatledger reconcile \(group.groupKey)` to ask Apple again; the drift clears when the views agree")
         }
         return lines.joined(separator: "\n")
     }
 
     /// One member line with access window or revocation; each of its lines wraps at spaces to
     /// `width` when one is given.
-    public static func memberLine(_ member: MemberState, width: Int? = nil) -> String {
+    ///
+    /// With its `group`, a purchaser-level lapse in billing retry reads "payment failing, may
+    /// recover" with the renewal's date instead of an expiry.
+    public static func memberLine(_ member: MemberState, group: GroupState? = nil, width: Int? = nil) -> String {
         var ids: [String] = []
         // Identifiers come from recorded responses (any client's): shown with control characters visible.
         if let v = member.originalTransactionId { ids.append("otid \(DisplayText.visible(v))") }
@@ -68,15 +74,51 @@ public enum GroupText {
         var line = "    \(DisplayText.visible(member.role.rawValue).padding(toLength: max(9, member.role.rawValue.count), withPad: " ", startingAt: 0)) \(ids.joined(separator: ", "))\n"
         if member.hasAccess {
             line += "              access since \(since) until \(until)"
+        } else if let revocation = member.revocation, let group, revocation.isBillingRetry(in: group) {
+            line += "              NO ACCESS since \(Timestamp.iso8601(revocation.at)): \(revocation.billingRetryText(in: group))"
+            line += "\n              \(revocation.reason.rawValue) (event \(revocation.eventId))"
         } else if let revocation = member.revocation {
             line += "              NO ACCESS since \(Timestamp.iso8601(revocation.at)): \(revocation.reason.rawValue) — \(revocation.reason.explanation) (event \(revocation.eventId))"
-            if let cause = revocation.causeText { line += "\n              \(cause)" }
+            if let cause = revocation.causeClause { line += "\n              \(cause)" }
         } else {
             line += "              NO ACCESS"
         }
         guard width != nil else { return line }
         return line.split(separator: "\n", omittingEmptySubsequences: false)
             .map { TextTable.words(String($0), maxWidth: width, indent: 16) }.joined(separator: "\n")
+    }
+
+    /// `member show`: "m1 has access in 2 of 3 groups.", then per group (those giving access
+    /// first, then the most recent loss first) its header, the plain verdict sentence, the next
+    /// step when there is one, and the evidence line of ``memberLine(_:width:)``.
+    public static func memberVerdicts(_ audit: MemberAudit, width: Int? = nil) -> String {
+        let entries = AccessVerdict.ordered(audit.groups, group: \.group, member: \.member)
+        var lines = [TextTable.words(MemberAudit.summary(audit), maxWidth: width)]
+        for entry in entries {
+            let verdict = AccessVerdict(member: entry.member, group: entry.group, chain: entry.chain)
+            lines.append("")
+            lines.append("Group \(DisplayText.visible(entry.group.groupKey)) (\(entry.group.status.rawValue))")
+            lines.append(TextTable.words("  " + verdict.sentence, maxWidth: width, indent: 2))
+            if let step = verdict.nextStep { lines.append(TextTable.words("  Next: " + step, maxWidth: width, indent: 8)) }
+            if let note = AccessVerdict.groupNote(entry.group) { lines.append(TextTable.words("  Note: " + note, maxWidth: width, indent: 8)) }
+            lines.append(memberLine(entry.member, group: entry.group, width: width))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// One drift in words. For the claim lists, both sides' counts and then the difference
+    /// ("seat claims: ours 9, Apple 7; only ours: a, b; only Apple's: none"), since the drift
+    /// records only the difference; other fields "total: ours 10, Apple 6".
+    public static func driftText(_ drift: Drift, group: GroupState) -> String {
+        guard drift.field == "assignedSeatClaimIds", let apple = group.apple else {
+            return "\(drift.field): ours \(drift.ours.canonicalString()), Apple \(drift.apple.canonicalString())"
+        }
+        let onlyOurs = drift.ours.arrayValue?.compactMap(\.stringValue) ?? []
+        let onlyApple = drift.apple.arrayValue?.compactMap(\.stringValue) ?? []
+        let ours = apple.assignedSeatClaimIds.count - onlyApple.count + onlyOurs.count
+        func list(_ ids: [String]) -> String { ids.isEmpty ? "none" : ids.map(DisplayText.visible).joined(separator: ", ") }
+        return "seat claims (assignedSeatClaimIds): ours \(ours), Apple \(apple.assignedSeatClaimIds.count); "
+            + "only ours: \(list(onlyOurs)); only Apple's: \(list(onlyApple))"
     }
 
     static func describe(_ model: InvitationManagement) -> String {

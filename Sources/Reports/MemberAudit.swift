@@ -47,14 +47,36 @@ public struct MemberAudit: Sendable {
         }
     }
 
+    /// "m1 has access in 2 of 3 groups: 2000010000000001 (until 30 Nov 2026) and 2000020000000001."
+    /// (the groups giving access named, latest end first), or "m5 has no access in any of its 2 groups."
+    public static func summary(_ audit: MemberAudit) -> String {
+        let who = DisplayText.visible(audit.groups.first?.member.displayName ?? audit.identifier)
+        let count = audit.groups.count
+        let with = AccessVerdict.ordered(audit.groups.filter(\.member.hasAccess), group: \.group, member: \.member)
+        guard !with.isEmpty else {
+            return count == 1 ? "\(who) has no access in their one group." : "\(who) has no access in any of their \(count) groups."
+        }
+        let names = with.map { entry in
+            DisplayText.visible(entry.group.groupKey) + (entry.member.accessUntil.map { " (until \(PlainDate.text($0)))" } ?? "")
+        }
+        let list = names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and " + names[names.count - 1]
+        return "\(who) has access in \(with.count) of \(count) group\(count == 1 ? "" : "s"): \(list)."
+    }
+
     /// One sentence: has access since …, or lost it because ….
-    public static func verdict(_ member: MemberState) -> String {
+    ///
+    /// In a group in billing retry a purchaser-level lapse reads "payment failing, may recover"
+    /// with the renewal's date, not as an expiry.
+    public static func verdict(_ member: MemberState, group: GroupState? = nil) -> String {
         if member.hasAccess {
             return "HAS ACCESS since \(member.accessSince.map(Timestamp.iso8601) ?? "?")\(member.accessUntil.map { " until \(Timestamp.iso8601($0))" } ?? "")"
         }
         if let r = member.revocation {
+            if let group, r.isBillingRetry(in: group) {
+                return "NO ACCESS since \(Timestamp.iso8601(r.at)): \(r.billingRetryText(in: group)) (\(r.reason.rawValue), event \(r.eventId))"
+            }
             return "NO ACCESS since \(Timestamp.iso8601(r.at)): \(r.reason.rawValue) — \(r.reason.explanation) (event \(r.eventId))"
-                + (r.causeText.map { "; \($0)" } ?? "")
+                + (r.causeClause.map { "; \($0)" } ?? "")
         }
         return "NO ACCESS"
     }
@@ -70,7 +92,7 @@ public struct MemberAudit: Sendable {
             for entry in groups {
                 out += ["## Group \(Markdown.cell(entry.group.groupKey)) (\(entry.group.status.rawValue))", "",
                         "- Role: \(entry.member.role.rawValue) — \(Markdown.cell(StateComparison.label(entry.member)))",
-                        "- \(Markdown.cell(Self.verdict(entry.member)))",
+                        "- \(Markdown.cell(Self.verdict(entry.member, group: entry.group)))",
                         "- Evidence: \(entry.member.evidence.prefix(8).joined(separator: ", "))", "",
                         Markdown.table(GroupAudit.timelineHeader, GroupAudit.timelineRows(entry.chain)), ""]
             }
@@ -81,11 +103,11 @@ public struct MemberAudit: Sendable {
             if groups.isEmpty { out.append("Not a member of any known group.") }
             for entry in groups {
                 out += ["", TextTable.words("\(bold)Group \(entry.group.groupKey)\(reset) (\(entry.group.status.rawValue)), \(entry.member.role.rawValue) \(StateComparison.label(entry.member))", maxWidth: width),
-                        TextTable.words("  \(Self.verdict(entry.member))", maxWidth: width),
+                        TextTable.words("  \(Self.verdict(entry.member, group: entry.group))", maxWidth: width),
                         TextTable.words("  Evidence: \(entry.member.evidence.prefix(8).joined(separator: ", "))", maxWidth: width, indent: 12),
                         "  How it got here:"]
                 out += entry.chain.map { e in
-                    TextTable.words("    \(Timestamp.iso8601(e.effectiveAt))  \(e.what)\(e.isLate ? " (late)" : "")\(e.origin.map { " (via \($0))" } ?? ""): \(e.changes.map(\.text).joined(separator: "; "))",
+                    TextTable.words("    \(Timestamp.iso8601(e.effectiveAt))  \(e.what)\(e.isLate ? " (late, recorded \(e.recordedAt.map(Timestamp.iso8601) ?? "later"))" : "")\(e.origin.map { " (via \($0))" } ?? ""): \(e.changes.map(\.text).joined(separator: "; "))",
                                     maxWidth: width, indent: 6)
                 }
             }
@@ -98,7 +120,7 @@ public struct MemberAudit: Sendable {
         ["report": "member-audit", "identifier": .string(identifier), "generatedAt": .timestamp(generatedAt),
          "groups": .array(groups.map { entry in
              ["groupKey": .string(entry.group.groupKey), "status": .string(entry.group.status.rawValue), "member": entry.member.json,
-              "verdict": .string(Self.verdict(entry.member)), "evidence": .array(entry.member.evidence.map(JSONValue.string)),
+              "verdict": .string(Self.verdict(entry.member, group: entry.group)), "evidence": .array(entry.member.evidence.map(JSONValue.string)),
               "chain": .array(entry.chain.map(\.json))]
          })]
     }

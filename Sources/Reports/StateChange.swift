@@ -72,12 +72,13 @@ public enum StateComparison {
                 if member.hasAccess {
                     text = "member \(label(member)) regained access"
                 } else {
-                    let why = member.revocation.map { r in ": \(r.reason.explanation)" + (r.causeText.map { ", \($0)" } ?? "") } ?? ""
+                    let why = member.revocation.map { r in ": \(r.reason.explanation)" + (r.causeClause.map { ", \($0)" } ?? "") } ?? ""
                     text = "member \(label(member)) lost access\(why)"
                 }
                 changes.append(StateChange(field: "member.access", member: member.displayName, memberIdentity: key, before: .bool(previous.hasAccess),
                                            after: .bool(member.hasAccess), text: text, revocation: member.revocation))
-            } else if previous.revocation != member.revocation, let revocation = member.revocation {
+            } else if previous.revocation != member.revocation, let revocation = member.revocation,
+                      !sameEvidence(previous.revocation, revocation) {
                 changes.append(StateChange(field: "member.revocation", member: member.displayName, memberIdentity: key, before: previous.json["revocation"] ?? .null,
                                            after: member.json["revocation"] ?? .null,
                                            text: previous.revocation?.reason == revocation.reason
@@ -131,6 +132,15 @@ public enum StateComparison {
         if parts.isEmpty, let app = member.appTransactionId { parts.append("app-tx \(DisplayText.visible(app))") }
         guard let first = parts.first else { return "?" }
         return parts.count == 1 ? first : "\(first) (\(parts.dropFirst().joined(separator: ", ")))"
+    }
+
+    /// Whether two revocations say the same thing and differ only in which event carries it: the
+    /// same reason at the same time, with the same cause (reason and time). A later event that
+    /// re-carries the purchaser's transaction (a seat refund, a renewal-info change) re-cites it for
+    /// every member who lost access with the group; that is no news about any of them.
+    static func sameEvidence(_ old: Revocation?, _ new: Revocation) -> Bool {
+        guard let old, old.reason == new.reason, old.at == new.at else { return false }
+        return old.cause?.reason == new.cause?.reason && old.cause?.at == new.cause?.at
     }
 
     static func statusText(from old: GroupStatus?, to new: GroupStatus) -> String {

@@ -64,13 +64,15 @@ extension Ledger {
                           actions: GroupAnalysis.actions(state: state, anomalies: anomalies, context: context), generatedAt: now)
     }
 
-    /// The "why did this member lose access?" report.
-    public func auditMember(_ identifier: String, asOf: EpochMillis, now: EpochMillis) throws -> MemberAudit {
+    /// The "why did this member lose access?" report; with `knownAt`, from what the ledger had
+    /// recorded by then (`member show --known-at`, the desk's member page).
+    public func auditMember(_ identifier: String, asOf: EpochMillis, knownAt: EpochMillis? = nil, now: EpochMillis) throws -> MemberAudit {
         var entries: [MemberAudit.GroupEntry] = []
-        for found in try memberAccess(identifier, asOf: asOf) {
+        for found in try memberAccess(identifier, asOf: asOf, knownAt: knownAt) {
             let (membership, facts) = try groupFacts(found.group.groupKey)
             let duplicates = try store.duplicateCounts(for: facts.map(\.eventId))
-            let timeline = GroupReplay.entries(membership: membership, facts: facts, to: asOf, now: now, duplicateArrivals: duplicates)
+            let timeline = GroupReplay.entries(membership: membership, facts: facts, to: asOf, knownAt: knownAt, now: now,
+                                               duplicateArrivals: duplicates)
             entries.append(MemberAudit.GroupEntry(group: found.group, member: found.member,
                                                   chain: MemberAudit.chain(for: found.member, in: timeline)))
         }

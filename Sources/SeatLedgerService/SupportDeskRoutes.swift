@@ -146,14 +146,7 @@ struct SupportDeskRoutes: Sendable {
     /// `audit member` at the page's clocks (`knownAt` included, which the CLI report does not take).
     private func memberAudit(_ identifier: String, _ clocks: DeskClocks) async throws -> MemberAudit {
         let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt, now = clocks.now
-        return try await reading { ledger in
-            guard knownAt != nil else { return try ledger.auditMember(identifier, asOf: asOf, now: now) }
-            let entries = try ledger.memberAccess(identifier, asOf: asOf, knownAt: knownAt).map { found in
-                let replay = try ledger.replay(found.group.groupKey, to: asOf, knownAt: knownAt, now: now)
-                return MemberAudit.GroupEntry(group: found.group, member: found.member, chain: MemberAudit.chain(for: found.member, in: replay))
-            }
-            return MemberAudit(identifier: identifier, groups: entries, generatedAt: now)
-        }
+        return try await reading { ledger in try ledger.auditMember(identifier, asOf: asOf, knownAt: knownAt, now: now) }
     }
 
     private func groupReport(_ reference: String, format text: String, _ clocks: DeskClocks) async throws -> HTTPResponse {

@@ -20,6 +20,10 @@ enum DeskLayout {
     .downloads{font-size:.9rem}.downloads a{margin-right:1rem}
     a{color:#0a66c2}dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;font-size:.9rem}dl.facts dt{color:#6e6e73}dl.facts dd{margin:0;overflow-wrap:anywhere}
     ul.matches li{margin:.4rem 0}
+    ol.answers{padding-left:1.4rem}ol.answers li{margin:.55rem 0;overflow-wrap:anywhere}.next{display:block;color:#1d1d1f;margin-top:.2rem}
+    p.next{background:#fff8e1;border-left:4px solid #d97706;padding:.5rem .8rem}
+    details.evidence{margin:1rem 0;border:1px solid #ddd;border-radius:6px;padding:.4rem .8rem}details.evidence summary{cursor:pointer;color:#0a66c2;font-weight:600}
+    p.technical{font-size:.9rem;overflow-wrap:anywhere}p.note{background:#eef4fb;border-left:4px solid #0a66c2;padding:.5rem .8rem;overflow-wrap:anywhere}
     @media (max-width:640px){dl.facts{grid-template-columns:1fr}dl.facts dd{margin-bottom:.4rem}form.clocks label{flex:1 1 100%}form.clocks input{width:100%;box-sizing:border-box}}
     """
 

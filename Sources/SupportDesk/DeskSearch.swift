@@ -36,18 +36,16 @@ public enum DeskSearch {
     /// Resolves `query`. `groups` are the states of the groups it resolves to, `members` the
     /// members it names in them.
     ///
-    /// A group key or group id opens the group; a purchaser's identifiers open their group (the
-    /// purchaser is the group to support staff); a member's open the member page when every match
-    /// is in one group; otherwise the matches are listed.
+    /// A group key or group id opens the group; any other identifier of a person (a purchaser's
+    /// app transaction or renewal transaction id included) opens that person's page when every
+    /// match is in one group (the page answers for the person and links to the group); otherwise
+    /// the matches are listed.
     public static func resolve(_ query: String, groups: [GroupState], members: [(group: GroupState, member: MemberState)]) -> Outcome {
         if let named = groups.first(where: { $0.groupKey == query }) ?? groups.first(where: { $0.groupIds.contains(query) }) {
             return .group(named.groupKey)
         }
-        let held = members.filter { $0.member.role != .purchaser }
-        let purchasers = members.filter { $0.member.role == .purchaser }
         let groupsOfMatches = Set(members.map(\.group.groupKey))
-        if held.isEmpty, groupsOfMatches.count == 1, let only = purchasers.first { return .group(only.group.groupKey) }
-        if !held.isEmpty, groupsOfMatches.count == 1 { return .member(query) }
+        if !members.isEmpty, groupsOfMatches.count == 1 { return .member(query) }
         if members.isEmpty {
             if groups.count == 1, let only = groups.first { return .group(only.groupKey) }
             if groups.isEmpty { return .nothing }

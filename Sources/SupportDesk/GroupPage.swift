@@ -27,12 +27,15 @@ public enum GroupPage {
         let state = model.audit.state, clocks = model.clocks
         let e = DeskLayout.e, v = DeskLayout.v
         var body = "<h1>Group \(v(state.groupKey)) <span class=\"badge \(state.status.grantsAccess ? "yes" : "no")\">\(v(state.status.rawValue))</span></h1>"
+        if let note = AccessVerdict.groupNote(state) { body += "<p class=\"note\">\(e(note))</p>" }
         body += DeskLayout.clockForm(action: "/group", name: "ref", value: state.groupKey, clocks: clocks)
         body += downloads(state.groupKey, clocks)
 
         body += "<h2 id=\"status\">Status</h2><dl class=\"facts\">"
         func fact(_ name: String, _ html: String) { body += "<dt>\(e(name))</dt><dd>\(html)</dd>" }
-        fact("Status", v(state.status.rawValue) + (state.periodEnd.map { " — period ends \(e(Timestamp.iso8601($0)))" } ?? ""))
+        fact("Status", v(state.status.rawValue) + (state.periodEnd.map {
+            " — period \($0 <= state.asOf ? "ended" : "ends") \(e(Timestamp.iso8601($0)))"
+        } ?? ""))
         fact("Purchaser", state.purchaserOriginalTransactionId.map { "<code>\(v($0))</code>" } ?? "(unknown)")
         fact("Group ids", state.groupIds.isEmpty ? "-" : state.groupIds.map { "<code>\(v($0))</code>" }.joined(separator: ", "))
         fact("Product", v(state.productId ?? "-"))
@@ -45,10 +48,14 @@ public enum GroupPage {
         body += AuditHTML.table(["Paid", "At renewal", "Refunded", "Claimed", "Assigned", "Available", "Over capacity", "Over capacity at renewal"],
                                 [[n(s.total), n(s.renewalTotal), String(s.refunded), String(s.claimed), String(s.assigned), n(s.available),
                                   String(s.overCapacity), String(s.renewalOverCapacity)]])
-        if s.overCapacity > 0 {
+        let live = state.status.grantsAccess
+        if s.overCapacity > 0, live {
             body += "<p class=\"anomaly\">Over capacity by \(s.overCapacity): \(s.overCapacity) claim(s) must be unclaimed to fit the seats paid for.</p>"
+        } else if s.overCapacity > 0 {
+            body += "<p class=\"muted\">\(s.overCapacity) more claim(s) than seats paid for when the group lost access; nothing to "
+                + "unclaim while it is \(v(state.status.rawValue)) (no one has access through it).</p>"
         }
-        if s.renewalOverCapacity > 0 {
+        if s.renewalOverCapacity > 0, live, state.periodEnd.map({ $0 > state.asOf }) ?? true {
             body += "<p class=\"anomaly\">At the next renewal over capacity by \(s.renewalOverCapacity)"
                 + (state.periodEnd.map { " (\(e(Timestamp.iso8601($0))))" } ?? "") + ".</p>"
         }
@@ -105,7 +112,9 @@ public enum GroupPage {
     /// The members table, each member linking to their page.
     static func members(_ state: GroupState, _ clocks: DeskClocks) -> String {
         guard !state.members.isEmpty else { return "<p>No members recorded.</p>" }
-        var html = "<div class=\"scroll\"><table><thead><tr>" + GroupAudit.memberHeader.map { "<th scope=\"col\">\(DeskLayout.e($0))</th>" }.joined()
+        let header = GroupAudit.memberHeader
+        func label(_ index: Int) -> String { index < header.count ? " data-label=\"\(DeskLayout.e(header[index]))\"" : "" }
+        var html = "<div class=\"scroll\"><table class=\"stack\"><thead><tr>" + GroupAudit.memberHeader.map { "<th scope=\"col\">\(DeskLayout.e($0))</th>" }.joined()
             + "</tr></thead><tbody>"
         for (member, row) in zip(state.members, GroupAudit.memberRows(state.members)) {
             html += "<tr>"
@@ -113,9 +122,9 @@ public enum GroupPage {
                 switch index {
                 case 1:
                     let text = DeskLayout.pageIdentifier(member).map { DeskLayout.link(DeskLink.member($0, clocks), cell) } ?? DeskLayout.e(cell)
-                    html += "<td>\(text)</td>"
-                case 3: html += "<td class=\"\(cell == "yes" ? "yes" : "no")\">\(DeskLayout.e(cell))</td>"
-                default: html += "<td>\(DeskLayout.v(cell))</td>"
+                    html += "<td\(label(index))>\(text)</td>"
+                case 3: html += "<td class=\"\(cell == "yes" ? "yes" : "no")\"\(label(index))>\(DeskLayout.e(cell))</td>"
+                default: html += "<td\(label(index))>\(DeskLayout.v(cell))</td>"
                 }
             }
             html += "</tr>"

@@ -96,14 +96,14 @@ struct SupportDeskTests {
         #expect(html.contains("<meta name=\"viewport\""), "\(path) has no viewport", sourceLocation: sourceLocation)
     }
 
-    @Test("search: a group key, group id or purchaser id opens the group; a member's id the member; a memberRef in several groups lists them; nothing is 404")
+    @Test("search: a group key or group id opens the group; a member's or purchaser's other ids the person; a memberRef in several groups lists them; nothing is 404")
     func searchLandsOnTheRightPage() throws {
         let desk = try Desk()
         let cases: [(identifier: String, location: String?)] = [
             (Self.refundGroup, "/group?ref=\(Self.refundGroup)"),                        // group key (purchaser originalTransactionId)
             ("810000000010000001", "/group?ref=2000001000000001"),                       // Apple's groupId
-            ("704000012000000001", "/group?ref=\(Self.refundGroup)"),                    // purchaser appTransactionId
-            ("2000010000000002", "/group?ref=2000010000000001"),                         // purchaser renewal transactionId
+            ("704000012000000001", "/member?id=704000012000000001"),                     // purchaser appTransactionId: the person
+            ("2000010000000002", "/member?id=2000010000000002"),                         // purchaser renewal transactionId: the person
             (Self.m5Claim, "/member?id=\(Self.m5Claim)"),                                // seat claim id
             ("704000001000000002", "/member?id=704000001000000002"),                     // member appTransactionId
             ("2000001000000002", "/member?id=2000001000000002"),                         // member originalTransactionId
@@ -146,17 +146,24 @@ struct SupportDeskTests {
         let html = try desk.page("/group?ref=\(Self.refundGroup)")
         #expect(html.contains("<h2 id=\"seats\">Seats</h2>") && html.contains("<th scope=\"col\">Over capacity</th>"))
         #expect(html.contains("<h2 id=\"apple\">Apple's view and the drift</h2>"))
-        // Rows: the purchaser and the five claims, m5 among them.
-        let rows = html.components(separatedBy: "<g class=\"row\"").count - 1
-        #expect(rows == 6, "timeline rows: \(rows)")
+        // Rows: the purchaser and the five claims, m5 among them, in the wide chart and again in the phone's.
+        for kind in ["wide", "compact"] {
+            let chart = html.components(separatedBy: "<svg class=\"access-timeline \(kind)\"").dropFirst().first?.components(separatedBy: "</svg>").first ?? ""
+            let rows = chart.components(separatedBy: "<g class=\"row\"").count - 1
+            #expect(rows == 6, "\(kind) timeline rows: \(rows)")
+        }
+        // The phone's chart says m5's loss in words, and every mark links to its row of the table.
+        #expect(html.contains("fill=\"#b42318\">lost 6 Oct 2026: seat refunded</text>"))
+        #expect(html.contains("<a href=\"#change-"))
         #expect(html.contains("data-member=\"m5 (claim 67d24449…)\""))
         // m5's loss: a mark naming the unclaim, its reason, and (table) the purchaser's seat refund one level up.
         #expect(html.contains("class=\"mark mark-lost\" data-event-id=\"\(Self.unclaimEvent)\" data-reason=\"SEAT_REFUND\""))
         #expect(html.contains("caused by SEAT_REFUND (seat refunded) at \(Self.seatRefundAt), event \(Self.seatRefundEvent)"))
-        #expect(html.contains("<td>SEAT_REFUND: seat refunded</td><td>UNCLAIM_SEATS</td><td><code>\(Self.unclaimEvent)</code></td>"))
+        #expect(html.contains("<td data-label=\"Reason\">SEAT_REFUND: seat refunded</td><td data-label=\"Event\">UNCLAIM_SEATS</td>"
+                              + "<td data-label=\"Event id\"><code>\(Self.unclaimEvent)</code></td>"))
         // A time axis with real ticks (more than the two ends).
         #expect(html.components(separatedBy: "<text class=\"tick\"").count - 1 > 2)
-        #expect(html.contains("<h2 id=\"replay\">Replay</h2>") && html.contains("<td>SUBSCRIBED / INITIAL_BUY</td>"))
+        #expect(html.contains("<h2 id=\"replay\">Replay</h2>") && html.contains("<td data-label=\"Event\">SUBSCRIBED / INITIAL_BUY</td>"))
         // Members link to their pages.
         #expect(html.contains("href=\"/member?id=\(Self.m5Claim)\""))
         // Before the refund, m5 had access.
@@ -168,22 +175,38 @@ struct SupportDeskTests {
         #expect(bad.status == 400 && bad.text.contains("asOf=yesterday"))
     }
 
-    @Test("the member page answers in one sentence naming the cascaded purchaser event, its date and id; asOf shows the access before it")
+    @Test("the member page leads with the verdict: the groups giving access first, a plain sentence with dates and a next step per group, the evidence (reason code, cascaded purchaser event, its date and id) one click away; asOf shows the access before it")
     func memberPage() throws {
         let desk = try Desk()
         let html = try desk.page("/member?id=\(Self.m5Claim)")
+        let plain = "m5 lost access on 6 Oct 2026, 00:01 UTC because the group&#39;s purchaser was refunded 2 seats and this seat was one of them; "
+            + "we learned of it on 16 Nov 2026."
+        #expect(html.contains("<p class=\"verdict no\">\(plain)</p>"), "\(html)")
+        #expect(html.contains("<p class=\"next\"><strong>Next step:</strong> Ask the purchaser to add seats; then claim a seat for m5 again"))
+        // The plain sentence comes before the evidence, which sits in a <details> and names the reason code and both events.
         let sentence = "m5 (claim 67d24449…) has had no access in group \(Self.refundGroup) since 2026-10-06T00:01:00.000Z because the seat was refunded "
             + "(SEAT_REFUND, event \(Self.unclaimEvent): UNCLAIM_SEATS), caused one level up by the purchaser&#39;s seat refund (SEAT_REFUND) "
             + "on \(Self.seatRefundAt), event \(Self.seatRefundEvent)."
-        #expect(html.contains("<p class=\"verdict no\">\(sentence)</p>"), "\(html)")
+        let verdictAt = html.range(of: plain)?.lowerBound, evidenceAt = html.range(of: "<details class=\"evidence\">")?.lowerBound
+        let technicalAt = html.range(of: "<p class=\"technical\">\(sentence)</p>")?.lowerBound
+        #expect(verdictAt != nil && evidenceAt != nil && technicalAt != nil)
+        if let verdictAt, let evidenceAt, let technicalAt { #expect(verdictAt < evidenceAt && evidenceAt < technicalAt) }
+        #expect(!html.contains("<p class=\"verdict no\">m5 (claim"), "the verdict is not the engineers' sentence")
+        // m1: the group giving access first, named in the summary, then the lost ones.
+        let m1 = try desk.page("/member?id=m1")
+        #expect(m1.contains("<p class=\"verdict summary yes\">m1 has access in 1 of 3 groups: 2000010000000001 (until 30 Nov 2026).</p>"), "\(m1)")
+        let sections = m1.components(separatedBy: "<section class=\"membership\"").dropFirst().map { String($0.prefix(200)) }
+        #expect(sections.count == 3 && sections.first?.contains("<h2>Group 2000010000000001 <span class=\"badge yes\">has access</span></h2>") == true,
+                "\(sections)")
         #expect(html.contains("caused by (one level up): <code>\(Self.seatRefundEvent)</code>"))
         #expect(html.contains("class=\"mark mark-lost\" data-event-id=\"\(Self.unclaimEvent)\""))
         #expect(html.contains("href=\"/group?ref=\(Self.refundGroup)\""))
         let earlier = try desk.page("/member?id=\(Self.m5Claim)&asOf=2026-10-05T00:00:00Z")
-        #expect(earlier.contains("<p class=\"verdict yes\">m5 (claim 67d24449…) has access in group \(Self.refundGroup) since 2026-10-01T05:00:00.000Z"))
+        #expect(earlier.contains("<p class=\"verdict yes\">m5 has access through group \(Self.refundGroup) until 31 Oct 2026"), "\(earlier)")
+        #expect(earlier.contains("<p class=\"technical\">m5 (claim 67d24449…) has access in group \(Self.refundGroup) since 2026-10-01T05:00:00.000Z"))
         // Known at 2026-10-06 the ledger had recorded the claims but not the refund (recorded on 2026-11-16).
         let unknown = try desk.page("/member?id=\(Self.m5Claim)&asOf=2026-10-07T00:00:00Z&knownAt=2026-10-06T00:00:00Z")
-        #expect(unknown.contains("<p class=\"verdict yes\">m5 (claim 67d24449…) has access"), "knownAt hides what was recorded later")
+        #expect(unknown.contains("<p class=\"verdict yes\">m5 has access through group"), "knownAt hides what was recorded later")
         #expect(!unknown.contains(Self.seatRefundEvent))
         #expect(desk.serve.stop() == 0)
     }

@@ -98,8 +98,12 @@ enum MemberCommand: Command {
     Usage: seatledger member show ID [--as-of T] [--known-at T] [--db PATH] [--json]
 
     ID is any member identifier: appTransactionId, originalTransactionId, seatClaimId or a
-    memberRef recorded with a claim. Prints, for every group the person belongs or belonged to,
-    whether they have access, since and until when, and why they lost it.
+    memberRef recorded with a claim. Prints the verdict first: in how many groups the person has
+    access, then one block per group, the groups that give access first and then the rest, the
+    most recent loss first. Each block says in one sentence whether they have access and until
+    when, or when and why they lost it (and when the ledger learned of it), with a next step where
+    there is one; then the member's line (role, identifiers, dates, the reason code and its
+    event). --json keeps its contract (reason codes and event ids, groups by key).
 
     Options:
     \(HelpText.db)
@@ -121,12 +125,10 @@ enum MemberCommand: Command {
             Terminal.json(entries)
             return .success
         }
-        let entries = try ledger.memberAccess(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
-        for entry in entries {
-            Terminal.out("Group \(entry.group.groupKey) (\(entry.group.status.rawValue))")
-            Terminal.out(GroupText.memberLine(entry.member, width: Terminal.width))
-        }
-        return entries.isEmpty ? noMember(identifier, clocks) : .success
+        let audit = try ledger.auditMember(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt, now: Clocks.now)
+        guard !audit.groups.isEmpty else { return noMember(identifier, clocks) }
+        Terminal.out(GroupText.memberVerdicts(audit, width: Terminal.width))
+        return .success
     }
 
     /// The identifier is in the ledger, but names no member at that moment (e.g. before any of its evidence).
