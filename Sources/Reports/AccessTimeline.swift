@@ -62,13 +62,9 @@ public struct AccessTimeline: Sendable, Hashable {
 
         /// The purchaser-level cause, one level up, in words: "SEAT_REFUND (seat refunded) at …, event …"; `nil` without one.
         public var causeText: String? {
-            guard kind != .gained, let revocation, let cause = revocation.cause else { return nil }
+            guard kind != .gained, let clause = revocation?.causeClause else { return nil }
             // The revocation's own event is named once (as the change's event), not again as its cause.
-            if cause.eventId == revocation.eventId {
-                return "\(cause.reason.rawValue) (\(cause.reason.explanation))" + (cause.at == revocation.at ? "" : " at \(Timestamp.iso8601(cause.at))")
-                    + ", the same event"
-            }
-            return "\(cause.reason.rawValue) (\(cause.reason.explanation)) at \(Timestamp.iso8601(cause.at)), event \(cause.eventId)"
+            return String(clause.dropFirst("caused by ".count))
         }
     }
 
