@@ -86,8 +86,8 @@ public struct EventOrigin: OpenStringEnum {
     public let rawValue: String
     /// Wraps any value, known or not.
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// Delivered to us by a path not named further: a library caller's ``InboundMessage`` with
-    /// the default origin, or an event stored before provenance was recorded per path.
+    /// An event stored before provenance was recorded per path (which path is unknown). No path
+    /// of this build records it: every message names its own origin (``InboundMessage`` takes one).
     public static let live = Self(rawValue: "live")
     /// Recovered from Get Notification History (`seatledger backfill`, the API client).
     public static let backfill = Self(rawValue: "backfill")

@@ -25,7 +25,7 @@ public struct InboundMessage: Sendable {
     /// - Parameter acceptsAPIResponses: `nil` (the default) trusts envelopes only from the paths
     ///   ``EventOrigin/trustsAPIResponses`` names (the API client, `record`); `true` is the
     ///   operator allowing them for this input (`ingest --api-responses`).
-    public init(raw: Data, source: String, origin: EventOrigin = .live, preRejection: IngestRejection? = nil,
+    public init(raw: Data, source: String, origin: EventOrigin, preRejection: IngestRejection? = nil,
                 acceptsAPIResponses: Bool? = nil) {
         self.raw = raw
         self.source = source

@@ -188,7 +188,7 @@ final class APIFixture {
         store.clock = { pinned }
         defer { store.clock = previous }
         _ = try test.ledger.ingest(lines.enumerated().map {
-            InboundMessage(raw: Data($0.element.utf8), source: "fixture:\($0.offset + 1)", acceptsAPIResponses: true)
+            InboundMessage(raw: Data($0.element.utf8), source: "fixture:\($0.offset + 1)", origin: .file, acceptsAPIResponses: true)
         })
     }
 }

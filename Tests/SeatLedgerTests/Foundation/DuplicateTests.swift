@@ -37,7 +37,7 @@ struct DuplicateTests {
     func withinOneBatch() throws {
         let test = try TestLedger()
         let line = try PayloadFactory().notification(uuid: "dup-batch")
-        let message = InboundMessage(raw: Data(line.utf8), source: "batch", acceptsAPIResponses: true)
+        let message = InboundMessage(raw: Data(line.utf8), source: "batch", origin: .file, acceptsAPIResponses: true)
         let (summary, outcomes) = try test.ledger.ingestBatch([message, message, message])
         #expect(summary.appended == 1 && summary.duplicates == 2 && summary.quarantined == 0)
         #expect(outcomes == [.appended(positions: [1], duplicatesCarried: 0),

@@ -73,11 +73,11 @@ struct IngestFastPathTests {
         try test.append(line: assigned("2000000000001001", at: 1_000))
         // Another writer appends about a member this ledger has already read (its remembered
         // positions for that member are stale now) and about a new one.
-        _ = try other.ingestBatch([InboundMessage(raw: Data(try assigned("2000000000001001", at: 1_500, revoked: true).utf8), source: "other", acceptsAPIResponses: true),
-                                   InboundMessage(raw: Data(try assigned("2000000000001002", at: 2_000).utf8), source: "other", acceptsAPIResponses: true)])
+        _ = try other.ingestBatch([InboundMessage(raw: Data(try assigned("2000000000001001", at: 1_500, revoked: true).utf8), source: "other", origin: .file, acceptsAPIResponses: true),
+                                   InboundMessage(raw: Data(try assigned("2000000000001002", at: 2_000).utf8), source: "other", origin: .file, acceptsAPIResponses: true)])
         try test.append(line: assigned("2000000000001003", at: 3_000))
-        _ = try test.ledger.ingestBatch([InboundMessage(raw: Data(try assigned("2000000000001004", at: 5_000).utf8), source: "a", acceptsAPIResponses: true),
-                                         InboundMessage(raw: Data(try assigned("2000000000001005", at: 6_000).utf8), source: "b", acceptsAPIResponses: true)])
+        _ = try test.ledger.ingestBatch([InboundMessage(raw: Data(try assigned("2000000000001004", at: 5_000).utf8), source: "a", origin: .file, acceptsAPIResponses: true),
+                                         InboundMessage(raw: Data(try assigned("2000000000001005", at: 6_000).utf8), source: "b", origin: .file, acceptsAPIResponses: true)])
         #expect(try test.ledger.staleProjections().isEmpty, "materialized projections equal a rebuild")
         #expect(try other.staleProjections().isEmpty)
         for member in ["2000000000001001", "2000000000001002", "2000000000001003", "2000000000001004", "2000000000001005"] {

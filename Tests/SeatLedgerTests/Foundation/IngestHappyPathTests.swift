@@ -41,7 +41,7 @@ struct IngestHappyPathTests {
         #expect(event.occurredAt == signedDate, "occurred-at is the payload's signedDate")
         #expect(event.recordedAt >= before && event.recordedAt <= Timestamp.millis(Date()), "recorded-at is our clock")
         #expect(event.source == "hooks.ndjson:1")
-        #expect(event.origin == .live)
+        #expect(event.origin == .file, "the test ledger appends lines as a file ingest does")
 
         // The decoded column holds the payload and the decoded nested payloads, verbatim.
         #expect(event.decoded["notification"] == payload)
@@ -116,7 +116,7 @@ struct IngestHappyPathTests {
         #expect(event.type == "ClaimSeat")
         #expect(event.status == 200)
         #expect(event.occurredAt == 1_750_000_000_000, "occurred-at of a response is respondedAt")
-        #expect(event.origin == .live || event.origin == .recorded)
+        #expect(event.origin == .file, "an envelope keeps the path it came by")
         #expect(event.raw == Data(line.utf8))
         let identifiers = Set(try test.store.identifiers(at: 1))
         for expected in [EventIdentifier(.originalTransactionId, "2000000000000077"), EventIdentifier(.seatClaimId, "claim-77"),
@@ -141,7 +141,7 @@ struct IngestHappyPathTests {
         let factory = try PayloadFactory()
         let uuids = (0..<23).map { String(format: "00000000-0000-4000-8000-%012d", $0) }
         let lines = try factory.signAll(uuids.map { try factory.notificationPayload(uuid: $0) }).map(PayloadFactory.body(signedPayload:))
-        let (summary, outcomes) = try test.ledger.ingest(lines.map { InboundMessage(raw: Data($0.utf8), source: "t", acceptsAPIResponses: true) },
+        let (summary, outcomes) = try test.ledger.ingest(lines.map { InboundMessage(raw: Data($0.utf8), source: "t", origin: .file, acceptsAPIResponses: true) },
                                                          batchSize: 5)
         #expect(summary.appended == 23 && summary.duplicates == 0 && summary.quarantined == 0)
         #expect(outcomes == (1...23).map { MessageOutcome.appended(positions: [Int64($0)], duplicatesCarried: 0) })
@@ -160,7 +160,7 @@ struct IngestHappyPathTests {
         var lines = try factory.signAll(uuids.map { try factory.notificationPayload(uuid: $0) }).map(PayloadFactory.body(signedPayload:))
         lines.insert("not a notification", at: 6)  // a rejection in the middle of a batch
         let batches = stride(from: 0, to: lines.count, by: 3).map { start in
-            lines[start..<min(start + 3, lines.count)].map { InboundMessage(raw: Data($0.utf8), source: "t", acceptsAPIResponses: true) }
+            lines[start..<min(start + 3, lines.count)].map { InboundMessage(raw: Data($0.utf8), source: "t", origin: .file, acceptsAPIResponses: true) }
         }
         var handedOut = 0, committed: [[InboundMessage]] = [], summary = IngestSummary(), outcomes: [MessageOutcome] = []
         try test.ledger.ingestPipelined(lookahead: lookahead, next: {

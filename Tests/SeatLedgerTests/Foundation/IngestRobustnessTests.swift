@@ -26,7 +26,7 @@ struct IngestRobustnessTests {
     static func expectQuarantined(_ raw: Data, code: String, reason fragments: [String], in test: TestLedger,
                                   sourceLocation: SourceLocation = #_sourceLocation) throws -> IngestRejection? {
         let before = try test.eventCount()
-        let outcome = try test.ledger.ingestBatch([InboundMessage(raw: raw, source: "odd", acceptsAPIResponses: true)]).1[0]
+        let outcome = try test.ledger.ingestBatch([InboundMessage(raw: raw, source: "odd", origin: .file, acceptsAPIResponses: true)]).1[0]
         guard case .quarantined(let id, let rejection) = outcome else {
             Issue.record("expected quarantine with \(code), got \(outcome)", sourceLocation: sourceLocation)
             return nil
@@ -49,7 +49,7 @@ struct IngestRobustnessTests {
     @discardableResult
     static func expectAppended(_ raw: Data, in test: TestLedger,
                                sourceLocation: SourceLocation = #_sourceLocation) throws -> LedgerEvent? {
-        let outcome = try test.ledger.ingestBatch([InboundMessage(raw: raw, source: "odd", acceptsAPIResponses: true)]).1[0]
+        let outcome = try test.ledger.ingestBatch([InboundMessage(raw: raw, source: "odd", origin: .file, acceptsAPIResponses: true)]).1[0]
         guard case .appended(let positions, _) = outcome, let position = positions.first else {
             Issue.record("expected an append, got \(outcome)", sourceLocation: sourceLocation)
             return nil
@@ -151,7 +151,7 @@ struct IngestRobustnessTests {
     func invalidUTF8PairBothQuarantined() throws {
         let test = try TestLedger()
         let a = Self.envelope(memberRefBytes: [0xFF]), b = Self.envelope(memberRefBytes: [0xFE])
-        let outcomes = try test.ledger.ingestBatch([InboundMessage(raw: a, source: "a", acceptsAPIResponses: true), InboundMessage(raw: b, source: "b", acceptsAPIResponses: true)]).1
+        let outcomes = try test.ledger.ingestBatch([InboundMessage(raw: a, source: "a", origin: .file, acceptsAPIResponses: true), InboundMessage(raw: b, source: "b", origin: .file, acceptsAPIResponses: true)]).1
         #expect(outcomes.allSatisfy { if case .quarantined(_, let r) = $0 { r.code == "malformed_json" } else { false } },
                 "\(outcomes)")
         #expect(try test.store.quarantine().map(\.raw) == [a, b])

@@ -81,7 +81,7 @@ struct RejectionTests {
         func message() throws -> InboundMessage {
             let main = try PayloadFactory()
             let source = "rejects.ndjson:\(rawValue)"
-            func line(_ text: String) -> InboundMessage { InboundMessage(raw: Data(text.utf8), source: source, acceptsAPIResponses: true) }
+            func line(_ text: String) -> InboundMessage { InboundMessage(raw: Data(text.utf8), source: source, origin: .file, acceptsAPIResponses: true) }
             switch self {
             case .badSignature:
                 let jws = try main.signedNotification(uuid: "tampered")
@@ -154,7 +154,7 @@ struct RejectionTests {
             case .preRejectedLineTooLong:
                 let text = try main.notification()
                 return InboundMessage(raw: Data(text.utf8), source: source,
-                                      preRejection: IngestRejection(code: "line_too_long",
+                                      origin: .file, preRejection: IngestRejection(code: "line_too_long",
                                                                     reason: "line too long: \(text.utf8.count) bytes (limit 100)"), acceptsAPIResponses: true)
             case .emptyMessage:
                 return line(" \t ")
@@ -225,7 +225,7 @@ struct RejectionTests {
         let bad = try PayloadFactory(prefix: "rogue-").notification(uuid: "bad-1")
         let good2 = try factory.notification(uuid: "good-2")
         let (summary, outcomes) = try test.ledger.ingestBatch([good1, bad, good2].map {
-            InboundMessage(raw: Data($0.utf8), source: "mixed", acceptsAPIResponses: true)
+            InboundMessage(raw: Data($0.utf8), source: "mixed", origin: .file, acceptsAPIResponses: true)
         })
         #expect(summary.appended == 2 && summary.quarantined == 1 && summary.duplicates == 0)
         #expect(outcomes[0] == .appended(positions: [1], duplicatesCarried: 0))

@@ -23,14 +23,14 @@ struct RerunSkipTests {
                                      transaction: factory.transaction(originalTransactionId: "2000000000004242",
                                                                       transactionId: "200000000000424\(index)"))
         }
-        let messages = lines.map { InboundMessage(raw: Data($0.utf8), source: "run") }
+        let messages = lines.map { InboundMessage(raw: Data($0.utf8), source: "run", origin: .file) }
         #expect(try ledger.ingest(messages).summary.appended == 3)
         try ledger.store.setConfigValue("bundle_id", "com.other.app")
         let reopened = try reopen()
         #expect(reopened.configuration.bundleId == "com.other.app")
 
         let resigned = try factory.notification(type: "DID_RENEW", uuid: "rerun-1", signedDate: PayloadFactory.defaultSignedDate + 99)
-        let again = try reopened.ingest(messages + [InboundMessage(raw: Data(resigned.utf8), source: "rerun")])
+        let again = try reopened.ingest(messages + [InboundMessage(raw: Data(resigned.utf8), source: "rerun", origin: .file)])
         #expect(again.summary.duplicates == 3)
         #expect(again.summary.appended == 0)
         #expect(again.summary.quarantined == 1)

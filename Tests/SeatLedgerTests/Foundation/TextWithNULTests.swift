@@ -69,7 +69,7 @@ struct IdentifiersWithNULTests {
         #expect(bad.contains("\\u0000"), "the NUL arrives escaped in the JSON text, as Apple would send it")
         let good = factory.apiResponse(body: ["totalSeatCount": 5, "availableSeatCount": 3, "assignedSeatClaimIds": ["c-1"]],
                                        respondedAt: "2025-06-01T12:00:01.000Z")
-        let (_, outcomes) = try ledger.ingestBatch([purchase, bad, good].map { InboundMessage(raw: Data($0.utf8), source: "t", acceptsAPIResponses: true) })
+        let (_, outcomes) = try ledger.ingestBatch([purchase, bad, good].map { InboundMessage(raw: Data($0.utf8), source: "t", origin: .file, acceptsAPIResponses: true) })
         try #require(outcomes.count == 3)
         #expect(outcomes[0] == .appended(positions: [1], duplicatesCarried: 0))
         guard case .quarantined = outcomes[1] else {
@@ -93,8 +93,8 @@ struct IdentifiersWithNULTests {
         // A library caller's source with a NUL: the refused message is quarantined with it
         // written `\u0000`, and the valid message beside it is appended (the batch is not lost).
         let later = try factory.notification(uuid: "after-nul-source", transaction: factory.transaction(quantity: 5))
-        let (_, more) = try ledger.ingestBatch([InboundMessage(raw: Data("{bad".utf8), source: "hook\u{0}1", acceptsAPIResponses: true),
-                                                InboundMessage(raw: Data(later.utf8), source: "hook-2", acceptsAPIResponses: true)])
+        let (_, more) = try ledger.ingestBatch([InboundMessage(raw: Data("{bad".utf8), source: "hook\u{0}1", origin: .file, acceptsAPIResponses: true),
+                                                InboundMessage(raw: Data(later.utf8), source: "hook-2", origin: .file, acceptsAPIResponses: true)])
         #expect(more.count == 2)
         #expect(more.last == .appended(positions: [3], duplicatesCarried: 0), "\(more)")
         #expect(try ledger.store.quarantine().contains { $0.source == "hook\\u00001" && $0.errorCode == "malformed_json" })
@@ -116,7 +116,7 @@ struct IdentifiersWithNULTests {
         let bad = factory.apiResponse(body: ["totalSeatCount": 5, "availableSeatCount": 3, "assignedSeatClaimIds": [.string(long)]])
         let fits = factory.apiResponse(body: ["totalSeatCount": 5, "availableSeatCount": 3, "assignedSeatClaimIds": [.string(atLimit)]],
                                        respondedAt: "2025-06-01T12:00:01.000Z")
-        let (_, outcomes) = try ledger.ingestBatch([purchase, bad, fits].map { InboundMessage(raw: Data($0.utf8), source: "t", acceptsAPIResponses: true) })
+        let (_, outcomes) = try ledger.ingestBatch([purchase, bad, fits].map { InboundMessage(raw: Data($0.utf8), source: "t", origin: .file, acceptsAPIResponses: true) })
         #expect(outcomes.count == 3)
         #expect(outcomes.last == .appended(positions: [2], duplicatesCarried: 0), "1,024 bytes is stored: \(outcomes)")
         let entry = try #require(try ledger.store.quarantine().first)

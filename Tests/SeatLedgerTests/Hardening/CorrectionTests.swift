@@ -51,7 +51,7 @@ struct CorrectionTests {
 
     /// Dismisses the one quarantine item of `ledger` through the library and checks the result.
     static func dismissThroughLibrary(_ ledger: Ledger) throws {
-        let (_, outcomes) = try ledger.ingestBatch([InboundMessage(raw: Data("not a message".utf8), source: "t")])
+        let (_, outcomes) = try ledger.ingestBatch([InboundMessage(raw: Data("not a message".utf8), source: "t", origin: .file)])
         guard case .quarantined(let id, _) = outcomes[0] else { Issue.record("\(outcomes[0])"); return }
         let position = try ledger.dismissQuarantine(id: id, reason: "noise", by: "test")
         #expect(try ledger.store.quarantineRecord(id: id)?.state == "dismissed")

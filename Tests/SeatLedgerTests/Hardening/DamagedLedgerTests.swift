@@ -90,7 +90,7 @@ struct DamagedLedgerTests {
         #expect(try CLI.run(["events", "--db", test.path, "--json"]).exitCode == 0)
         // The library refuses too, whichever way the store was opened.
         let ledger = try Ledger.open(store: try EventStore.open(at: test.path))
-        #expect(throws: LedgerStoreError.self) { try ledger.ingestBatch([InboundMessage(raw: Data("x".utf8), source: "t")]) }
+        #expect(throws: LedgerStoreError.self) { try ledger.ingestBatch([InboundMessage(raw: Data("x".utf8), source: "t", origin: .file)]) }
     }
 
     @Test("Markdown audit headings escape what they quote")

@@ -106,7 +106,7 @@ struct NoPoisonMessageTests {
         let limit: Int32 = 100_000
         lines[3] = lines[3] + String(repeating: " ", count: 200_000)
         store.setValueLengthLimit(limit)
-        let (summary, outcomes) = try test.ledger.ingestBatch(lines.map { InboundMessage(raw: Data($0.utf8), source: "t") })
+        let (summary, outcomes) = try test.ledger.ingestBatch(lines.map { InboundMessage(raw: Data($0.utf8), source: "t", origin: .file) })
         #expect(summary.appended == 5 && summary.quarantined == 1, "\(summary)")
         guard case .quarantined(_, let rejection) = outcomes[3] else { Issue.record("\(outcomes[3])"); return }
         #expect(rejection.code == "store_refused")

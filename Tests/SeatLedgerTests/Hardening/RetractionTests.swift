@@ -32,7 +32,7 @@ struct RetractionTests {
         for (index, line) in ([purchase] + claims + [wrong]).enumerated() {
             let recordedAt = EpochMillis(1_000 + index + 1)
             ledger.store.clock = { recordedAt }
-            let outcome = try ledger.ingestBatch([InboundMessage(raw: Data(line.utf8), source: "record", acceptsAPIResponses: true)]).1[0]
+            let outcome = try ledger.ingestBatch([InboundMessage(raw: Data(line.utf8), source: "record", origin: .file, acceptsAPIResponses: true)]).1[0]
             guard case .appended = outcome else { Issue.record("line \(index + 1): \(outcome)"); return }
         }
         ledger.store.clock = { 5_000 }

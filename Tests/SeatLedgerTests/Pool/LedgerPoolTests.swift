@@ -169,7 +169,7 @@ struct LedgerPoolTests {
         let factory = try PayloadFactory()
         let messages = try Self.notifications(factory, originalTransactionId: "2000000000000888", count: 3, label: "many")
         let pool = try LedgerPool.open(path: test.path, readers: 1)
-        let inbound = messages.map { InboundMessage(raw: $0.body, source: "batch") } + [InboundMessage(raw: messages[0].body, source: "again")]
+        let inbound = messages.map { InboundMessage(raw: $0.body, source: "batch", origin: .file) } + [InboundMessage(raw: messages[0].body, source: "again", origin: .file)]
         let outcomes = try await pool.append(inbound)
         #expect(outcomes.count == 4)
         #expect(outcomes[0] == .appended(positions: [1], duplicatesCarried: 0))
@@ -189,8 +189,8 @@ struct LedgerPoolTests {
         let messages = try Self.notifications(factory, originalTransactionId: "2000000000000777", count: 2, label: "receipt")
         let pool = try LedgerPool.open(path: test.path, readers: 1)
         let receipts = try await pool.appendReceipts([
-            InboundMessage(raw: messages[0].body, source: "r"), InboundMessage(raw: Data("{not json".utf8), source: "r"),
-            InboundMessage(raw: messages[1].body, source: "r"), InboundMessage(raw: messages[0].body, source: "r"),
+            InboundMessage(raw: messages[0].body, source: "r", origin: .file), InboundMessage(raw: Data("{not json".utf8), source: "r", origin: .file),
+            InboundMessage(raw: messages[1].body, source: "r", origin: .file), InboundMessage(raw: messages[0].body, source: "r", origin: .file),
         ])
         #expect(receipts.map(\.eventId) == [messages[0].uuid, nil, messages[1].uuid, messages[0].uuid])
         #expect(receipts[0].outcome == .appended(positions: [1], duplicatesCarried: 0))

@@ -63,8 +63,8 @@ struct IncrementalUnlinkedTests {
         let members = factory.apiResponse(endpoint: "GetGroupMembers", path: "/groups/v1/group/\(groupId)",
                                           body: ["members": [["appTransactionId": .string(purchaserApp)],
                                                              ["appTransactionId": .string(memberApp)]], "hasMore": false])
-        _ = try test.ledger.ingestBatch([InboundMessage(raw: Data(groups.utf8), source: "groups", acceptsAPIResponses: true),
-                                         InboundMessage(raw: Data(members.utf8), source: "members", acceptsAPIResponses: true)])
+        _ = try test.ledger.ingestBatch([InboundMessage(raw: Data(groups.utf8), source: "groups", origin: .file, acceptsAPIResponses: true),
+                                         InboundMessage(raw: Data(members.utf8), source: "members", origin: .file, acceptsAPIResponses: true)])
         #expect(try test.ledger.groupKeys(for: member) == [purchaser])
         #expect(try test.ledger.groupKeys(for: "unlinked:" + member).isEmpty, "the unlinked group is gone")
         let state = try test.ledger.groupState(purchaser, asOf: PayloadFactory.defaultSignedDate + PayloadFactory.day)

@@ -79,7 +79,7 @@ struct SharedMemberRefTests {
         let factory = try PayloadFactory()
         let line = Self.claim(group: 3, member: 1, factory).replacingOccurrences(of: "req-3-1", with: "req-3-1b")
             .replacingOccurrences(of: "000003000001", with: "000003000009")
-        let events = try test.ledger.decoder.decode(InboundMessage(raw: Data(line.utf8), source: "test", acceptsAPIResponses: true)).get()
+        let events = try test.ledger.decoder.decode(InboundMessage(raw: Data(line.utf8), source: "test", origin: .file, acceptsAPIResponses: true)).get()
         var touched: Set<String> = []
         _ = try test.store.commit(events: events) { touched = try ProjectionMaintainer(store: test.store).update(after: $0) }
         #expect(touched == [Self.purchaser(3)], "\(touched.sorted())")

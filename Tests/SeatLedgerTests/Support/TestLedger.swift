@@ -62,7 +62,7 @@ final class TestLedger {
     /// as the operator's own input: envelopes are applied (`acceptsAPIResponses`).
     @discardableResult
     func append(line: String, source: String = "test") throws -> MessageOutcome {
-        try ledger.ingestBatch([InboundMessage(raw: Data(line.utf8), source: source, acceptsAPIResponses: true)]).1[0]
+        try ledger.ingestBatch([InboundMessage(raw: Data(line.utf8), source: source, origin: .file, acceptsAPIResponses: true)]).1[0]
     }
 
     /// Adds root certificates to the stored configuration and re-opens the ledger so they are trusted.
