@@ -60,6 +60,18 @@ struct ServeProcessTests {
         #expect(serve.stop() == 0)
     }
 
+    @Test("serve listens where $SEATLEDGER_LISTEN says when --listen is not given; a malformed value is refused naming the variable")
+    func listenFromEnvironment() throws {
+        let fixture = try LedgerFixture()
+        let bad = try CLIRun.run(["serve", "--db", fixture.path], environment: ["SEATLEDGER_LISTEN": "localhost:80x"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("$SEATLEDGER_LISTEN must be IPv4:PORT"), "\(bad.stderr)")
+        #expect(bad.stderr.contains("localhost:80x"), "\(bad.stderr)")
+        let given = try CLIRun.run(["serve", "--db", fixture.path, "--listen", "nowhere"], environment: ["SEATLEDGER_LISTEN": "127.0.0.1:0"])
+        #expect(given.status == 2)
+        #expect(given.stderr.contains("--listen must be IPv4:PORT"), "--listen wins over the variable: \(given.stderr)")
+    }
+
     @Test("a notification POSTed to serve is stored with origin webhook, read back by events --json")
     func webhookOrigin() throws {
         let fixture = try LedgerFixture()
