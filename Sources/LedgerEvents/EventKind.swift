@@ -15,8 +15,13 @@ public struct EventKind: OpenStringEnum {
     /// projection reads it; a retraction carries the retracted event's, and projections skip
     /// that event from then on.
     public static let decision = Self(rawValue: "decision")
-    /// The three kinds above.
-    public static let knownValues: Set<String> = ["notification", "apiResponse", "decision"]
+    /// A StoreKit value the app sent its server (a transaction's `jwsRepresentation` or a signed
+    /// `AppTransaction`), Apple-signed, with the app's user id for that person when the app server
+    /// gave one (`{"storeKit": {"userId": …, "signedTransaction" | "signedAppTransaction": …}}`).
+    /// The content is Apple's; the link to the user id is the app server's word (see `Events/README.md`).
+    public static let storeKit = Self(rawValue: "storeKit")
+    /// The four kinds above.
+    public static let knownValues: Set<String> = ["notification", "apiResponse", "decision", "storeKit"]
 }
 
 /// The kind of an identifier an event mentions; every kind is indexed.
@@ -45,10 +50,15 @@ public struct IdentifierKind: OpenStringEnum {
     public static let customerId = Self(rawValue: "customerId")
     /// The event id a retraction withdraws (indexed on the retraction, to find it by that event).
     public static let retractedEventId = Self(rawValue: "retractedEventId")
+    /// The app's own id of a person (`storeKit.userId`), which the app server linked to the Apple
+    /// identities of the same event: reads resolve it through those links, never by itself.
+    public static let appUserId = Self(rawValue: "appUserId")
+    /// `appAccountToken`: the UUID an app sets on a purchase (a transaction carries it back).
+    public static let appAccountToken = Self(rawValue: "appAccountToken")
     /// The kinds above.
     public static let knownValues: Set<String> = [
         "notificationUUID", "originalTransactionId", "transactionId", "appTransactionId", "seatClaimId", "groupId",
-        "memberRef", "requestIdentifier", "customerId", "retractedEventId",
+        "memberRef", "requestIdentifier", "customerId", "retractedEventId", "appUserId", "appAccountToken",
     ]
 }
 
@@ -111,9 +121,12 @@ public struct EventOrigin: OpenStringEnum {
     public static let quarantineRetry = Self(rawValue: "quarantine-retry")
     /// A decision the operator recorded with the CLI (`seatledger quarantine dismiss`, `seatledger retract`).
     public static let operatorDecision = Self(rawValue: "operator")
+    /// Posted by the app server on an authenticated route of `serve` (`POST /v1/storekit`,
+    /// `POST /v1/api-responses`); the event's source names the token.
+    public static let appServer = Self(rawValue: "app-server")
     /// The origins above.
     public static let knownValues: Set<String> = ["live", "backfill", "recorded", "webhook", "file", "stdin", "spool", "queue",
-                                                  "api-client", "quarantine-retry", "operator"]
+                                                  "api-client", "quarantine-retry", "operator", "app-server"]
 
     /// Whether an API-response envelope arriving this way is applied without the operator
     /// allowing it: only the ledger's own API client (`api-client`, `backfill`) and an import the
