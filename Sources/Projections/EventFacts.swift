@@ -278,6 +278,26 @@ public struct EventFacts: Sendable, Hashable {
         set { uniqueStorage().fields.retractedIdentifiers = newValue }
         _modify { yield &uniqueStorage().fields.retractedIdentifiers }
     }
+    /// The app's user id a StoreKit event (`storeKit.userId`) links to the Apple identities it
+    /// carries (its transaction's ids, or its AppTransaction's `appTransactionId`): the app
+    /// server's word, authenticated by its token. Not an identifier of any group.
+    public var linkedUserId: String? {
+        get { storage.fields.linkedUserId }
+        set { uniqueStorage().fields.linkedUserId = newValue }
+        _modify { yield &uniqueStorage().fields.linkedUserId }
+    }
+    /// The `appTransactionId` of a signed `AppTransaction` the app sent (a StoreKit event).
+    public var appTransactionOfApp: String? {
+        get { storage.fields.appTransactionOfApp }
+        set { uniqueStorage().fields.appTransactionOfApp = newValue }
+        _modify { yield &uniqueStorage().fields.appTransactionOfApp }
+    }
+    /// The `appAccountToken` of a StoreKit event's transaction (the UUID the app set on the purchase).
+    public var appAccountToken: String? {
+        get { storage.fields.appAccountToken }
+        set { uniqueStorage().fields.appAccountToken = newValue }
+        _modify { yield &uniqueStorage().fields.appAccountToken }
+    }
     /// `errorCode` of an API error body.
     public var errorCode: Int64? {
         get { storage.fields.errorCode }
@@ -318,6 +338,9 @@ public struct EventFacts: Sendable, Hashable {
         var retractedEventId: String? = nil
         var retractedIdentifiers: [String] = []
         var errorCode: Int64? = nil
+        var linkedUserId: String? = nil
+        var appTransactionOfApp: String? = nil
+        var appAccountToken: String? = nil
     }
 
     /// The box of ``Fields``.
@@ -375,7 +398,7 @@ public struct EventFacts: Sendable, Hashable {
         let transaction = JSONPruning.members(Dictionary(uniqueKeysWithValues: [
             "transactionId", "originalTransactionId", "appTransactionId", "productId", "inAppOwnershipType",
             "quantity", "purchaseDate", "expiresDate", "revocationDate", "revocationType", "revokedSeatQuantity",
-            "signedDate",
+            "signedDate", "appAccountToken",
         ].map { ($0, JSONPruning.all) } + [multiSeatInfo]))
         let renewal = JSONPruning.members(Dictionary(uniqueKeysWithValues: [
             "originalTransactionId", "renewalQuantity", "gracePeriodExpiresDate", "isInBillingRetryPeriod",
@@ -389,6 +412,8 @@ public struct EventFacts: Sendable, Hashable {
             "renewalInfos": .items(.members(["payload": renewal])),
             "apiResponse": .all,
             "decision": .all,
+            "storeKit": .members(["userId": .all]),
+            "appTransaction": .members(["appTransactionId": .all]),
         ])
     }()
 
@@ -421,6 +446,11 @@ public struct EventFacts: Sendable, Hashable {
                 unclaimOriginalTransactionId = info.originalTransactionId
             }
             return
+        }
+        if event.kind == .storeKit {
+            linkedUserId = decoded["storeKit"]?["userId"]?.stringValue
+            appTransactionOfApp = decoded["appTransaction"]?["appTransactionId"]?.stringValue
+            appAccountToken = decoded["transactions"]?.arrayValue?.first?["payload"]?["appAccountToken"]?.stringValue
         }
         for item in decoded["transactions"]?.arrayValue ?? [] {
             if let payload = item["payload"], let fact = TransactionFact(TransactionPayload(json: payload)) {

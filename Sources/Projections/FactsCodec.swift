@@ -51,6 +51,7 @@ public enum FactsCodec {
         w.optional(19, facts.errorCode)
         w.optional(20, facts.retractedEventId)
         for id in facts.retractedIdentifiers { w.byte(21); w.string(id) }
+        w.optional(22, facts.linkedUserId); w.optional(23, facts.appTransactionOfApp); w.optional(24, facts.appAccountToken)
         w.byte(0)
         return Data(w.bytes)
     }
@@ -140,6 +141,9 @@ public enum FactsCodec {
             case 19: facts.errorCode = r.int()
             case 20: facts.retractedEventId = r.string()
             case 21: guard let id = r.string() else { return nil }; facts.retractedIdentifiers.append(id)
+            case 22: facts.linkedUserId = r.string()
+            case 23: facts.appTransactionOfApp = r.string()
+            case 24: facts.appAccountToken = r.string()
             default: return nil
             }
         }

@@ -345,3 +345,29 @@ extension MemberState {
         ]
     }
 }
+
+extension MemberState {
+    /// Reads back a member object of the JSON contract (``json``), as a stored group snapshot
+    /// holds it; `nil` when it has no role. `evidence` is not in the contract and stays empty.
+    public init?(json: JSONValue) {
+        guard let role = json["role"]?.stringValue else { return nil }
+        self.init(role: MemberRole(rawValue: role), originalTransactionId: json["originalTransactionId"]?.stringValue,
+                  appTransactionId: json["appTransactionId"]?.stringValue, seatClaimId: json["seatClaimId"]?.stringValue,
+                  memberRef: json["memberRef"]?.stringValue, hasAccess: json["hasAccess"]?.boolValue ?? false,
+                  accessSince: Timestamp.parse(json["accessSince"]), accessUntil: Timestamp.parse(json["accessUntil"]),
+                  revocation: json["revocation"].flatMap(Revocation.init(json:)))
+    }
+}
+
+extension Revocation {
+    /// Reads back the JSON form (``json``); `nil` for `null` or an object without reason, time and event.
+    public init?(json: JSONValue) {
+        guard let reason = json["reason"]?.stringValue, let at = Timestamp.parse(json["at"]),
+              let eventId = json["eventId"]?.stringValue else { return nil }
+        var cause: RevocationCause?
+        if let c = json["cause"], let r = c["reason"]?.stringValue, let when = Timestamp.parse(c["at"]), let id = c["eventId"]?.stringValue {
+            cause = RevocationCause(reason: RevocationReason(rawValue: r), at: when, eventId: id)
+        }
+        self.init(reason: RevocationReason(rawValue: reason), at: at, eventId: eventId, cause: cause)
+    }
+}

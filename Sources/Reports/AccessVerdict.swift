@@ -54,7 +54,8 @@ public struct AccessVerdict: Sendable, Hashable {
         case _ where group.status == .billingRetry && purchaserLapse.contains(revocation.reason):
             sentence = "\(who) has had no access since \(on) because the purchaser's payment is failing; Apple is still retrying it, so access may come back"
             step = "Ask the purchaser to update their payment method; access returns for everyone as soon as Apple's retry succeeds."
-        case .seatRefund, .unclaimedByAppStore where revocation.cause?.reason == .seatRefund:
+        case _ where revocation.reason == .seatRefund
+            || (revocation.reason == .unclaimedByAppStore && revocation.cause?.reason == .seatRefund):
             sentence = "\(who) lost access on \(on) because the group's purchaser was refunded "
                 + (refunded > 0 ? "\(refunded) seat\(refunded == 1 ? "" : "s")" : "seats") + " and this seat was one of them"
             step = hosted

@@ -417,21 +417,21 @@ enum APIExamples {
             "before": true,
             "field": "member.access",
             "member": "m3",
-            "text": "member m3 (claim 0c20e22a…) lost access: group subscription expired, caused by EXPIRED (subscription expired) at 2026-10-31T00:00:00.000Z, event 8da74203-1b37-4db3-aacf-c44145ebf8aa"
+            "text": "member m3 (claim 0c20e22a…) lost access: group subscription expired, caused by EXPIRED (subscription expired), the same event"
           },
           {
             "after": false,
             "before": true,
             "field": "member.access",
             "member": "m1",
-            "text": "member m1 (claim 17f14316…) lost access: group subscription expired, caused by EXPIRED (subscription expired) at 2026-10-31T00:00:00.000Z, event 8da74203-1b37-4db3-aacf-c44145ebf8aa"
+            "text": "member m1 (claim 17f14316…) lost access: group subscription expired, caused by EXPIRED (subscription expired), the same event"
           },
           {
             "after": false,
             "before": true,
             "field": "member.access",
             "member": "m2",
-            "text": "member m2 (claim 6311d4e8…) lost access: group subscription expired, caused by EXPIRED (subscription expired) at 2026-10-31T00:00:00.000Z, event 8da74203-1b37-4db3-aacf-c44145ebf8aa"
+            "text": "member m2 (claim 6311d4e8…) lost access: group subscription expired, caused by EXPIRED (subscription expired), the same event"
           }
         ],
         "duplicateArrivals": 0,
@@ -691,6 +691,62 @@ enum APIExamples {
   "duplicate": {
     "existingPosition": 160,
     "result": "duplicate"
+  },
+  "entitlements": {
+    "asOf": "2026-10-15T00:00:00.000Z",
+    "bundleId": "com.example.reps",
+    "entitlements": [
+      {
+        "bundleId": "com.example.reps",
+        "entitled": true,
+        "environment": "Sandbox",
+        "productId": "com.example.reps.team.monthly",
+        "reason": null,
+        "since": "2026-10-01T00:00:00.000Z",
+        "sources": [
+          {
+            "appTransactionId": "704000004000000001",
+            "entitled": true,
+            "groupKey": "2000004000000001",
+            "memberRef": null,
+            "originalTransactionId": "2000004000000001",
+            "purchaserOriginalTransactionId": "2000004000000001",
+            "revocation": null,
+            "seatClaimId": null,
+            "since": "2026-10-01T00:00:00.000Z",
+            "source": "PURCHASED",
+            "status": "ACTIVE",
+            "until": "2026-10-31T00:00:00.000Z"
+          }
+        ],
+        "through": {
+          "appTransactionId": "704000004000000001",
+          "entitled": true,
+          "groupKey": "2000004000000001",
+          "memberRef": null,
+          "originalTransactionId": "2000004000000001",
+          "purchaserOriginalTransactionId": "2000004000000001",
+          "revocation": null,
+          "seatClaimId": null,
+          "since": "2026-10-01T00:00:00.000Z",
+          "source": "PURCHASED",
+          "status": "ACTIVE",
+          "until": "2026-10-31T00:00:00.000Z"
+        },
+        "until": "2026-10-31T00:00:00.000Z"
+      }
+    ],
+    "environment": "Sandbox",
+    "identifier": "704000004000000001",
+    "knownAt": null,
+    "person": {
+      "conflicts": [],
+      "identifiers": [
+        "704000004000000001"
+      ],
+      "links": [],
+      "userIds": []
+    }
   },
   "epochSeconds": {
     "didYouMean": "2024-10-27T03:33:20.000Z",
@@ -1187,6 +1243,7 @@ enum APIExamples {
     static var cursorPastHead: JSONValue { named("cursorPastHead") }
     static var group: JSONValue { named("group") }
     static var member: JSONValue { named("member") }
+    static var entitlements: JSONValue { named("entitlements") }
     static var replay: JSONValue { named("replay") }
     static var diffKnownAt: JSONValue { named("diffKnownAt") }
     static var diffApple: JSONValue { named("diffApple") }

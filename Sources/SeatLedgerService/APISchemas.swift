@@ -927,6 +927,69 @@ enum APISchemas {
     },
     "additionalProperties": true
   },
+  "Entitlement": {
+    "description": "One product's entitlement: `through` is the first of `sources` (entitled first, then the longest access).",
+    "type": "object",
+    "required": ["productId", "entitled", "since", "until", "bundleId", "environment", "through", "reason", "sources"],
+    "properties": {
+      "productId": { "type": ["string", "null"] },
+      "entitled": { "type": "boolean" },
+      "since": { "type": ["string", "null"], "format": "date-time" },
+      "until": { "type": ["string", "null"], "format": "date-time", "description": "Entitled: when it ends without news; else when it ended." },
+      "bundleId": { "type": "string" },
+      "environment": { "type": "string" },
+      "through": { "oneOf": [{ "$ref": "#/components/schemas/EntitlementSource" }, { "type": "null" }] },
+      "reason": { "oneOf": [{ "$ref": "#/components/schemas/Revocation" }, { "type": "null" }] },
+      "sources": { "type": "array", "items": { "$ref": "#/components/schemas/EntitlementSource" } }
+    },
+    "additionalProperties": true
+  },
+  "EntitlementSource": {
+    "description": "One way the person holds the product: a group membership or an individual subscription.",
+    "type": "object",
+    "required": ["source", "entitled", "since", "until", "status", "groupKey", "purchaserOriginalTransactionId", "originalTransactionId",
+                 "appTransactionId", "seatClaimId", "memberRef", "revocation"],
+    "properties": {
+      "source": { "type": "string", "examples": ["PURCHASED", "FAMILY_SHARED", "ASSIGNED_SEAT", "DEVELOPER_CLAIM"] },
+      "entitled": { "type": "boolean" },
+      "since": { "type": ["string", "null"], "format": "date-time" },
+      "until": { "type": ["string", "null"], "format": "date-time" },
+      "status": { "type": "string" },
+      "groupKey": { "type": ["string", "null"], "description": "null for an individual subscription" },
+      "purchaserOriginalTransactionId": { "type": ["string", "null"] },
+      "originalTransactionId": { "type": ["string", "null"] },
+      "appTransactionId": { "type": ["string", "null"] },
+      "seatClaimId": { "type": ["string", "null"] },
+      "memberRef": { "type": ["string", "null"] },
+      "revocation": { "oneOf": [{ "$ref": "#/components/schemas/Revocation" }, { "type": "null" }] }
+    },
+    "additionalProperties": true
+  },
+  "Entitlements": {
+    "description": "GET /v1/entitlements/{id}, as `seatledger entitlements ID --json`.",
+    "type": "object",
+    "required": ["identifier", "asOf", "knownAt", "bundleId", "environment", "person", "entitlements"],
+    "properties": {
+      "identifier": { "type": "string" },
+      "asOf": { "type": "string", "format": "date-time" },
+      "knownAt": { "type": ["string", "null"], "format": "date-time" },
+      "bundleId": { "type": "string" },
+      "environment": { "type": "string" },
+      "person": {
+        "type": "object",
+        "required": ["userIds", "identifiers", "links", "conflicts"],
+        "properties": {
+          "userIds": { "type": "array", "items": { "type": "string" } },
+          "identifiers": { "type": "array", "items": { "type": "string" } },
+          "links": { "type": "array", "items": { "type": "object", "required": ["userId", "eventId", "recordedAt"], "additionalProperties": true } },
+          "conflicts": { "type": "array", "items": { "type": "object", "required": ["kind", "subject", "linkedTo"], "additionalProperties": true } }
+        },
+        "additionalProperties": true
+      },
+      "entitlements": { "type": "array", "items": { "$ref": "#/components/schemas/Entitlement" } }
+    },
+    "additionalProperties": true
+  },
   "Health": {
     "type": "object",
     "required": ["status", "version", "commit"],

@@ -197,6 +197,9 @@ public final class LedgerService: Sendable {
         return response
     }
 
+    /// `GET /v1/entitlements/{id}`'s handler, with the configuration's clock.
+    var entitlementRoute: EntitlementRoute { EntitlementRoute(pool: pool, now: configuration.now) }
+
     /// The read routes' handlers, with the configuration's clock and limits.
     var readRoutes: ReadRoutes {
         ReadRoutes(pool: pool, now: configuration.now, maxPageSize: configuration.maxPageSize, maxChangeWait: configuration.maxChangeWait)
@@ -206,6 +209,9 @@ public final class LedgerService: Sendable {
     /// pool that is closed or a store that failed 503.
     static func describe(_ error: any Error) -> APIError {
         if let notFound = error as? GroupNotFound {
+            return APIError(status: 404, code: "not_found", message: notFound.description)
+        }
+        if let notFound = error as? PersonNotFound {
             return APIError(status: 404, code: "not_found", message: notFound.description)
         }
         if let api = error as? APIError { return api }

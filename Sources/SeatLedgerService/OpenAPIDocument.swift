@@ -113,6 +113,8 @@ enum OpenAPIDocument {
 
     private static let headerDescriptions = [
         "Allow": "The methods the route answers.",
+        "Cache-Control": "`private, max-age=N` while entitled (never past the earliest end of an entitled source, at most 60 s); `no-cache` otherwise.",
+        "ETag": "A digest of the answer without its `asOf`: it changes when the answer does.",
         "Retry-After": "Seconds to wait before retrying.",
         "WWW-Authenticate": "`Bearer`.",
     ]

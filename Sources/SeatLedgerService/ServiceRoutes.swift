@@ -8,7 +8,7 @@ extension RouteTable {
     /// match the same path.
     static let service = RouteTable(routes: [
         .notifications, .healthz, .readyz, .metrics, .openAPI,
-        .groups, .changes, .group, .member, .replay, .diff, .audit,
+        .groups, .changes, .group, .member, .entitlements, .replay, .diff, .audit,
         .claimSeat, .unclaimSeat, .associateSeat,
     ])
 }
@@ -172,6 +172,33 @@ extension ServiceRoute {
                               examples: ["demo member": APIExamples.member]), notFound, unavailable])
     ) { service, match, _ in
         try await service.readRoutes.member(match.path("id"), match.request)
+    }
+
+    /// `GET /v1/entitlements/{id}`: a person's entitlements per product (`seatledger entitlements ID --json`).
+    static let entitlements = ServiceRoute(
+        ["GET"], "/v1/entitlements/{id}", scope: .read,
+        query: .only([asOf, knownAt,
+                      QueryParameter("product", times: 16, schema: ["type": "string", "minLength": 1],
+                                     "Only this product (give it up to 16 times for several)"),
+                      QueryParameter("environment", schema: ["type": "string", "enum": .array(AppStoreEnvironment.knownValues.sorted().map(JSONValue.string))],
+                                     "Only entitlements of this environment (this ledger's, else none)")]),
+        immediate: .blockingRead { service, match in try service.entitlementRoute.answerNow(match.path("id"), match.request) },
+        document: RouteDocument(
+            "Is this person entitled to a product?",
+            "For each product: entitled now (or at `asOf` / `knownAt`), since when, until when (the next moment it ends without news), "
+                + "through what (an individual subscription, a group purchase, an assigned seat, a developer-hosted claim, Family Sharing; "
+                + "the group and its purchaser), in which app and environment, and when not entitled the reason and its cause one level up. "
+                + "Entitled products first. `ETag` changes when the answer does (`If-None-Match` gives a 304); `Cache-Control` allows caching "
+                + "only while entitled and never past the earliest end of an entitled source.",
+            pathParameters: ["id": "The app's user id (linked with `POST /v1/storekit`), an appTransactionId, an originalTransactionId, a transaction id, a seat claim id or a member reference"],
+            responses: [.json(200, "The person's entitlements", schema: "Entitlements", examples: ["demo member": APIExamples.entitlements],
+                              headers: ["ETag", "Cache-Control"]),
+                        ResponseDocument(status: 304, description: "Not modified: `If-None-Match` names the current `ETag`", media: [],
+                                         headers: ["ETag", "Cache-Control"]),
+                        .error(404, "Nothing in the ledger names the identifier, or no route for the path", codes: ["not_found"]),
+                        unavailable])
+    ) { service, match, _ in
+        try await service.entitlementRoute.answer(match.path("id"), match.request)
     }
 
     /// `GET /v1/groups/{ref}/replay`: `replay --json`.

@@ -10,7 +10,7 @@ import SeatLedgerPostgres
 let commands: [any Command.Type] = [
     InitCommand.self, ConfigCommand.self, IngestCommand.self, RecordCommand.self, VerifyCommand.self,
     QuarantineCommand.self, EventsCommand.self, CheckCommand.self, GroupsCommand.self, GroupCommand.self,
-    MemberCommand.self, RebuildCommand.self, ReplayCommand.self, DiffCommand.self, AuditCommand.self, EnqueueCommand.self,
+    MemberCommand.self, EntitlementsCommand.self, RebuildCommand.self, ReplayCommand.self, DiffCommand.self, AuditCommand.self, EnqueueCommand.self,
     DemoCommand.self, BackfillCommand.self, ReconcileCommand.self, SeatsCommand.self, APIConfigCommand.self,
     CopyCommand.self, ServeCommand.self, TokenCommand.self, RetractCommand.self, CompletionsCommand.self,
 ]
@@ -164,7 +164,7 @@ func errorCode(of error: any Error) -> String {
     switch error {
     case is LedgerNotFound: return "no_ledger"
     case LedgerStoreError.missing: return "no_ledger"
-    case is GroupNotFound, is NoMemberAtMoment: return "not_found"
+    case is GroupNotFound, is NoMemberAtMoment, is PersonNotFound: return "not_found"
     default: return "error"
     }
 }

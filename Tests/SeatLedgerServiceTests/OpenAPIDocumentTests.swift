@@ -46,7 +46,7 @@ struct OpenAPIDocumentTests {
     func agreementCheckCanFail() throws {
         let document = OpenAPIDocument.generate(RouteTable.service)
         try Self.agree(RouteTable.service, document)
-        guard case .object(var root) = document, case .object(var paths)? = root["paths"] else { Issue.record("no paths"); return }
+        guard case .object(var root) = document, case .object(let paths)? = root["paths"] else { Issue.record("no paths"); return }
         func mutated(_ change: (inout [String: JSONValue]) -> Void) -> JSONValue {
             var copy = paths
             change(&copy)

@@ -3,7 +3,7 @@
 #      or: source <(seatledger completions bash)
 _seatledger() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-    local commands="init config ingest record verify quarantine events check groups group member rebuild replay diff audit enqueue demo backfill reconcile seats api-config copy serve token retract completions"
+    local commands="init config ingest record verify quarantine events check groups group member entitlements rebuild replay diff audit enqueue demo backfill reconcile seats api-config copy serve token retract completions"
     if [[ $COMP_CWORD -eq 1 ]]; then
         COMPREPLY=( $(compgen -W "$commands help --help --version" -- "$cur") ); return
     fi
@@ -23,6 +23,7 @@ _seatledger() {
         groups) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;
         group) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="show" ;;
         member) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="show" ;;
+        entitlements) opts="--as-of --db --known-at --product --help --json --quiet"; vals="--as-of --db --known-at --product"; actions="" ;;
         rebuild) opts="--db --all-snapshots --help --json --progress --quiet"; vals="--db"; actions="" ;;
         replay) opts="--db --from --known-at --to --help --json --quiet"; vals="--db --from --known-at --to"; actions="" ;;
         diff) opts="--as-of --db --known-at --against-apple --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;

@@ -112,6 +112,14 @@ complete -c seatledger -n '__fish_seen_subcommand_from member' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from member' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from member' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from member' -a 'show'
+complete -c seatledger -n __fish_use_subcommand -a entitlements -d 'show what a person is entitled to, per product (groups and individual subscriptions)'
+complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l as-of -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l known-at -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l product -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l help
+complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l json
+complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a rebuild -d 'recompute every projection from the event log'
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l all-snapshots

@@ -15,6 +15,7 @@ _seatledger() {
         'groups:list every group\: key, product, status, seats, members with access'
         'group:show one group'\''s state (seats, members, access, drift from Apple)'
         'member:show one person'\''s access across groups'
+        'entitlements:show what a person is entitled to, per product (groups and individual subscriptions)'
         'rebuild:recompute every projection from the event log'
         'replay:replay a group'\''s history\: every event in effective order and the change it caused'
         'diff:compare a group between two knowledge times, two moments, or against Apple'
@@ -160,6 +161,15 @@ _seatledger() {
             '--json[json]' \
             '--quiet[quiet]' \
             '1:action:(show)' \
+            '*:argument:_files' ;;
+        entitlements) _arguments -s \
+            '--as-of=[as-of]:value:_files' \
+            '--db=[db]:value:_files' \
+            '--known-at=[known-at]:value:_files' \
+            '*--product=[product]:value:_files' \
+            '--help[help]' \
+            '--json[json]' \
+            '--quiet[quiet]' \
             '*:argument:_files' ;;
         rebuild) _arguments -s \
             '--db=[db]:value:_files' \
