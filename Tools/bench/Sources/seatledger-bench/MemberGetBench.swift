@@ -6,7 +6,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// `get`: `GET /v1/members/{id}` against a running `seatledger serve` over C keep-alive
+/// `get`: `GET /v1/members/{id}` (or, with `--route entitlements`, `GET /v1/entitlements/{id}`)
+/// against a running `seatledger serve` over C keep-alive
 /// connections (a thread each, one request in flight per connection, closed loop) for a fixed
 /// time, after an untimed warm-up; reports requests/s and latency, and with `--pid` the server's
 /// CPU time per request in the timed part (`/proc/PID/stat`).
@@ -20,7 +21,9 @@ enum MemberGetBench {
     static let memberRoles: Set<String> = ["member", "memberRef", "purchaser", "alias"]
 
     static func run(_ arguments: [String]) throws {
-        let options = try Options(arguments, valued: ["--db", "--port", "--token", "--connections", "--count", "--seed", "--duration", "--warmup", "--pid"])
+        let options = try Options(arguments, valued: ["--db", "--port", "--token", "--connections", "--count", "--seed", "--duration", "--warmup", "--pid", "--route"])
+        let route = options.string("--route", default: "members")
+        guard ["members", "entitlements"].contains(route) else { throw BenchError("--route must be members or entitlements, got \(route)") }
         let port = UInt16(try options.int("--port", default: 8080))
         let token = try options.string("--token")
         let connections = max(1, try options.int("--connections", default: 16))
@@ -30,7 +33,7 @@ enum MemberGetBench {
         let ids = try sampleIds(db: try options.string("--db"), count: try options.int("--count", default: 10_000),
                                 seed: UInt64(try options.int("--seed", default: 1)))
         let requests = ids.map { sample in
-            Data("GET /v1/members/\(percentEncoded(sample.id)) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8)
+            Data("GET /v1/\(route)/\(percentEncoded(sample.id)) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n".utf8)
         }
         var roles: [String: Int] = [:]
         for id in ids { roles[id.role, default: 0] += 1 }

@@ -31,6 +31,8 @@ enum Report {
         Target(key: "latency_p99_ms", label: "acknowledgement p99 < 25 ms at 200/s", op: "<", bound: 25),
         Target(key: "members_get_p99_ms", label: "GET /v1/members p99 < 5 ms (16 connections)", op: "<", bound: 5),
         Target(key: "members_get_per_s", label: "GET /v1/members ≥ 5,000 requests/s (16 connections)", op: ">=", bound: 5000),
+        Target(key: "entitlements_vs_members_get_ratio", label: "GET /v1/entitlements ≥ 0.9× GET /v1/members requests/s (same run)", op: ">=", bound: 0.9),
+        Target(key: "entitlements_get_p99_ms", label: "GET /v1/entitlements p99 < 5 ms (16 connections)", op: "<", bound: 5),
         Target(key: "groups_json_per_1000_growth", label: "groups --json linear: s per 1,000 groups, largest / smallest size < 2", op: "<", bound: 2),
         Target(key: "rebuild_warm_vs_floor_time_ratio", label: "rebuild, warm ≤ 2× its storage floor", op: "<=", bound: 2),
         Target(key: "pg_ingest_2_vs_1_of_ceiling", label: "PostgreSQL: 2 ingest workers ≥ 80% of the measured ceiling", op: ">=", bound: 0.8),
@@ -68,6 +70,9 @@ enum Report {
         }
         if let ours = number("ingest_notifications_per_s"), let bound = number("jws_verifies_per_s"), bound > 0 {
             r["fraction_of_jws_bound"] = round(ours * 3 / bound, 4)
+        }
+        if let entitlements = number("entitlements_get_per_s"), let members = number("members_get_per_s"), members > 0 {
+            r["entitlements_vs_members_get_ratio"] = round(entitlements / members, 3)
         }
         if let events = number("rebuild_events"), let s = number("rebuild_seconds"), s > 0 {
             r["rebuild_events_per_s"] = round(events / s, 0)
@@ -194,6 +199,10 @@ enum Report {
         rows.append(("5b read API", "GET /v1/members/{id}, 16 connections, requests/s", v("members_get_per_s"), mark("members_get_per_s")))
         rows.append(("", "  p50 / p99 ms (\(v("members_get_ids")) sampled ids, \(v("members_get_ledger_events")) events)",
                      "\(v("members_get_p50_ms")) / \(v("members_get_p99_ms"))", mark("members_get_p99_ms")))
+        rows.append(("", "GET /v1/entitlements/{id}, same ids, requests/s (× members)",
+                     "\(v("entitlements_get_per_s")) (\(v("entitlements_vs_members_get_ratio"))×)", mark("entitlements_vs_members_get_ratio")))
+        rows.append(("", "  p50 / p99 ms, CPU \(v("entitlements_get_serve_cpu_us_per_request")) µs a request",
+                     "\(v("entitlements_get_p50_ms")) / \(v("entitlements_get_p99_ms"))", mark("entitlements_get_p99_ms")))
         rows.append(("", "  serve peak RSS \(v("members_get_peak_rss_mb")) MB, CPU \(v("members_get_serve_cpu_us_per_request")) µs a request (\(v("members_get_serve_busy_cores")) cores), \(v("members_get_avg_body_bytes")) bytes an answer; load \(text("members_get_load_average"))", "", ""))
         let groupsSizes = text("groups_json_sizes").split(separator: " ").map(String.init)
         if let largest = groupsSizes.last {
@@ -225,7 +234,7 @@ enum Report {
         let checked = targets.filter { $0.check(number($0.key)) != nil }.count
         lines.append("targets met: \(passed) of \(checked) measured (of \(targets.count))")
         for key in ["ingest_status", "rebuild_status", "rebuild_warm_status", "group_show_status", "webhook_status", "peer_server_status",
-                    "members_get_status", "broken"] {
+                    "members_get_status", "entitlements_get_status", "broken"] {
             if let status = r[key] as? String, status != "ok" { lines.append("\(key): \(status)") }
         }
         return lines.joined(separator: "\n")
