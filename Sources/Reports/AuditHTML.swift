@@ -115,6 +115,7 @@ public enum AuditHTML {
         var body = "<h1>Access audit for \(escape(DisplayText.visible(audit.identifier)))</h1>"
         body += "<p class=\"muted\">Generated \(escape(Timestamp.iso8601(audit.generatedAt))) by SeatLedger.</p>"
         if audit.groups.isEmpty { body += "<p>Not a member of any known group.</p>" }
+        if !audit.linkLines.isEmpty { body += "<ul class=\"links\">" + audit.linkLines.map { "<li>\(escape($0))</li>" }.joined() + "</ul>" }
         for entry in audit.groups { body += memberSection(entry, heading: "h2") }
         return page(title: "SeatLedger access audit — \(audit.identifier)", body: body)
     }

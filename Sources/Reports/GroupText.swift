@@ -94,6 +94,7 @@ public enum GroupText {
     public static func memberVerdicts(_ audit: MemberAudit, width: Int? = nil) -> String {
         let entries = AccessVerdict.ordered(audit.groups, group: \.group, member: \.member)
         var lines = [TextTable.words(MemberAudit.summary(audit), maxWidth: width)]
+        lines += audit.linkLines.map { TextTable.words($0, maxWidth: width, indent: 2) }
         for entry in entries {
             let verdict = AccessVerdict(member: entry.member, group: entry.group, chain: entry.chain)
             lines.append("")

@@ -26,12 +26,33 @@ public struct MemberAudit: Sendable {
     public var groups: [GroupEntry]
     /// When the report was made.
     public var generatedAt: EpochMillis
+    /// The links the app server made between the app's user ids and this person's Apple identities.
+    public var links: [IdentityLink]
+    /// Conflicting links (one user id with several Apple Accounts, one Apple identity with several user ids).
+    public var conflicts: [LinkConflict]
 
     /// Creates a report.
-    public init(identifier: String, groups: [GroupEntry], generatedAt: EpochMillis) {
+    public init(identifier: String, groups: [GroupEntry], generatedAt: EpochMillis, links: [IdentityLink] = [],
+                conflicts: [LinkConflict] = []) {
         self.identifier = identifier
         self.groups = groups
         self.generatedAt = generatedAt
+        self.links = links
+        self.conflicts = conflicts
+    }
+
+    /// One line per link and per conflict ("Linked by the app server: user id u-42 ↔ appTransactionId …"); none without links.
+    public var linkLines: [String] {
+        links.map { link in
+            let apple = [link.appTransactionId.map { "appTransactionId \($0)" }, link.originalTransactionId.map { "originalTransactionId \($0)" }]
+                .compactMap { $0 }.joined(separator: ", ")
+            return "Linked by the app server: user id \(link.userId) ↔ \(apple.isEmpty ? "no Apple identity" : apple) "
+                + "(event \(link.eventId), recorded \(Timestamp.iso8601(link.recordedAt)))"
+        } + conflicts.map { conflict in
+            let what = conflict.kind == "USER_HAS_SEVERAL_APPLE_ACCOUNTS"
+                ? "user id \(conflict.subject) is linked to several Apple Accounts" : "\(conflict.subject) is linked to several user ids"
+            return "Note: \(what): \(conflict.linkedTo.joined(separator: ", ")) (all kept and answered)"
+        }
     }
 
     /// The replay entries that matter for `member`: its own changes and the group's status changes.
@@ -89,6 +110,7 @@ public struct MemberAudit: Sendable {
         case .markdown:
             var out = ["# Access audit for \(Markdown.cell(identifier))", "", "_Generated \(Timestamp.iso8601(generatedAt)) by SeatLedger._", ""]
             if groups.isEmpty { out.append("Not a member of any known group.") }
+            out += linkLines.map { "- \(Markdown.cell($0))" }
             for entry in groups {
                 out += ["## Group \(Markdown.cell(entry.group.groupKey)) (\(entry.group.status.rawValue))", "",
                         "- Role: \(entry.member.role.rawValue) — \(Markdown.cell(StateComparison.label(entry.member)))",
@@ -101,6 +123,7 @@ public struct MemberAudit: Sendable {
             let bold = color ? "\u{1B}[1m" : "", reset = color ? "\u{1B}[0m" : ""
             var out = ["\(bold)Access audit for \(identifier)\(reset) (generated \(Timestamp.iso8601(generatedAt)))"]
             if groups.isEmpty { out.append("Not a member of any known group.") }
+            out += linkLines.map { TextTable.words($0, maxWidth: width) }
             for entry in groups {
                 out += ["", TextTable.words("\(bold)Group \(entry.group.groupKey)\(reset) (\(entry.group.status.rawValue)), \(entry.member.role.rawValue) \(StateComparison.label(entry.member))", maxWidth: width),
                         TextTable.words("  \(Self.verdict(entry.member, group: entry.group))", maxWidth: width),
@@ -116,12 +139,21 @@ public struct MemberAudit: Sendable {
     }
 
     /// JSON form.
+    /// `links` and `conflicts` appear only when the app server linked the person (the contract
+    /// of a report about a person it did not link is unchanged).
     public var json: JSONValue {
-        ["report": "member-audit", "identifier": .string(identifier), "generatedAt": .timestamp(generatedAt),
-         "groups": .array(groups.map { entry in
-             ["groupKey": .string(entry.group.groupKey), "status": .string(entry.group.status.rawValue), "member": entry.member.json,
-              "verdict": .string(Self.verdict(entry.member, group: entry.group)), "evidence": .array(entry.member.evidence.map(JSONValue.string)),
-              "chain": .array(entry.chain.map(\.json))]
-         })]
+        var object: [String: JSONValue] = [
+            "report": "member-audit", "identifier": .string(identifier), "generatedAt": .timestamp(generatedAt),
+            "groups": .array(groups.map { entry in
+                ["groupKey": .string(entry.group.groupKey), "status": .string(entry.group.status.rawValue), "member": entry.member.json,
+                 "verdict": .string(Self.verdict(entry.member, group: entry.group)), "evidence": .array(entry.member.evidence.map(JSONValue.string)),
+                 "chain": .array(entry.chain.map(\.json))]
+            }),
+        ]
+        if !links.isEmpty || !conflicts.isEmpty {
+            object["links"] = .array(links.map(\.json))
+            object["conflicts"] = .array(conflicts.map(\.json))
+        }
+        return .object(object)
     }
 }

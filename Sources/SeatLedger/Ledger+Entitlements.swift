@@ -3,62 +3,6 @@ import LedgerEvents
 import LedgerStorage
 import Projections
 
-/// One link the app server made between its user id and Apple's identities of a person (a
-/// StoreKit event): the app server's word, authenticated by its token; the transaction's
-/// content is Apple's.
-public struct IdentityLink: Sendable, Hashable {
-    /// The app's user id.
-    public let userId: String
-    /// The `appTransactionId` the event carries (its transaction's or its AppTransaction's), if any.
-    public let appTransactionId: String?
-    /// The `originalTransactionId` of the event's transaction, if it carries one.
-    public let originalTransactionId: String?
-    /// The `appAccountToken` of the event's transaction, if it has one.
-    public let appAccountToken: String?
-    /// The StoreKit event that made the link.
-    public let eventId: String
-    /// When the ledger recorded it.
-    public let recordedAt: EpochMillis
-
-    /// The JSON form (an element of `person.links`).
-    public var json: JSONValue {
-        ["userId": .string(userId), "appTransactionId": .optional(appTransactionId),
-         "originalTransactionId": .optional(originalTransactionId), "appAccountToken": .optional(appAccountToken),
-         "eventId": .string(eventId), "recordedAt": .timestamp(recordedAt)]
-    }
-
-    /// The Apple identifiers the link names.
-    var appleIdentifiers: [String] { [appTransactionId, originalTransactionId].compactMap { $0 } }
-
-    /// The links the StoreKit events among `facts` make (retracted ones withdrawn by the caller).
-    static func links(in facts: [EventFacts]) -> [IdentityLink] {
-        facts.compactMap { fact in
-            guard fact.kind == .storeKit, let userId = fact.linkedUserId else { return nil }
-            let transaction = fact.transactions.first
-            return IdentityLink(userId: userId, appTransactionId: fact.appTransactionOfApp ?? transaction?.appTransactionId,
-                                originalTransactionId: transaction?.originalTransactionId, appAccountToken: fact.appAccountToken,
-                                eventId: fact.eventId, recordedAt: fact.recordedAt)
-        }
-    }
-}
-
-/// What the links say about a person: more than one Apple Account for one user id, or one Apple
-/// identity linked to more than one user id (a shared device). Both links are kept and answered;
-/// nothing is overwritten.
-public struct LinkConflict: Sendable, Hashable {
-    /// `USER_HAS_SEVERAL_APPLE_ACCOUNTS` or `APPLE_IDENTITY_HAS_SEVERAL_USERS`.
-    public let kind: String
-    /// The user id or Apple identifier the conflict is about.
-    public let subject: String
-    /// The other side's values, sorted.
-    public let linkedTo: [String]
-
-    /// The JSON form (an element of `person.conflicts`).
-    public var json: JSONValue {
-        ["kind": .string(kind), "subject": .string(subject), "linkedTo": .array(linkedTo.map(JSONValue.string))]
-    }
-}
-
 /// A person's entitlements at a moment: the answer of `GET /v1/entitlements/{id}` and
 /// `seatledger entitlements ID`.
 public struct EntitlementAnswer: Sendable {
@@ -129,6 +73,33 @@ public struct PersonNotFound: Error, Sendable, CustomStringConvertible {
 }
 
 extension Ledger {
+    /// The Apple identifiers the app server linked to `identifier` as the app's user id (its
+    /// StoreKit events recorded by `knownAt`, retracted ones withdrawn), oldest link first; `[]`
+    /// when no link names it so. Reads of a person (`member show`, `/v1/members`, the desk,
+    /// entitlements) answer for these too.
+    public func linkedIdentifiers(of identifier: String, knownAt: EpochMillis? = nil) throws -> [String] {
+        let positions = try store.positions(mentioning: identifier, kind: .appUserId)
+        guard !positions.isEmpty else { return [] }
+        return try personLinks(of: identifier, positions: Set(positions), knownAt: knownAt)
+            .filter { $0.userId == identifier }.flatMap(\.appleIdentifiers).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+    }
+
+    /// The links the StoreKit events among `positions` make, as known at `knownAt`.
+    func personLinks(of identifier: String, positions: Set<Int64>, knownAt: EpochMillis?) throws -> [IdentityLink] {
+        let facts = try ProjectionMaintainer(store: store).loadFacts(positions)
+        let known = Retraction.withdraw(knownAt.map { knownAt in facts.filter { $0.recordedAt <= knownAt } } ?? facts)
+        return IdentityLink.links(in: known).sorted { ($0.recordedAt, $0.eventId) < ($1.recordedAt, $1.eventId) }
+    }
+
+    /// The links that name `identifier` as a user id or name one of the Apple identifiers it is
+    /// linked to (with the conflicts among them), for reports about a person.
+    public func personLinks(_ identifier: String, knownAt: EpochMillis? = nil) throws -> (links: [IdentityLink], conflicts: [LinkConflict]) {
+        let ids = [identifier] + (try linkedIdentifiers(of: identifier, knownAt: knownAt))
+        let links = try personLinks(of: identifier, positions: try store.positions(mentioningAny: Set(ids)), knownAt: knownAt)
+            .filter { $0.userId == identifier || !Set(ids).isDisjoint(with: $0.appleIdentifiers) }
+        return (links, IdentityLink.conflicts(links))
+    }
+
     /// The entitlements of the person `identifier` names, per product, at `asOf` with what was
     /// recorded by `knownAt`: group memberships (purchaser, assigned seat, developer-hosted claim,
     /// Family Sharing) and individual subscriptions of the same products.
@@ -144,17 +115,16 @@ extension Ledger {
                 Retraction.withdraw(knownAt.map { knownAt in facts.filter { $0.recordedAt <= knownAt } } ?? facts)
             }
             let mentioning = try maintainer.loadFacts(try store.positions(mentioningAny: [identifier]))
-            var links = IdentityLink.links(in: visible(mentioning))
             // The identifier is a user id when a link names it so; its Apple identities are searched too.
-            let asUser = links.filter { $0.userId == identifier }
+            let asUser = IdentityLink.links(in: visible(mentioning)).filter { $0.userId == identifier }
             var searched = [identifier]
             for id in asUser.flatMap(\.appleIdentifiers) where !searched.contains(id) { searched.append(id) }
             var facts = mentioning
             if searched.count > 1 {
                 let more = try store.positions(mentioningAny: Set(searched.dropFirst())).subtracting(mentioning.map(\.position))
                 facts += try maintainer.loadFacts(more)
-                links = IdentityLink.links(in: visible(facts))
             }
+            let links = IdentityLink.links(in: visible(facts))
             var grants: [EntitlementGrant] = []
             var found = !asUser.isEmpty
             for id in searched {
@@ -182,24 +152,8 @@ extension Ledger {
             return EntitlementAnswer(identifier: identifier, asOf: asOf, knownAt: knownAt, bundleId: configuration.bundleId,
                                      environment: configuration.environment.rawValue,
                                      userIds: Array(Set(person.map(\.userId))).sorted(), identifiers: searched,
-                                     links: person, conflicts: Self.conflicts(person), entitlements: Entitlements.byProduct(grants))
+                                     links: person, conflicts: IdentityLink.conflicts(person), entitlements: Entitlements.byProduct(grants))
         }
     }
 
-    /// The conflicts among `links`: a user id linked to several `appTransactionId`s (Apple
-    /// Accounts), and an Apple identifier linked to several user ids.
-    static func conflicts(_ links: [IdentityLink]) -> [LinkConflict] {
-        var accountsOfUser: [String: Set<String>] = [:], usersOfApple: [String: Set<String>] = [:]
-        for link in links {
-            if let app = link.appTransactionId { accountsOfUser[link.userId, default: []].insert(app) }
-            for id in link.appleIdentifiers { usersOfApple[id, default: []].insert(link.userId) }
-        }
-        let several = accountsOfUser.filter { $0.value.count > 1 }.map {
-            LinkConflict(kind: "USER_HAS_SEVERAL_APPLE_ACCOUNTS", subject: $0.key, linkedTo: $0.value.sorted())
-        }
-        let shared = usersOfApple.filter { $0.value.count > 1 }.map {
-            LinkConflict(kind: "APPLE_IDENTITY_HAS_SEVERAL_USERS", subject: $0.key, linkedTo: $0.value.sorted())
-        }
-        return (several + shared).sorted { ($0.kind, $0.subject) < ($1.kind, $1.subject) }
-    }
 }

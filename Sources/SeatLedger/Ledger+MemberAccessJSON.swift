@@ -20,8 +20,19 @@ extension Ledger {
     /// folds it. `MemberAccessSnapshotTests` checks both paths give the same bytes.
     public func memberAccessJSON(_ identifier: String, asOf: EpochMillis, knownAt: EpochMillis? = nil) throws -> JSONValue {
         try store.read {
-            let entries = try memberEntries(identifier, asOf: asOf, knownAt: knownAt, mentioning: nil)
-            guard let entries else { throw GroupNotFound(reference: identifier) }
+            let linked = try linkedIdentifiers(of: identifier, knownAt: knownAt)
+            var entries = try memberEntries(identifier, asOf: asOf, knownAt: knownAt, mentioning: nil)
+            for id in linked {
+                // The app's user id answers for the Apple identities the app server linked to it.
+                guard let more = try memberEntries(id, asOf: asOf, knownAt: knownAt, mentioning: nil) else { continue }
+                var all = entries ?? []
+                for entry in more where !all.contains(where: { $0.groupKey == entry.groupKey && $0.member == entry.member }) { all.append(entry) }
+                entries = all
+            }
+            guard let entries else {
+                if !linked.isEmpty { return .array([]) }
+                throw GroupNotFound(reference: identifier)
+            }
             return .array(entries.map(\.json))
         }
     }

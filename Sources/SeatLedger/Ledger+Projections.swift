@@ -189,10 +189,21 @@ extension Ledger {
     /// renewal's `transactionId`, say). A seat holder whom evidence links to a group only after the
     /// moment asked about is shown as they were then: on their own, in their `unlinked:` group.
     public func memberAccess(_ identifier: String, asOf: EpochMillis, knownAt: EpochMillis? = nil) throws -> [MemberInGroup] {
-        let keys = try groupKeys(for: identifier)
-        guard !keys.isEmpty else { throw GroupNotFound(reference: identifier) }
+        let linked = try linkedIdentifiers(of: identifier, knownAt: knownAt)
         let maintainer = ProjectionMaintainer(store: store)
-        return try keys.flatMap { try foldedMemberAccess(identifier, inGroup: $0, asOf: asOf, knownAt: knownAt, maintainer: maintainer) }
+        var found = false
+        var result: [MemberInGroup] = []
+        // The app's user id answers for the Apple identities the app server linked to it.
+        for id in [identifier] + linked {
+            let keys = try groupKeys(for: id)
+            found = found || !keys.isEmpty
+            for entry in try keys.flatMap({ try foldedMemberAccess(id, inGroup: $0, asOf: asOf, knownAt: knownAt, maintainer: maintainer) })
+            where !result.contains(where: { $0.group.groupKey == entry.group.groupKey && $0.member == entry.member }) {
+                result.append(entry)
+            }
+        }
+        guard found || !linked.isEmpty else { throw GroupNotFound(reference: identifier) }
+        return result
     }
 
     /// ``memberAccess(_:asOf:knownAt:)`` in the group `key`, folded from its facts.

@@ -76,6 +76,7 @@ extension Ledger {
             entries.append(MemberAudit.GroupEntry(group: found.group, member: found.member,
                                                   chain: MemberAudit.chain(for: found.member, in: timeline)))
         }
-        return MemberAudit(identifier: identifier, groups: entries, generatedAt: now)
+        let (links, conflicts) = try personLinks(identifier, knownAt: knownAt)
+        return MemberAudit(identifier: identifier, groups: entries, generatedAt: now, links: links, conflicts: conflicts)
     }
 }

@@ -109,6 +109,8 @@ struct SupportDeskRoutes: Sendable {
     private func search(_ q: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
         let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt
         let outcome = try await reading { ledger -> DeskSearch.Outcome in
+            // The app's user id: the member page of the person the app server linked it to.
+            if try !ledger.linkedIdentifiers(of: q, knownAt: knownAt).isEmpty { return .member(q) }
             let keys = try ledger.groupKeys(for: q)
             // Nothing: the ledger's own GroupNotFound ("no group or member matches …"), as `group show` says it.
             guard !keys.isEmpty else { _ = try ledger.groupState(q, asOf: asOf, knownAt: knownAt); return .nothing }

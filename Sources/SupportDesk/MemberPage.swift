@@ -40,6 +40,9 @@ public enum MemberPage {
             }
             body += "</ol>"
         }
+        if !audit.linkLines.isEmpty {
+            body += "<ul class=\"links\">" + audit.linkLines.map { "<li>\(e($0))</li>" }.joined() + "</ul>"
+        }
         body += DeskLayout.clockForm(action: "/member", name: "id", value: audit.identifier, clocks: clocks)
         body += "<p class=\"downloads\">Download the report: "
             + DeskLayout.link(DeskLink.memberReport(audit.identifier, format: "markdown", clocks), "Markdown")
