@@ -9,7 +9,7 @@ let package = Package(
         .library(name: "SeatLedger", targets: ["SeatLedger", "EventStore", "LedgerStorage", "Projections", "Reports", "AppStoreModels",
                                                "LedgerEvents", "JWSVerification"]),
         // Optional engines and sources, each its own product so the core never links their C libraries.
-        .library(name: "SeatLedgerPostgres", targets: ["SeatLedgerPostgres", "PostgresStore"]),
+        .library(name: "SeatLedgerPostgres", targets: ["PostgresStore"]),
         .library(name: "SeatLedgerRedis", targets: ["SeatLedgerRedis", "RedisStreams"]),
         .library(name: "SeatLedgerAppStoreAPI", targets: ["SeatLedgerAppStoreAPI", "AppStoreAPI"]),
         .library(name: "JWSSigning", targets: ["JWSSigning"]),
@@ -44,7 +44,6 @@ let package = Package(
         .target(name: "EventStore", dependencies: ["CSQLite", "LedgerConcurrency", "LedgerStorage", "AppStoreModels", "LedgerEvents", "JWSVerification"]),
         .target(name: "Projections", dependencies: ["AppStoreModels", "LedgerEvents"]),
         .target(name: "SeatLedger", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "EventStore", "LedgerStorage", "Projections", "Reports", "LedgerConcurrency"]),
-        .target(name: "SeatLedgerPostgres", dependencies: ["SeatLedger", "EventStore", "LedgerStorage", "PostgresStore"]),
         .target(name: "SeatLedgerRedis", dependencies: ["SeatLedger", "LedgerEvents", "RedisStreams", "JWSVerification"]),
         .target(name: "SeatLedgerAppStoreAPI", dependencies: ["SeatLedger", "AppStoreModels", "LedgerEvents", "EventStore", "LedgerStorage", "Projections", "Reports", "AppStoreAPI"]),
         // The demo's sample streams and test root, compiled into the binary (see ARCHITECTURE.md).
@@ -52,7 +51,7 @@ let package = Package(
         .executableTarget(name: "sample-embedder", path: "Tools/sample-embedder"),
         .plugin(name: "EmbedSamples", capability: .buildTool(), dependencies: ["sample-embedder"], path: "Tools/plugins/EmbedSamples"),
         .target(name: "Reports", dependencies: ["AppStoreModels", "LedgerEvents", "Projections"]),
-        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "SeatLedgerPostgres", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "SeatLedgerService", "HTTPServer", "Reports", "RedisStreams", "AppStoreAPI"],
+        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "PostgresStore", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "SeatLedgerService", "HTTPServer", "Reports", "RedisStreams", "AppStoreAPI"],
                           plugins: ["BuildCommit"]),
         // The commit the binary was built from, for --version, serve's start line, /healthz and /metrics.
         .plugin(name: "BuildCommit", capability: .buildTool(), path: "Tools/plugins/BuildCommit"),
@@ -70,12 +69,12 @@ let package = Package(
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "AppStoreModels", "LedgerEvents"]),
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport", "JWSVerification"]),
-        .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "GroupSimulator", "PostgresClient", "PostgresTestSupport", "LedgerEvents", "SeatLedgerPostgres"]),
+        .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "GroupSimulator", "PostgresClient", "PostgresTestSupport", "LedgerEvents", "PostgresStore"]),
         .testTarget(name: "LedgerConcurrencyTests", dependencies: ["LedgerConcurrency"]),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
         .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "LedgerStorage", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams",
-                                                           "SeatLedgerPostgres", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport"], exclude: ["Golden/files"]),
+                                                           "PostgresStore", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport"], exclude: ["Golden/files"]),
     ],
     swiftLanguageModes: [.v6]
 )

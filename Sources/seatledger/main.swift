@@ -3,7 +3,7 @@ import EventStore
 import Foundation
 import LedgerStorage
 import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 
 /// Every subcommand, in the order `seatledger --help` lists them. Help, "did you mean",
 /// completions and `help --json` are all derived from this list and each command's declarations.

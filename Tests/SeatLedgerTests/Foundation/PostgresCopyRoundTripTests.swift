@@ -6,7 +6,7 @@ import LedgerStorage
 import PostgresClient
 import PostgresTestSupport
 @testable import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 /// `copy` through PostgreSQL and back, and what a PostgreSQL location shows and allows.

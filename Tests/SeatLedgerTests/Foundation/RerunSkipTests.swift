@@ -3,7 +3,7 @@ import Foundation
 import LedgerStorage
 import PostgresTestSupport
 import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 /// A re-run of an ingest skips the lines whose exact bytes are already stored: it reports them

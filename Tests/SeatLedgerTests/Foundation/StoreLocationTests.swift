@@ -1,5 +1,5 @@
 import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 @Suite("Store locations (--db)")

@@ -4,7 +4,7 @@ import Foundation
 import LedgerStorage
 import PostgresTestSupport
 @testable import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 /// Text holding a NUL character (`\u0000` in Apple's JSON) is stored and read whole by the SQLite

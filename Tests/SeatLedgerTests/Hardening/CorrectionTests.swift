@@ -5,7 +5,7 @@ import LedgerEvents
 import LedgerStorage
 import PostgresTestSupport
 import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 /// Issue #23 item 8 (in part): a quarantine item can be dismissed, the decision recorded in the log.

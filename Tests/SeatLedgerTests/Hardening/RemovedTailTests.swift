@@ -4,7 +4,7 @@ import LedgerStorage
 import PostgresClient
 import PostgresTestSupport
 import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 /// Issue #48, finding 3: rows removed from the end leave traces `verify` names (an event's caches

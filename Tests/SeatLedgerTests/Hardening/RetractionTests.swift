@@ -6,7 +6,7 @@ import LedgerStorage
 import PostgresTestSupport
 import Projections
 import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 /// Issue #23 item 8: a wrongly recorded envelope can be withdrawn (`seatledger retract`) without

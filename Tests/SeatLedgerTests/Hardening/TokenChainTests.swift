@@ -4,7 +4,7 @@ import LedgerStorage
 import PostgresClient
 import PostgresTestSupport
 import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 /// Issue #48, finding 2: `api_tokens` is covered by the record chain (a link when a token is

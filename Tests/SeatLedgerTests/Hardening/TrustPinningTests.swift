@@ -6,7 +6,7 @@ import LedgerStorage
 import PostgresClient
 import PostgresTestSupport
 import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 /// Issue #48, finding 1: a trust root inserted around SeatLedger with a correctly hashed

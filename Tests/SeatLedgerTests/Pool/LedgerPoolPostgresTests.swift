@@ -5,7 +5,7 @@ import JWSVerification
 import LedgerStorage
 import PostgresTestSupport
 import SeatLedger
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 
 /// `LedgerPool` on PostgreSQL: the writer's group commits and the reader connections against a

@@ -3,7 +3,7 @@ import Foundation
 import GroupSimulator
 import PostgresClient
 import PostgresTestSupport
-import SeatLedgerPostgres
+import PostgresStore
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,13 +1,12 @@
-import EventStore
-import LedgerStorage
 import Synchronization
 
 /// A storage engine for ledgers that live at a URL (`postgresql://…`) rather than in a SQLite file.
 ///
 /// The core `SeatLedger` product knows SQLite files only, so an embedder of the SQLite ledger never
 /// links a database client it does not use. The `SeatLedgerPostgres` product provides
-/// `PostgresLedgerEngine`; register it once at start (`PostgresLedgerEngine.register()`) and every
-/// `Ledger.open(path:)`, ``StoreLocation`` and `seatledger --db` accepts `postgresql://` URLs.
+/// `PostgresLedgerEngine` (module `PostgresStore`); register it once at start
+/// (`PostgresLedgerEngine.register()`) and every `Ledger.open(path:)`, `StoreLocation` and
+/// `seatledger --db` accepts `postgresql://` URLs.
 public protocol LedgerStoreEngine: Sendable {
     /// The URL schemes this engine opens, lower-case, without `://` (`["postgresql", "postgres"]`).
     var schemes: [String] { get }

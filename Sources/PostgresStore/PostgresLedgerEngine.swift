@@ -1,12 +1,9 @@
-import EventStore
 import LedgerStorage
-import PostgresStore
-import SeatLedger
 
 /// The PostgreSQL engine for ledgers at `postgresql://` and `postgres://` URLs.
 ///
 /// ```swift
-/// import SeatLedgerPostgres
+/// import PostgresStore                               // the SeatLedgerPostgres product
 /// PostgresLedgerEngine.register()                      // once, at start
 /// let ledger = try Ledger.open(path: "postgresql://seatledger@db.internal/ledger")
 /// ```
