@@ -1,7 +1,6 @@
 import AppStoreModels
-import JWSVerification
-import EventStore
 import Foundation
+import JWSVerification
 import LedgerEvents
 import LedgerStorage
 

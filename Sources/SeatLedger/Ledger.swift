@@ -1,5 +1,4 @@
 import AppStoreModels
-import EventStore
 import Dispatch
 import Foundation
 import JWSVerification

@@ -1,4 +1,3 @@
-import EventStore
 import LedgerStorage
 
 /// The version of the grouping and folding rules that built a ledger's stored projections.

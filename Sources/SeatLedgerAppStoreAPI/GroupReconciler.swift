@@ -1,11 +1,10 @@
 import AppStoreAPI
 import AppStoreModels
-import EventStore
 import Foundation
 import LedgerStorage
-import SeatLedger
 import Projections
 import Reports
+import SeatLedger
 
 /// What `reconcile` did and found.
 public struct ReconcileReport: Sendable {

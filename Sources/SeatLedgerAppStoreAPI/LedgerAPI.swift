@@ -1,10 +1,9 @@
 import AppStoreAPI
 import AppStoreModels
-import EventStore
 import Foundation
+import LedgerEvents
 import LedgerStorage
 import SeatLedger
-import LedgerEvents
 
 /// How to reach the App Store Server API from a ledger. Every field is optional: credentials and
 /// the base URL fall back to environment variables and the ledger's stored settings.

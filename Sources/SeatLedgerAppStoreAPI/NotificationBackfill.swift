@@ -1,10 +1,9 @@
 import AppStoreAPI
 import AppStoreModels
-import EventStore
 import Foundation
+import LedgerEvents
 import LedgerStorage
 import SeatLedger
-import LedgerEvents
 
 /// How far notification-history backfill got, kept in the ledger's config (`backfill_cursor`).
 ///

@@ -1,10 +1,9 @@
 import AppStoreAPI
 import AppStoreModels
-import EventStore
 import Foundation
 import LedgerStorage
-import SeatLedger
 import Projections
+import SeatLedger
 
 /// Why `seats claim` refused to call Apple. Each case says what the projection shows and which
 /// error Apple would answer with.

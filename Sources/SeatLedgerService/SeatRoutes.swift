@@ -1,15 +1,14 @@
-import LedgerStorage
-import struct AppStoreAPI.APICredentialsError
-import struct AppStoreAPI.APIUsageError
-import struct AppStoreAPI.APICallResult
 import AppStoreModels
-import EventStore
 import Foundation
 import HTTPServer
+import LedgerStorage
 import Projections
 import Reports
 import SeatLedger
 import SeatLedgerAppStoreAPI
+import struct AppStoreAPI.APICallResult
+import struct AppStoreAPI.APICredentialsError
+import struct AppStoreAPI.APIUsageError
 
 /// The `seats` endpoints: Claim, Unclaim and Associate Seat through the App Store Server API,
 /// with the same ``SeatOperations`` as `seatledger seats` (the `requestIdentifier` stored in

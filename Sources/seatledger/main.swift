@@ -1,9 +1,8 @@
 import AppStoreModels
-import EventStore
 import Foundation
 import LedgerStorage
-import SeatLedger
 import PostgresStore
+import SeatLedger
 
 /// Every subcommand, in the order `seatledger --help` lists them. Help, "did you mean",
 /// completions and `help --json` are all derived from this list and each command's declarations.

@@ -1,4 +1,3 @@
-import EventStore
 import LedgerStorage
 import PostgresStore
 import Testing

@@ -1,7 +1,6 @@
 import AppStoreModels
-import EventStore
-import LedgerEvents
 import Foundation
+import LedgerEvents
 import LedgerStorage
 
 extension MessageDecoder {

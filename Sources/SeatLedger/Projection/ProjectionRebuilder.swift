@@ -1,6 +1,5 @@
 import AppStoreModels
 import Dispatch
-import EventStore
 import Foundation
 import LedgerConcurrency
 import LedgerEvents

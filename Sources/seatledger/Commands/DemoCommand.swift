@@ -1,6 +1,5 @@
 import AppStoreModels
 import DemoSamples
-import EventStore
 import Foundation
 import JWSVerification
 import LedgerStorage

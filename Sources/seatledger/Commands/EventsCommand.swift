@@ -1,10 +1,9 @@
 import AppStoreModels
-import EventStore
 import Foundation
+import JWSVerification
 import LedgerEvents
 import LedgerStorage
 import Reports
-import JWSVerification
 import SeatLedger
 
 /// `seatledger events`: list stored events, all or those mentioning an identifier.

@@ -1,5 +1,4 @@
 import AppStoreModels
-import EventStore
 import Foundation
 import HTTPTestSupport
 import JWSSigning

@@ -1,6 +1,5 @@
 import AppStoreAPI
 import AppStoreModels
-import EventStore
 import Foundation
 import JWSSigning
 import LedgerStorage

@@ -1,5 +1,5 @@
-import AppStoreModels
 import EventStore
+import AppStoreModels
 import Foundation
 import LedgerStorage
 import SeatLedger

@@ -3,9 +3,8 @@ import EventStore
 import Foundation
 @testable import LedgerEvents
 import LedgerStorage
-import Testing
-
 @testable import SeatLedger
+import Testing
 
 /// The ingest's fast paths give exactly what the general paths give.
 @Suite("Ingest: fast paths")

@@ -3,8 +3,8 @@ import EventStore
 import Foundation
 import GroupSimulator
 import LedgerEvents
-@testable import SeatLedger
 import LedgerStorage
+@testable import SeatLedger
 import Testing
 
 /// `seatledger copy`: the chain carries over, an interrupted copy resumes, and a broken source

@@ -1,5 +1,4 @@
 import AppStoreModels
-import EventStore
 import Foundation
 import LedgerStorage
 import SeatLedger

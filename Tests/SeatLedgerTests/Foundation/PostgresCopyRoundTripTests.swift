@@ -1,12 +1,11 @@
 import AppStoreModels
-import EventStore
 import Foundation
 import LedgerEvents
 import LedgerStorage
 import PostgresClient
+import PostgresStore
 import PostgresTestSupport
 @testable import SeatLedger
-import PostgresStore
 import Testing
 
 /// `copy` through PostgreSQL and back, and what a PostgreSQL location shows and allows.

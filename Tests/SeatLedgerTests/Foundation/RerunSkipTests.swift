@@ -1,9 +1,8 @@
-import EventStore
 import Foundation
 import LedgerStorage
+import PostgresStore
 import PostgresTestSupport
 import SeatLedger
-import PostgresStore
 import Testing
 
 /// A re-run of an ingest skips the lines whose exact bytes are already stored: it reports them

@@ -3,9 +3,9 @@ import EventStore
 import Foundation
 import LedgerEvents
 import LedgerStorage
+import PostgresStore
 import PostgresTestSupport
 import SeatLedger
-import PostgresStore
 import Testing
 
 /// Issue #23 item 8 (in part): a quarantine item can be dismissed, the decision recorded in the log.

@@ -1,8 +1,8 @@
 import AppStoreModels
 import EventStore
 import Foundation
-@testable import SeatLedger
 import LedgerStorage
+@testable import SeatLedger
 import Testing
 
 /// The record chain covers what is not an event: configuration values, trust roots and quarantine

@@ -1,10 +1,9 @@
-import EventStore
 import Foundation
 import LedgerStorage
 import PostgresClient
+import PostgresStore
 import PostgresTestSupport
 import SeatLedger
-import PostgresStore
 import Testing
 
 /// Issue #48, finding 3: rows removed from the end leave traces `verify` names (an event's caches

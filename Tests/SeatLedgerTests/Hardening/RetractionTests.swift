@@ -3,10 +3,10 @@ import EventStore
 import Foundation
 import LedgerEvents
 import LedgerStorage
+import PostgresStore
 import PostgresTestSupport
 import Projections
 import SeatLedger
-import PostgresStore
 import Testing
 
 /// Issue #23 item 8: a wrongly recorded envelope can be withdrawn (`seatledger retract`) without

@@ -1,10 +1,9 @@
-import EventStore
 import Foundation
 import LedgerStorage
 import PostgresClient
+import PostgresStore
 import PostgresTestSupport
 import SeatLedger
-import PostgresStore
 import Testing
 
 /// Issue #48, finding 2: `api_tokens` is covered by the record chain (a link when a token is

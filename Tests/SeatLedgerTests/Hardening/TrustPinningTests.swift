@@ -4,9 +4,9 @@ import Foundation
 import JWSVerification
 import LedgerStorage
 import PostgresClient
+import PostgresStore
 import PostgresTestSupport
 import SeatLedger
-import PostgresStore
 import Testing
 
 /// Issue #48, finding 1: a trust root inserted around SeatLedger with a correctly hashed

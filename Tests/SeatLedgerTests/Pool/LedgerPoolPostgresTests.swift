@@ -1,11 +1,10 @@
 import AppStoreModels
-import EventStore
 import Foundation
 import JWSVerification
 import LedgerStorage
+import PostgresStore
 import PostgresTestSupport
 import SeatLedger
-import PostgresStore
 import Testing
 
 /// `LedgerPool` on PostgreSQL: the writer's group commits and the reader connections against a

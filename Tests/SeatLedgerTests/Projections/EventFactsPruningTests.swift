@@ -1,10 +1,9 @@
 @testable import AppStoreModels
-import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 @testable import Projections
 @testable import SeatLedger
-import LedgerStorage
 import Testing
 
 /// A rebuild derives facts from only the parts of the decoded JSON that `EventFacts` reads

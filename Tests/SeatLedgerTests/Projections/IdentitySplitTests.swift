@@ -1,10 +1,9 @@
 import AppStoreModels
-import EventStore
 import Foundation
 import LedgerEvents
+import LedgerStorage
 @testable import Projections
 @testable import SeatLedger
-import LedgerStorage
 import Testing
 
 /// A rebuild gathers the identity evidence of the two halves of a large log on two threads and

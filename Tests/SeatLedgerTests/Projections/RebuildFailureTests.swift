@@ -1,8 +1,7 @@
-import EventStore
 import Foundation
 import LedgerEvents
-@testable import SeatLedger
 import LedgerStorage
+@testable import SeatLedger
 import Testing
 
 /// A whole-ledger rebuild that fails part-way (a scan on another thread, a write on the main

@@ -1,11 +1,10 @@
 import AppStoreModels
-import EventStore
 import Foundation
 import GroupSimulator
 import LedgerEvents
+import LedgerStorage
 @testable import Projections
 @testable import SeatLedger
-import LedgerStorage
 import Testing
 
 /// The facts codec and the shortcuts the ingest and the rebuild take must give exactly what the

@@ -1,4 +1,5 @@
 import AppStoreModels
+import EventStore
 import Foundation
 import JWSVerification
 import RedisStreams

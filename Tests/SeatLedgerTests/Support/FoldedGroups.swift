@@ -1,5 +1,4 @@
 import AppStoreModels
-import EventStore
 import LedgerStorage
 import Projections
 @testable import SeatLedger
