@@ -55,7 +55,7 @@ let package = Package(
                           plugins: ["BuildCommit"]),
         // The commit the binary was built from, for --version, serve's start line, /healthz and /metrics.
         .plugin(name: "BuildCommit", capability: .buildTool(), path: "Tools/plugins/BuildCommit"),
-        .target(name: "GroupSimulator", dependencies: ["AppStoreModels", "JWSSigning", "JWSVerification", "LedgerConcurrency"]),
+        .target(name: "GroupSimulator", dependencies: ["AppStoreModels", "JWSSigning", "JWSVerification", "LedgerConcurrency"], path: "Tools/GroupSimulator"),
         .executableTarget(name: "seatledger-sim", dependencies: ["GroupSimulator"], path: "Tools/seatledger-sim"),
         .executableTarget(name: "seatledger-bench", dependencies: ["SeatLedger", "EventStore", "LedgerStorage", "JWSVerification", "GroupSimulator", "AppStoreModels", "LedgerEvents", "CSQLite"], path: "Tools/bench/Sources/seatledger-bench"),
         .target(name: "PostgresTestSupport", dependencies: ["PostgresClient"], path: "Tests/PostgresTestSupport"),

@@ -99,9 +99,35 @@ public enum Base64URL {
 
     /// Encodes bytes as base64url without padding.
     public static func encode(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        var out: [UInt8] = []
+        data.withUnsafeBytes { append($0.bindMemory(to: UInt8.self), to: &out) }
+        return String(decoding: out, as: UTF8.self)
     }
+
+    /// The unpadded base64url text of `bytes`, appended to `out` (three bytes at a time through
+    /// a table, no intermediate string).
+    public static func append(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        let n = bytes.count
+        let length = n / 3 * 4 + (n % 3 == 0 ? 0 : n % 3 + 1)
+        out.reserveCapacity(out.count + length)
+        alphabet.withUnsafeBufferPointer { t in
+            var i = 0
+            while i + 3 <= n {
+                let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+                out.append(t[Int(v >> 18 & 63)]); out.append(t[Int(v >> 12 & 63)])
+                out.append(t[Int(v >> 6 & 63)]); out.append(t[Int(v & 63)])
+                i += 3
+            }
+            if n - i == 1 {
+                let v = UInt32(bytes[i]) << 16
+                out.append(t[Int(v >> 18 & 63)]); out.append(t[Int(v >> 12 & 63)])
+            } else if n - i == 2 {
+                let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+                out.append(t[Int(v >> 18 & 63)]); out.append(t[Int(v >> 12 & 63)]); out.append(t[Int(v >> 6 & 63)])
+            }
+        }
+    }
+
+    /// The encoding alphabet (RFC 4648 §5).
+    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 }

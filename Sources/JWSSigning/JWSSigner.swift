@@ -56,9 +56,13 @@ public struct JWSSigner: Sendable {
 
     /// Signs `payloadBytes` exactly as given.
     public func sign(payloadBytes: Data) throws -> String {
-        let signingInput = encodedHeader + "." + Base64URL.encode(payloadBytes)
-        let signature = try signer.sign(Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature)
+        var out = Array(encodedHeader.utf8)
+        out.append(UInt8(ascii: "."))
+        payloadBytes.withUnsafeBytes { Base64URL.append($0.bindMemory(to: UInt8.self), to: &out) }
+        let signature = try signer.sign(Data(out))
+        out.append(UInt8(ascii: "."))
+        signature.withUnsafeBytes { Base64URL.append($0.bindMemory(to: UInt8.self), to: &out) }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The DER of the first certificate in a PEM or DER file.

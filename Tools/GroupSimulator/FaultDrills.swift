@@ -178,7 +178,7 @@ final class HistoryPager {
             "environment": .string(SimulatedApp.environment),
             "context": .object([:]),
         ])
-        try write(FastJSON.string(.object(["apiResponse": inner])))
+        try write(JSONValue.object(["apiResponse": inner]).canonicalString())
         previousToken = token
         pageCount += 1
     }

@@ -108,7 +108,7 @@ public struct StreamSummary: Sendable {
 /// run.expectedJSON    // the expected `group show --json` array
 /// ```
 public final class GroupSimulator: Sendable {
-    let signer: FastJWSSigner
+    let signer: JWSSigner
 
     /// Uses `leaf.key`, `leaf.pem`, `intermediate.pem` and `root.pem` from a test-PKI directory.
     public convenience init(pkiDirectory: URL) throws {
@@ -121,7 +121,7 @@ public final class GroupSimulator: Sendable {
 
     /// Signs with `signer` (its key and `x5c` chain).
     public init(signer: JWSSigner) {
-        self.signer = FastJWSSigner(signer)
+        self.signer = signer
     }
 
     /// Signs one event into its NDJSON line (no newline).
@@ -132,11 +132,11 @@ public final class GroupSimulator: Sendable {
         case .notification(let draft):
             var payload = draft.payload
             if var data = draft.data {
-                if let tx = draft.transaction { data["signedTransactionInfo"] = .string(try signer.sign(tx)) }
-                if let renewal = draft.renewal { data["signedRenewalInfo"] = .string(try signer.sign(renewal)) }
+                if let tx = draft.transaction { data["signedTransactionInfo"] = .string(try signer.sign(payload: tx)) }
+                if let renewal = draft.renewal { data["signedRenewalInfo"] = .string(try signer.sign(payload: renewal)) }
                 payload["data"] = .object(data)
             }
-            return "{\"signedPayload\":\"" + (try signer.sign(.object(payload))) + "\"}"
+            return "{\"signedPayload\":\"" + (try signer.sign(payload: .object(payload))) + "\"}"
         }
     }
 

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import JWSVerification
 
 /// Fixed identity of the simulated app (what `seatledger init` is configured with for the demo).
 public enum SimulatedApp {
@@ -191,4 +192,10 @@ public struct TimeExpression: Sendable, Hashable, CustomStringConvertible {
             return isZero ? anchor.rawValue : anchor.rawValue + (span.hasPrefix("-") ? span : "+" + span)
         }
     }
+}
+
+/// Internals exposed for tests.
+public enum SimulatorInternals {
+    /// Lowercase hex SHA-256 (the id of an API-response event is this over its canonical line).
+    public static func sha256Hex(_ data: Data) -> String { SHA256Digest.hex(data) }
 }

@@ -302,9 +302,9 @@ final class ScenarioEngine {
             "environment": .string(SimulatedApp.environment),
             "context": context,
         ])
-        let bytes = FastJSON.bytes(.object(["apiResponse": inner]))
-        let line = String(decoding: bytes, as: UTF8.self)
-        let id = SHA256Digest.hex(Data(bytes))
+        let data = JSONValue.object(["apiResponse": inner]).canonicalData()
+        let line = String(decoding: data, as: UTF8.self)
+        let id = SHA256Digest.hex(data)
         events.append(PlannedEvent(index: events.count, eventId: id, kind: .apiResponse, occurredAt: time,
                                    label: endpoint + " " + label, stepIndex: stepIndex, body: .apiResponse(line: line)))
         return (id, time)
