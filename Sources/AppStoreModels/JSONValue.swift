@@ -152,10 +152,8 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// Writes the value pretty-printed at `indent` levels. Members in ``sortedMembers(_:)``'s
-    /// order, indentation appended in place: two padding arrays per value and a sorted copy of
-    /// every object cost a fifth of the CPU of a `groups --json` that folds and prints every
-    /// group (10,000 groups, same output: 1.79–1.87 → 1.40–1.49 s user), work a listing does for
-    /// each group without a snapshot (issue 25: 100,000 groups in under 3 s).
+    /// order, indentation appended in place, with no padding arrays per value and no sorted copy
+    /// of each object: a listing prints this for every group without a snapshot.
     private func writePretty(into out: inout [UInt8], indent: Int) {
         switch self {
         case .array(let items) where !items.isEmpty:

@@ -177,8 +177,8 @@ public final class EventStore {
         // Debian builds SQLite with secure_delete on: every page a DELETE frees is overwritten with
         // zeros, through the log and again at the checkpoint. Nothing the ledger deletes is secret:
         // it deletes only caches and projections, and the events they come from stay (append-only).
-        // FAST still zeroes deleted content in pages that are written anyway, and no more: emptying
-        // the projections for a rebuild went from 0.97 s to 0.06 s at a million events.
+        // FAST still zeroes deleted content in pages that are written anyway, and no more, so a
+        // rebuild's emptying of the projections does not rewrite every freed page.
         try connection.execute("PRAGMA secure_delete = FAST")
     }
 

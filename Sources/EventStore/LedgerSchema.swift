@@ -15,8 +15,8 @@ enum LedgerSchema {
     /// The statements that bring a file from the version before each key to that version. They
     /// only drop caches: the event log is never rewritten.
     /// - 2: `group_state` is gone. It held each group folded as of its latest event, written by
-    ///   every append and every rebuild (175 MB on the bench's million-event ledger), and nothing
-    ///   read it but `verify`: every read folds the group's facts at the moment asked about.
+    ///   every append and every rebuild, and nothing read it but `verify`: every read folds the
+    ///   group's facts at the moment asked about.
     /// - 3: `record_chain` (``RecordChain``): configuration, trust roots and quarantine rows are
     ///   hash-chained; the upgrade links every row already stored (`EventStore.upgradeSchema`).
     /// - 4: `group_snapshot` (``groupSnapshot``): each group folded at a moment, with the moment
@@ -34,20 +34,16 @@ enum LedgerSchema {
     /// The duplicate arrivals by event id: what ``EventStore/duplicateCounts(for:)`` reads.
     ///
     /// Until schema 5 every arrival was indexed by its event id (`arrivals_event`). An event id is
-    /// a random UUID, so each append put one more random leaf page of that index in its commit:
-    /// ~1.2 of the 6.2 WAL frames (16 KiB each) a notification cost the webhook's commits of ~19
-    /// at 90,000–100,000 events (`Tools/bench/wal-frames.py`), for two rare reads. Issue 21's
-    /// targets need those frames gone: the webhook at 64 connections ≥ 0.8× the file ingest and
-    /// ≥ 20× the Python receiver (bench steps 1c, 2b; with ``IdentifierIndexRows`` the webhook
-    /// went from 1,941–1,974/s to 2,192–2,351/s, still 0.54–0.62× the file ingest). A first arrival
-    /// is now found without the index (``EventStore/arrivalSummary(limit:)``, a set difference in
+    /// a random UUID, so each append put one more random leaf page of that index in its commit, a
+    /// page a small group commit does not share with other notifications, for two rare reads. A
+    /// first arrival is now found without the index (``EventStore/arrivalSummary(limit:)``, a set difference in
     /// `verify`), and a duplicate, which is rare, still is.
     static let arrivalsDuplicateIndex = "CREATE INDEX IF NOT EXISTS arrivals_duplicate ON arrivals(event_id) WHERE duplicate = 1"
 
     /// Each group's state folded at `computed_at`, the same for every moment before `valid_until`
     /// (`GroupSnapshot`): `state` is its `group show --json` text. Unlike the `group_state` that
-    /// schema 2 dropped, a read uses it: `groups --json` over 100,000 groups in under 3 s (issue
-    /// 25, bench step 5c) prints these instead of folding every group (0.13–0.17 ms a group).
+    /// schema 2 dropped, a read uses it: `groups --json` prints these instead of folding every
+    /// group.
     /// The second index covers what a rebuild reads to find the snapshots to fold again, so it
     /// does not read the states (~3 KB a group).
     static let groupSnapshot = """
@@ -80,7 +76,7 @@ enum LedgerSchema {
     /// deriving projection facts reads besides the decoded JSON. A row of `events` holds its raw
     /// message (~8 KB, most of it on overflow pages, but a share on the table's own pages), so a
     /// scan of these columns through the table reads most of the log; through this covering
-    /// index it reads ~130 bytes an event (a cold rebuild of 100,000 events: 2.5 s to 1.8 s).
+    /// index it reads ~130 bytes an event.
     /// Created with a ledger; an older ledger gets it at the first rebuild that derives facts.
     static let metadataIndex = """
         CREATE INDEX IF NOT EXISTS events_metadata

@@ -16,8 +16,8 @@ final class RequestContext: @unchecked Sendable {
     var phase = Phase.receiving
     /// Whether the request counts as in flight for ``HTTPServer/stop(drainTimeout:)``: from when its
     /// body is complete (or it is answered early) until libmicrohttpd reports it completed. A
-    /// request whose body is still arriving is not waited for: a client that sent part of one and
-    /// left had held `stop` until libmicrohttpd's connection timeout (30 s).
+    /// request whose body is still arriving is not waited for, so a client that sent part of one
+    /// and left cannot hold `stop` until libmicrohttpd's connection timeout.
     var inFlight = false
     var body = Data()
     var receivedBytes = 0

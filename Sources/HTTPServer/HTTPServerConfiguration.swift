@@ -29,9 +29,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var log: (@Sendable (String) -> Void)? = nil
 
     /// One polling thread per core, at least two: the reads a polling thread answers itself keep
-    /// a core busy, and more threads than cores only add preemption (bench step 5b, `GET
-    /// /v1/members/{id}` on two cores: p99 4.6–5.7 ms with 2 threads, 7.1–8.7 ms with 4; target
-    /// under 5 ms).
+    /// a core busy, and more threads than cores only add preemption (and tail latency).
     public static var defaultThreads: Int { max(2, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// Creates a configuration; the defaults suit a webhook receiver behind a reverse proxy.

@@ -132,7 +132,7 @@ final class PublicKey: @unchecked Sendable {
     // out of `verifiers` (under its lock) for exactly one verification at a time.
     let pointer: OpaquePointer
     /// Idle verification contexts for this key, initialised for ES256 (kept so each check skips
-    /// the ~2 µs of context setup); at most ``maximumIdleVerifiers``. Stored as address bits
+    /// OpenSSL's context setup); at most ``maximumIdleVerifiers``. Stored as address bits
     /// because `OpaquePointer` is not `Sendable`; each is owned by whoever took it out.
     private let verifiers = Mutex<[UInt]>([])
     private static let maximumIdleVerifiers = 64
@@ -207,9 +207,8 @@ final class PublicKey: @unchecked Sendable {
     ///
     /// The message is hashed with one-shot `SHA256` and the digest checked with `EVP_PKEY_verify`
     /// (signature digest SHA-256) on a reused context: the same ECDSA check as `EVP_DigestVerify`,
-    /// without OpenSSL 3's per-call context setup. Keeping the contexts serves the ingest target
-    /// in `Tools/bench` (at least 20× Apple's Python library on the same stream); ES256 is three
-    /// such checks per notification and dominates ingest.
+    /// without OpenSSL 3's per-call context setup, which matters because ES256 is three such
+    /// checks per notification and dominates ingest.
     func verifyES256(signature: UnsafeRawBufferPointer, message: UnsafeRawBufferPointer) -> Bool {
         guard signature.count == 64 else { return false }
         var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))

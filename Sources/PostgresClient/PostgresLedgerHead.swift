@@ -1,6 +1,6 @@
 import Foundation
 
-/// Prototype of the gap-free, commit-ordered global position on PostgreSQL (issue #9; see README.md).
+/// The gap-free, commit-ordered global position on PostgreSQL, in its smallest form (see README.md).
 ///
 /// Every appending transaction moves one single-row counter, `ledger_head`, with
 /// `UPDATE … SET position = position + n RETURNING position`. The row lock it takes is held to

@@ -306,10 +306,8 @@ public struct EventFacts: Sendable, Hashable {
     }
 
     /// Every field but the position and the two dates, boxed (copy on write): a copy of the value
-    /// is one reference count instead of one per string and array. A fold copies a group's facts
-    /// many times (filtered, sorted, indexed, iterated), and those copies were a fifth of
-    /// `groups --json`'s time; it serves issue 25's target (`groups --json` over 100,000 groups in
-    /// under 3 s) and issue 21's (`GET /v1/members/{id}` ≥ 5,000/s, p99 < 5 ms), bench steps 5c and 2b.
+    /// is one reference count instead of one per string and array, since a fold copies a group's
+    /// facts many times (filtered, sorted, indexed, iterated).
     private var storage: Storage
 
     /// The boxed fields.

@@ -6,12 +6,9 @@ extension Ledger {
     /// The `member show --json` output for `identifier`: ``MemberInGroup/json(_:)`` of
     /// ``memberAccess(_:asOf:knownAt:)``, element for element, read in one snapshot of the ledger.
     ///
-    /// Why it does not simply print ``memberAccess(_:asOf:knownAt:)``: issue 21's target for
-    /// `GET /v1/members/{id}` on the bench's 1,000,000-event ledger with 16 connections (bench step
-    /// 5b), at least 5,000 requests/s with p99 under 5 ms. Reading and folding the member's group
-    /// was a third of a request's CPU (about 140 of 416 µs), missing it at 4,011–4,785/s (with this
-    /// path: 154–156 → 82 µs a request, p99 2.6–2.9 → 1.5–1.7 ms, on 2026-12-04's machine). So a
-    /// group whose stored snapshot holds at `asOf` (``ProjectionSnapshots``: every event recorded,
+    /// Why it does not simply print ``memberAccess(_:asOf:knownAt:)``: reading and folding the
+    /// member's groups is most of the work of a `GET /v1/members/{id}`, which an app server asks
+    /// on every sign-in. So a group whose stored snapshot holds at `asOf` (``ProjectionSnapshots``: every event recorded,
     /// `knownAt` `nil`, projections built by this build's rules) gives its member objects and
     /// status from the snapshot's text; only the events that mention `identifier` are read, for
     /// the transactions that tie it to a member (``transactionOwners(of:in:)``). A group without

@@ -45,10 +45,9 @@ extension Ledger {
 
     /// Every group's state as of `asOf`.
     ///
-    /// Read in one snapshot (one shared lock for the whole listing instead of one per statement:
-    /// `fcntl` was 9% of `groups --json`), a chunk of groups at a time, each chunk's folds on all
-    /// cores. Both serve issue 25's `groups --json` target (100,000 groups in under 3 s, bench
-    /// step 5c).
+    /// Read in one read snapshot (one shared lock for the whole listing instead of one per
+    /// statement), a chunk of groups at a time, each chunk's folds on all cores, so the listing
+    /// grows linearly with the groups and uses every core.
     public func groups(asOf: EpochMillis, knownAt: EpochMillis? = nil) throws -> [GroupState] {
         var states: [GroupState] = []
         try forEachGroup(asOf: asOf, knownAt: knownAt) { states.append($0) }

@@ -208,9 +208,8 @@ public final class Ledger {
     ///
     /// `deferringSnapshots`: the touched groups' snapshots are deleted in the transaction and
     /// folded later, by ``foldDeferredSnapshots(limit:)`` (a bulk ingest at its end, the pool's
-    /// writer when no append waits), instead of folded in it: a fold per touched group in every
-    /// commit was 40% of `serve`'s CPU per notification at 64 connections (537 → 750 µs, bench
-    /// step 1c, issue 21's target of 0.8× the file ingest).
+    /// writer when no append waits), instead of folded in it, so a busy writer's commits do not
+    /// carry a fold per touched group; a read folds a group whose snapshot is missing.
     func commit(_ batch: [InboundMessage], prepared: [PreparedMessage],
                 deferringSnapshots: Bool = false) throws -> (IngestSummary, [MessageOutcome]) {
         do {

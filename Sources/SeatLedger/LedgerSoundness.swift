@@ -22,15 +22,14 @@ public struct DamagedLedgerError: Error, Sendable, Equatable, CustomStringConver
 /// The damage record beside a SQLite ledger file (`<file>.damaged`) and the check at open.
 ///
 /// Writing into a file SQLite reports corrupt could spread the damage and bury it under new
-/// events, so a writer refuses it. A full `PRAGMA quick_check` reads the whole file (about
-/// 6 s for a 1 GB ledger on the CI machine, 2026-12-02), too slow for every `ingest` of a large
-/// ledger, so:
+/// events, so a writer refuses it. A full `PRAGMA quick_check` reads the whole file, too slow
+/// for every `ingest` of a large ledger, so:
 /// - a writer opening a file of at most ``fullCheckLimitBytes`` runs `quick_check` first;
 /// - `verify` (which always checks the whole file) and any write that meets `SQLITE_CORRUPT`
 ///   record the damage in `<file>.damaged`, and every writer refuses the file while that exists.
 enum LedgerSoundness {
-    /// Files up to this size are checked in full by every writer at open (256 MiB: ~1.5 s at the
-    /// measured 180 MB/s; a typical ledger of a few thousand groups takes well under 0.1 s).
+    /// Files up to this size are checked in full by every writer at open: 256 MiB keeps that
+    /// check to a second or two (rates in `Tools/bench/PERFORMANCE.md`, History).
     static let fullCheckLimitBytes: Int64 = 256 << 20
 
     /// The damage marker of the SQLite file at `path`.

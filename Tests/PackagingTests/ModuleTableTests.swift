@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// ARCHITECTURE.md's module table says what each module depends on; `Package.swift` decides it.
-/// This keeps the two the same, so the five-minute read stays true to the build.
+/// This keeps the two the same, so the one-page read stays true to the build.
 @Suite("ARCHITECTURE.md's module table matches Package.swift")
 struct ModuleTableTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

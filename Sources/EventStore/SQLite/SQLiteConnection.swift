@@ -41,8 +41,7 @@ package final class SQLiteConnection {
         sqlite3_extended_result_codes(db, 1)
         // Before any statement runs (the first is `PRAGMA application_id`, which reads the schema
         // and needs a shared lock): without a busy timeout that read fails at once with "database
-        // is locked" while another process commits (issue #23 item 4: 14 of 240 concurrent
-        // one-message ingests). Callers may set a different timeout afterwards.
+        // is locked" while another process commits. Callers may set a different timeout afterwards.
         sqlite3_busy_timeout(db, Self.defaultBusyTimeoutMilliseconds)
         self.handle = db
         self.path = path

@@ -7,9 +7,8 @@ import LedgerStorage
 /// a long ingest appends, so the writer does not stop for it.
 ///
 /// SQLite's automatic checkpoint runs inside the commit that crosses 1,000 WAL frames: it copies
-/// those pages into the database file and `fsync`s both files before the commit returns. During a
-/// 100,000-notification ingest that was 187 checkpoints and ~3.8 s of `fdatasync` on the writer
-/// thread, out of 26 s, while the other core waited for the writer. Here a hook on the writer
+/// those pages into the database file and `fsync`s both files before the commit returns, while
+/// the other cores wait for the writer. Here a hook on the writer
 /// (``install(on:)``) only signals this thread, which runs a `PASSIVE` checkpoint: it copies what
 /// no reader still needs and never blocks the writer.
 ///

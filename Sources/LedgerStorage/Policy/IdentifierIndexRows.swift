@@ -5,13 +5,8 @@ import LedgerEvents
 ///
 /// A notification's `notificationUUID` is its event id, which the log's own unique `event_id`
 /// column already indexes. Until schema 5 the identifier index repeated it as a row. The UUID is
-/// random, so each append put one more random leaf page of the index into its commit: ~1.2 of the
-/// 6.2 WAL frames (16 KiB each) a notification cost the webhook's group commits of ~19 at
-/// 90,000–100,000 events (`Tools/bench/wal-frames.py`; the SQLite schema's `arrivals_duplicate`
-/// index took ~1.2 more away). Issue 21's targets need those frames gone: the webhook at 64
-/// connections ≥ 0.8× the file ingest of the same stream and ≥ 20× the Python receiver (bench
-/// steps 1c, 2b). Both changes together: 1,941–1,974 → 2,192–2,351 notifications/s, alternating
-/// runs on 2026-12-05 (`Tools/bench/README.md`), still short of 0.8× (0.54–0.62×).
+/// random, so each append put one more random leaf page of the index into its commit, a page a
+/// small group commit (the webhook's) does not share with other notifications.
 ///
 /// So from schema 5 an append stores no row for the identifier an event's own id implies
 /// (``implied(eventId:kind:)``), and every read of the index finds it through `events.event_id`:

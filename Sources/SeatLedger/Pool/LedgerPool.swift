@@ -148,12 +148,8 @@ public final class LedgerPool: Sendable {
     ///
     /// For a server's own threads that must not wait for the commit (libmicrohttpd's polling
     /// threads): the verification runs where the request arrived, and the answer goes back from
-    /// the writer, with no task and no verifier thread in between. `serve`'s `POST
-    /// /notifications` uses it: the hand-overs of ``appendReceipts(_:)`` (to a task, a verifier,
-    /// the writer, back to the task, back to libmicrohttpd) cost 8% of `serve`'s CPU per
-    /// notification under bench step 1c on its 10,000-line stream (630 → 580 µs in alternating
-    /// runs; within the noise on the 100,000-line stream; target at 64 connections ≥ 0.8× the
-    /// file ingest).
+    /// the writer, with no task and no verifier thread in between (``appendReceipts(_:)`` hands
+    /// the work to a task, a verifier, the writer and back). `serve`'s `POST /notifications` uses it.
     public func appendReceipts(_ messages: [InboundMessage], completion: @escaping @Sendable (Result<[AppendReceipt], any Error>) -> Void) {
         if messages.isEmpty { return completion(.success([])) }
         if !verifiers.prepareHere(messages, completion: completion) { completion(.failure(LedgerPoolError.closed)) }
@@ -177,9 +173,9 @@ public final class LedgerPool: Sendable {
     /// The same connections and the same read snapshot as ``read(_:)``, without handing the work
     /// to a pool thread and back: `serve` answers `GET /v1/members/{id}` and `GET /v1/groups/{ref}`
     /// this way, because the four thread wake-ups of a hand-over (to the handler's task, to a
-    /// reader, back, and back to libmicrohttpd) cost more CPU than the read itself under bench
-    /// step 5b (target ≥ 5,000 requests/s, p99 under 5 ms). Throws ``LedgerPoolError/closed`` once
-    /// ``close()`` was called. The ledger belongs to the pool: do not keep it after `body` returns.
+    /// reader, back, and back to libmicrohttpd) cost more CPU than a short read itself. Throws
+    /// ``LedgerPoolError/closed`` once ``close()`` was called. The ledger belongs to the pool: do
+    /// not keep it after `body` returns.
     public func blockingRead<T>(_ body: (Ledger) throws -> T) throws -> T {
         guard !isClosed else { throw LedgerPoolError.closed }
         return try readers.lend(body)

@@ -85,11 +85,10 @@ final class LedgerPoolReaders: Sendable {
     /// On PostgreSQL `body` runs as before, a statement at a time (a transaction there would add
     /// two round trips to every read, and abort the rest of a read after any failed statement).
     ///
-    /// One snapshot per read, not per statement: with a statement each, SQLite took and released
-    /// its file locks (`fcntl`) and checked the file size (`fstat`) for every statement,
-    /// 9% of `serve`'s CPU under `GET /v1/members/{id}` (bench step 5b, target ≥ 5,000 requests/s
-    /// with a p99 under 5 ms), where one request runs half a dozen statements. `body` must not
-    /// start a transaction of its own (``LedgerStore`` transactions do not nest).
+    /// One snapshot per read, not per statement: with a statement each, SQLite takes and releases
+    /// its file locks (`fcntl`) and checks the file size (`fstat`) for every statement, and one
+    /// request runs half a dozen statements. `body` must not start a transaction of its own
+    /// (``LedgerStore`` transactions do not nest).
     static func runInSnapshot<T>(_ body: (Ledger) throws -> T, on ledger: Ledger) throws -> T {
         guard ledger.store is EventStore else { return try body(ledger) }
         var outcome: Result<T, any Error>?

@@ -95,8 +95,8 @@ final class LedgerPoolWriter: Sendable {
         }
         opened.set(.success(ledger.decoder))
         // Returns when the channel is closed and drained; the ledger (its connection) is released then.
-        // (Checkpoints on a thread of their own, as a file ingest runs them, were tried here: at 64
-        // connections their effect was within the run-to-run spread, 2,000–2,550/s, so they are not used.)
+        // (No background checkpoints here, unlike a file ingest: they made no measurable difference
+        // to group commits; see `Tools/bench/PERFORMANCE.md`, History.)
         drain(on: ledger)
         // Closing: the snapshots still deferred are folded before the connection goes (a failure
         // leaves them missing, which the listing folds and a rebuild stores again).
@@ -111,9 +111,8 @@ final class LedgerPoolWriter: Sendable {
                 drained = try? jobs.receive(upTo: Self.maximumJobsPerDrain)
             } else {
                 // Snapshots the commits deferred wait: fold a chunk once no append has come for a
-                // quiet moment (a fold per touched group inside each commit cost 40% of `serve`'s
-                // CPU per notification under load, and folding whenever the queue was empty for an
-                // instant still cost 30%), or when too many wait.
+                // quiet moment, or when too many wait, so folds never sit between an append and
+                // its commit under load.
                 drained = try? jobs.receive(upTo: Self.maximumJobsPerDrain, deadline: MonotonicInstant.now.advanced(by: Self.quietBeforeFolding))
                 if drained?.isEmpty == true {
                     foldDeferred(on: ledger)

@@ -181,10 +181,8 @@ struct ProjectionRebuilder {
     /// removes the stored groups the recomputation no longer has): the keys it rewrote and
     /// removed, or `nil` (nothing written) when the index is empty or too much of it differs.
     ///
-    /// On an intact ledger this writes nothing: writing every index row again was the warm
-    /// rebuild's storage floor (3.06 s of the 3.33 s that issue 25's target, 300,000 events/s
-    /// over the million-event ledger, allows), so a warm rebuild is the identity scan and a read
-    /// of the index.
+    /// On an intact ledger this writes nothing (writing every index row again would be most of a
+    /// warm rebuild's time), so a warm rebuild is the identity scan and a read of the index.
     private func rewriteDifferingGroups(_ identity: Identity, progress: ((String) -> Void)?) throws -> (rewritten: Set<String>, removed: Set<String>)? {
         var unseen = Set(try store.allGroupKeys())
         guard !unseen.isEmpty else { return nil }

@@ -7,9 +7,9 @@ import Projections
 /// Group snapshots (``GroupSnapshot``): made from a fold, kept in step by appends and rebuilds,
 /// served by the `groups` listing.
 ///
-/// Why they exist: issue 25's `groups --json` target, all 100,000 groups of the bench's ledger in
-/// under 3 s (bench step 5c), is 0.03 ms a group, and reading and folding a group costs 0.13–0.17
-/// ms on this machine. A snapshot is the group's `group show --json` text folded at one moment,
+/// Why they exist: reading and folding every group is too slow for a `groups --json` listing of
+/// a large ledger (`docs/decisions/0019-group-snapshots-say-until-when.md`). A snapshot is the
+/// group's `group show --json` text folded at one moment,
 /// with the moment until which it holds (``GroupProjection/nextChange(after:facts:)``); a listing
 /// at a moment in that range with every event recorded prints it, with its `asOf` set, instead
 /// of folding. Every other read (and every other moment) folds as before.
