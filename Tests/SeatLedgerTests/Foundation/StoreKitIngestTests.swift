@@ -363,6 +363,45 @@ struct StoreKitIngestTests {
         #expect(after.seats.total == 5)
     }
 
+    @Test("check FILE says what a StoreKit input is, its user id and the identities it links; nothing is written")
+    func checkCommand() throws {
+        let test = try TestLedger()
+        let factory = try PayloadFactory()
+        let transaction = try test.directory.write(
+            PayloadFactory.storeKit(userId: Self.userId, signedTransaction: try factory.sign(Self.purchaserTransaction(factory))) + "\n",
+            to: "purchase.json")
+        let appTransaction = try test.directory.write(try factory.sign(factory.appTransaction()), to: "app.jws")
+        let refused = try test.directory.write(PayloadFactory.storeKit(userId: "", signedTransaction: try factory.sign(factory.transaction())),
+                                               to: "empty-user.json")
+
+        let text = try CLI.run(["check", transaction.path, appTransaction.path, refused.path, "--db", test.path])
+        #expect(text.exitCode == 1, "\(text)")
+        let lines = text.stdout.split(separator: "\n").map(String.init)
+        #expect(Array(lines.prefix(2)) == [
+            "\(transaction.path): verified: a StoreKit transaction; user id \(Self.userId) ↔ appTransactionId \(PayloadFactory.defaultAppTransactionId), "
+                + "originalTransactionId \(PayloadFactory.defaultOriginalTransactionId), appAccountToken \(PayloadFactory.defaultAppAccountToken)",
+            "\(appTransaction.path): verified: an AppTransaction; no user id ↔ appTransactionId \(PayloadFactory.defaultAppTransactionId)",
+        ], "\(text)")
+        #expect(lines.count == 3 && lines[2].hasPrefix("\(refused.path): REFUSED (invalid_user_id) invalid user id: storeKit.userId is empty"),
+                "\(text)")
+
+        let json = try CLI.run(["check", transaction.path, "--db", test.path, "--json"])
+        #expect(json.exitCode == 0, "\(json)")
+        let item = try #require(try json.json().arrayValue?.first)
+        #expect(item["verified"] == true && item["kind"] == "storeKit" && item["form"] == "transaction")
+        #expect(item["linked"]?["userId"] == .string(Self.userId))
+        #expect(item["linked"]?["appAccountToken"] == .string(PayloadFactory.defaultAppAccountToken))
+        #expect(item["payload"]?["transactions"]?.arrayValue?.first?["payload"]?["quantity"] == 5)
+
+        // --kind checks the JWS as that kind alone, as before.
+        let bare = try test.directory.write(try factory.sign(factory.transaction()), to: "tx.jws")
+        let asKind = try CLI.run(["check", bare.path, "--kind", "transaction", "--db", test.path])
+        #expect(asKind.exitCode == 0 && asKind.stdout == "\(bare.path): verified\n", "\(asKind)")
+
+        #expect(try test.freshStore().eventCount() == 0)
+        #expect(try test.freshStore().quarantine().isEmpty)
+    }
+
     @Test("Apple's own signed transaction vector, bare: read as a StoreKit transaction (not a notification), verified, refused for naming no transaction")
     func appleVector() throws {
         let test = try TestLedger(bundleId: "com.example", roots: [TestPaths.appleTestCA])
