@@ -5,6 +5,7 @@ import JWSVerification
 import LedgerEvents
 import LedgerStorage
 import Projections
+import Reports
 import SeatLedger
 import Testing
 
@@ -143,6 +144,8 @@ struct StoreKitIngestTests {
                                       source: event.source, origin: event.origin, raw: event.raw, decoded: pruned,
                                       verification: event.verification, hash: event.hash)
         #expect(EventFacts(prunedEvent) == facts)
+        // Replay, audit and diff name it as what it is.
+        #expect(GroupReplay.describe(facts) == "StoreKit transaction")
 
         // Through the binary: `group show --json` from that one event.
         let shown = try CLI.run(["group", "show", PayloadFactory.defaultOriginalTransactionId, "--db", test.path, "--json",
@@ -151,6 +154,9 @@ struct StoreKitIngestTests {
         let json = try shown.json()
         #expect(json["seats"]?["total"] == 5, "\(json.canonicalString())")
         #expect(json["status"] == "ACTIVE")
+        let replay = try CLI.run(["replay", PayloadFactory.defaultOriginalTransactionId, "--db", test.path, "--json"])
+        #expect(replay.exitCode == 0, "\(replay)")
+        #expect(try replay.json()["entries"]?.arrayValue?.first?["what"] == "StoreKit transaction", "\(replay.stdout)")
     }
 
     /// One refused input: what it is, and the code it must be quarantined with.
