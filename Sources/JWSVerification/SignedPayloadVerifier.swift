@@ -96,18 +96,27 @@ public final class SignedPayloadVerifier: Sendable {
     ///
     /// - Parameters:
     ///   - compact: `base64url(header).base64url(payload).base64url(signature)`.
-    ///   - fallbackDate: the validation instant when the payload has no `signedDate`.
+    ///   - dateMember: the payload member (epoch milliseconds) the chain is validated at:
+    ///     `signedDate` for notifications, transactions and renewal info; `receiptCreationDate`
+    ///     for a signed `AppTransaction`, which Apple's App Store Server Library validates at that
+    ///     date (its `AppTransaction.signedDateOptional`).
+    ///   - fallbackDate: the validation instant when the payload has no `dateMember`; `nil` refuses
+    ///     such a payload (``VerificationFailure/missingSignedDate``) before its chain is looked at.
     /// - Throws: ``VerificationError`` whose ``VerificationError/failure`` says why.
-    public func verify(_ compact: String, fallbackDate: Date = Date()) throws(VerificationError) -> VerifiedJWS {
+    public func verify(_ compact: String, dateMember: String = "signedDate",
+                       fallbackDate: Date? = Date()) throws(VerificationError) -> VerifiedJWS {
         var compact = compact
         // Works on the string's own UTF-8 storage: no copy of the (often 10 KB+) compact text.
         let result = compact.withUTF8 { utf8 in
-            Result { () throws(VerificationError) -> VerifiedJWS in try verify(utf8: utf8, fallbackDate: fallbackDate) }
+            Result { () throws(VerificationError) -> VerifiedJWS in
+                try verify(utf8: utf8, dateMember: dateMember, fallbackDate: fallbackDate)
+            }
         }
         return try result.get()
     }
 
-    private func verify(utf8 bytes: UnsafeBufferPointer<UInt8>, fallbackDate: Date) throws(VerificationError) -> VerifiedJWS {
+    private func verify(utf8 bytes: UnsafeBufferPointer<UInt8>, dateMember: String,
+                        fallbackDate: Date?) throws(VerificationError) -> VerifiedJWS {
         // 1. Shape: exactly three non-empty base64url parts.
         let (firstDot, secondDot, dotCount) = Self.dotOffsets(bytes)
         guard dotCount == 2 else {
@@ -139,12 +148,13 @@ public final class SignedPayloadVerifier: Sendable {
             throw VerificationError(.malformedPayload, "payload is not a JSON object")
         }
 
-        // 4. Validation instant: signedDate (epoch milliseconds) or the fallback.
+        // 4. Validation instant: the date member (epoch milliseconds; `signedDate` unless the
+        //    caller names another) or the fallback.
         let signedDate: Date?
         let validationSeconds: Int64
-        if let signedDateValue = payload["signedDate"] {
+        if let signedDateValue = payload[dateMember] {
             guard let milliseconds = signedDateValue.int64Value else {
-                throw VerificationError(.malformedPayload, "signedDate is not an integer: \(signedDateValue.canonicalString())")
+                throw VerificationError(.malformedPayload, "\(dateMember) is not an integer: \(signedDateValue.canonicalString())")
             }
             signedDate = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
             validationSeconds = Self.floorDivide(milliseconds, 1000)
@@ -155,10 +165,13 @@ public final class SignedPayloadVerifier: Sendable {
             guard Self.certificateTimeRange.contains(validationSeconds) else {
                 throw VerificationError(
                     .signedDateOutOfRange,
-                    "signedDate \(milliseconds) (epoch milliseconds) is outside 0000-01-01T00:00:00Z...9999-12-31T23:59:59Z, "
+                    "\(dateMember) \(milliseconds) (epoch milliseconds) is outside 0000-01-01T00:00:00Z...9999-12-31T23:59:59Z, "
                         + "the times a certificate's validity can be checked against")
             }
         } else {
+            guard let fallbackDate else {
+                throw VerificationError(.missingSignedDate, "the payload has no \(dateMember) to validate its chain at")
+            }
             signedDate = nil
             let seconds = fallbackDate.timeIntervalSince1970.rounded(.down)
             guard seconds.isFinite, abs(seconds) < 1e15 else {
@@ -168,7 +181,7 @@ public final class SignedPayloadVerifier: Sendable {
         }
 
         // 5. Chain (cached by the x5c text of leaf+intermediate, so a hit decodes no certificate).
-        let chain = try validatedChain(parsedHeader, at: validationSeconds)
+        let chain = try validatedChain(parsedHeader, at: validationSeconds, dateName: signedDate == nil ? "the fallback date" : dateMember)
 
         // 6. Signature over the ASCII "header.payload", hashed in place.
         guard signature.count == 64 else {
@@ -299,7 +312,8 @@ public final class SignedPayloadVerifier: Sendable {
         return parsed
     }
 
-    private func validatedChain(_ parsed: ParsedHeader, at seconds: Int64) throws(VerificationError) -> ValidatedChain {
+    /// The chain of `parsed`, valid at `seconds` (`dateName` names that instant in a refusal).
+    private func validatedChain(_ parsed: ParsedHeader, at seconds: Int64, dateName: String) throws(VerificationError) -> ValidatedChain {
         let key = parsed.chainKey
         let leafText = parsed.leafText, intermediateText = parsed.intermediateText
 
@@ -307,7 +321,7 @@ public final class SignedPayloadVerifier: Sendable {
             guard cached.isValid(at: seconds) else {
                 throw VerificationError(
                     .certificateExpired,
-                    "signedDate \(Self.render(seconds)) is outside the chain's validity "
+                    "\(dateName) \(Self.render(seconds)) is outside the chain's validity "
                         + "\(Self.render(cached.notBefore))..\(Self.render(cached.notAfter)) (x5c leaf \(cached.leafSubject))")
             }
             return cached
@@ -315,13 +329,13 @@ public final class SignedPayloadVerifier: Sendable {
 
         let leafDER = try Self.decodeCertificate(.string(leafText), role: "x5c[0] (leaf)")
         let intermediateDER = try Self.decodeCertificate(.string(intermediateText), role: "x5c[1] (intermediate)")
-        let chain = try validateChain(leafDER: leafDER, intermediateDER: intermediateDER, at: seconds)
+        let chain = try validateChain(leafDER: leafDER, intermediateDER: intermediateDER, at: seconds, dateName: dateName)
         cache.withLock { $0.insert(chain, for: key) }
         return chain
     }
 
     /// Full validation with OpenSSL: leaf → intermediate → configured anchor at `seconds`, then Apple OIDs.
-    private func validateChain(leafDER: Data, intermediateDER: Data, at seconds: Int64) throws(VerificationError) -> ValidatedChain {
+    private func validateChain(leafDER: Data, intermediateDER: Data, at seconds: Int64, dateName: String) throws(VerificationError) -> ValidatedChain {
         let leaf = try X509Certificate(der: leafDER, role: "x5c[0] (leaf)")
         let intermediate = try X509Certificate(der: intermediateDER, role: "x5c[1] (intermediate)")
         let leafSubject = leaf.subject
@@ -366,7 +380,7 @@ public final class SignedPayloadVerifier: Sendable {
             let where_ = culprit.map { " at depth \(depth) (\($0))" } ?? ""
             if code == X509_V_ERR_CERT_HAS_EXPIRED || code == X509_V_ERR_CERT_NOT_YET_VALID {
                 throw VerificationError(
-                    .certificateExpired, "\(reason)\(where_) at signedDate \(Self.render(seconds)) (x5c leaf \(leafSubject))")
+                    .certificateExpired, "\(reason)\(where_) at \(dateName) \(Self.render(seconds)) (x5c leaf \(leafSubject))")
             }
             throw VerificationError(.chainNotTrusted, "\(reason)\(where_) (x5c leaf \(leafSubject))")
         }

@@ -31,6 +31,10 @@ public struct VerificationFailure: RawRepresentable, Hashable, Sendable, CustomS
     /// The payload's `signedDate` is outside the years 0000–9999 a certificate's validity can be
     /// checked against (an X.509 `GeneralizedTime`), so no chain can be valid at it.
     public static let signedDateOutOfRange = VerificationFailure(rawValue: "signed_date_out_of_range")
+    /// The payload has no date to validate its chain at and the caller allowed no fallback
+    /// (a StoreKit input: a transaction without `signedDate`, an `AppTransaction` without
+    /// `receiptCreationDate`). The same code as a notification without `signedDate`.
+    public static let missingSignedDate = VerificationFailure(rawValue: "missing_signed_date")
     /// The leaf or intermediate lacks Apple's marker extension OID.
     public static let missingAppleOID = VerificationFailure(rawValue: "missing_apple_oid")
     /// The ES256 signature does not verify with the leaf key (or is not 64 bytes).
@@ -49,6 +53,7 @@ public struct VerificationFailure: RawRepresentable, Hashable, Sendable, CustomS
         case .chainNotTrusted: return "chain not trusted"
         case .certificateExpired: return "certificate expired at signedDate"
         case .signedDateOutOfRange: return "signedDate out of range"
+        case .missingSignedDate: return "missing signed date"
         case .missingAppleOID: return "missing Apple OID"
         case .badSignature: return "bad signature"
         default: return rawValue.replacingOccurrences(of: "_", with: " ")

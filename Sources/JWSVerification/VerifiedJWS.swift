@@ -10,7 +10,8 @@ public struct VerifiedJWS: Sendable {
     /// The payload bytes exactly as signed (base64url-decoded), kept as decoded and wrapped in
     /// `Data` only when asked for (most callers need only ``payload``).
     let payloadByteArray: [UInt8]
-    /// The payload's `signedDate`, if it had one (also the instant the chain was validated at).
+    /// The payload's `signedDate` (or the date member the caller named, e.g. an `AppTransaction`'s
+    /// `receiptCreationDate`), if it had one: also the instant the chain was validated at.
     public let signedDate: Date?
     /// Lowercase hex SHA-256 of the configured trust anchor the chain ended at.
     public let rootFingerprint: String

@@ -133,4 +133,16 @@ public struct EventOrigin: OpenStringEnum {
     /// operator names (`recorded`). The webhook, files, stdin, spools, queues and library callers
     /// (`live`) carry only Apple-signed notifications unless the operator allows more.
     public var trustsAPIResponses: Bool { self == .recorded || self == .apiClient || self == .backfill }
+
+    /// Whether a StoreKit input (`{"storeKit": …}`, or a bare JWS whose payload is a StoreKit
+    /// transaction or `AppTransaction`) arriving this way is applied: only from the app server's
+    /// route (`app-server`), an operator's import (`file`, `stdin`) and `quarantine-retry`.
+    ///
+    /// Apple signs these values, but they come from the app, not from Apple's webhook: the webhook,
+    /// spools and queues carry Apple's notifications, and anyone who can write to them could attach
+    /// a user id of their choosing to a transaction they hold. Every other origin, and any origin
+    /// added later, applies none until it is named here.
+    public var acceptsStoreKitInput: Bool {
+        self == .appServer || self == .file || self == .stdin || self == .quarantineRetry
+    }
 }

@@ -7,7 +7,8 @@ import AppStoreModels
 public struct APITokenRecord: Sendable, Equatable {
     /// The operator's name for it, e.g. `app-server` (unique).
     public let name: String
-    /// What it may do: `read` (the `/v1` read API) or `seats` (reserved for seat operations).
+    /// What it may do: `read` (the `/v1` read API), `seats` (reserved for seat operations) or
+    /// `link` (the app server posting StoreKit inputs, `POST /v1/storekit`).
     public let scope: String
     /// Lowercase hex SHA-256 of the token text.
     public let sha256: String
@@ -26,7 +27,7 @@ public struct APITokenRecord: Sendable, Equatable {
     }
 
     /// The scopes a token may have.
-    public static let scopes: Set<String> = ["read", "seats"]
+    public static let scopes: Set<String> = ["read", "seats", "link"]
 }
 
 /// Why a token could not be added or revoked.

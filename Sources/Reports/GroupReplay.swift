@@ -255,8 +255,10 @@ public enum GroupReplay {
         return (hi, moved)
     }
 
-    /// "DID_CHANGE_RENEWAL_PREF / DECREASE_QUANTITY" or "ClaimSeat → 200".
+    /// "DID_CHANGE_RENEWAL_PREF / DECREASE_QUANTITY", "ClaimSeat → 200" or "StoreKit transaction"
+    /// (what the app sent its server).
     public static func describe(_ fact: EventFacts) -> String {
+        if fact.kind == .storeKit { return "StoreKit \(fact.type ?? "input")" }
         if fact.kind == .apiResponse {
             var text = "\(fact.type ?? "API") → \(fact.status.map(String.init) ?? "?")"
             if let code = fact.errorCode { text += " (error \(code))" }

@@ -80,7 +80,8 @@ extension Ledger {
                 problems.append("event id \(stored.eventId) is not the SHA-256 of the decision's bytes (\(rederived.eventId))")
             }
         } else {
-            let message = InboundMessage(raw: stored.raw, source: stored.source, origin: stored.origin, acceptsAPIResponses: true)
+            let message = InboundMessage(raw: stored.raw, source: stored.source, origin: stored.origin, acceptsAPIResponses: true,
+                                         acceptsStoreKit: true)
             switch decoder.decode(message) {
             case .failure(let rejection):
                 return (["no longer verifies: \(rejection.code): \(rejection.reason)"], false)

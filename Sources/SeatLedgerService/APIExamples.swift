@@ -1215,6 +1215,33 @@ enum APIExamples {
     ],
     "reference": "2000004000000001"
   },
+  "storeKitAppended": {
+    "eventId": "9e0418415a73e8cc3816f7f1632364ba8aa239d2aa717323e61e9fea6a7306eb",
+    "linked": {
+      "appTransactionId": "704000010000000001",
+      "originalTransactionId": "2000010000000001",
+      "userId": "u-42"
+    },
+    "outcome": "appended",
+    "positions": [
+      161
+    ]
+  },
+  "storeKitDuplicate": {
+    "eventId": "9e0418415a73e8cc3816f7f1632364ba8aa239d2aa717323e61e9fea6a7306eb",
+    "existingPosition": 161,
+    "linked": {
+      "appTransactionId": "704000010000000001",
+      "originalTransactionId": "2000010000000001",
+      "userId": "u-42"
+    },
+    "outcome": "duplicate"
+  },
+  "storeKitRefused": {
+    "error": "invalid_user_id",
+    "message": "invalid user id: storeKit.userId is empty; when present it is a non-empty string of at most 256 characters (Unicode scalars), the app's own id of the person",
+    "quarantineId": 2
+  },
   "unauthorized": {
     "error": "unauthorized",
     "message": "this endpoint needs an Authorization: Bearer <token> header (make one with `seatledger token add NAME --scope read`)"
@@ -1253,4 +1280,10 @@ enum APIExamples {
     static var epochSeconds: JSONValue { named("epochSeconds") }
     static var unauthorized: JSONValue { named("unauthorized") }
     static var forbidden: JSONValue { named("forbidden") }
+    static var storeKitAppended: JSONValue { named("storeKitAppended") }
+    static var storeKitDuplicate: JSONValue { named("storeKitDuplicate") }
+    static var storeKitRefused: JSONValue { named("storeKitRefused") }
+
+    /// The request of `POST /v1/storekit` (its JWS shortened, as the webhook's example is).
+    static let storeKitRequest: JSONValue = ["storeKit": ["userId": "u-42", "signedTransaction": "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJ…"]]
 }

@@ -904,7 +904,7 @@ enum APISchemas {
     "oneOf": [ { "$ref": "#/components/schemas/GroupDiff" }, { "$ref": "#/components/schemas/AgainstApple" } ]
   },
   "Error": {
-    "description": "Every error answer: a stable code and a human reason naming the input, with extra fields for some codes (`parameter`, `value`, `didYouMean` of a clock parameter; `head` of `cursor_past_head`; `seats`, `status` of a refused claim; `appleStatus`, `appleErrorCode`, `appleErrorMessage`, `attempts`, `requestId` of Apple's answers).",
+    "description": "Every error answer: a stable code and a human reason naming the input, with extra fields for some codes (`parameter`, `value`, `didYouMean` of a clock parameter; `head` of `cursor_past_head`; `seats`, `status` of a refused claim; `appleStatus`, `appleErrorCode`, `appleErrorMessage`, `attempts`, `requestId` of Apple's answers; `quarantineId` of a refused StoreKit input).",
     "type": "object",
     "required": ["error", "message"],
     "properties": {
@@ -1061,6 +1061,46 @@ enum APISchemas {
       "appTransactionId": { "type": "string" },
       "notes": { "type": "array", "items": { "type": "string" } },
       "group": { "$ref": "#/components/schemas/GroupState" }
+    },
+    "additionalProperties": true
+  },
+  "StoreKitInput": {
+    "description": "POST /v1/storekit: what the app sent its server after the person signed in or bought, with the app's user id for them. Any other body is refused (400) and quarantined.",
+    "type": "object",
+    "required": ["storeKit"],
+    "properties": {
+      "storeKit": {
+        "type": "object",
+        "properties": {
+          "userId": { "type": "string", "minLength": 1, "maxLength": 256, "description": "The app's own id of the person (at most 256 Unicode scalars); optional." },
+          "signedTransaction": { "type": "string", "description": "A StoreKit transaction's `jwsRepresentation` (a compact JWS)." },
+          "signedAppTransaction": { "type": "string", "description": "A signed `AppTransaction`'s `jwsRepresentation` (a compact JWS)." }
+        },
+        "oneOf": [ { "required": ["signedTransaction"] }, { "required": ["signedAppTransaction"] } ],
+        "additionalProperties": false
+      }
+    },
+    "additionalProperties": false
+  },
+  "StoreKitReceipt": {
+    "description": "What became of a posted StoreKit input, once durable: appended (201, `positions`) or already appended (200, `existingPosition`), with the identities it links (absent ones omitted).",
+    "type": "object",
+    "required": ["outcome", "eventId", "linked"],
+    "properties": {
+      "outcome": { "enum": ["appended", "duplicate"] },
+      "eventId": { "type": "string", "description": "The SHA-256 (hex) of the canonical input: the same input always names the same event." },
+      "positions": { "type": "array", "items": { "type": "integer" } },
+      "existingPosition": { "type": "integer" },
+      "linked": {
+        "type": "object",
+        "properties": {
+          "userId": { "type": "string" },
+          "appTransactionId": { "type": "string" },
+          "originalTransactionId": { "type": "string" },
+          "appAccountToken": { "type": "string" }
+        },
+        "additionalProperties": false
+      }
     },
     "additionalProperties": true
   },

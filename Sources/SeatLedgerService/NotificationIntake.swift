@@ -110,8 +110,8 @@ extension LedgerService {
     /// A body over the limit: 413, nothing stored; the log names its size and SHA-256.
     func refuseOversize(_ report: OversizeRequest) -> HTTPResponse {
         metrics.oversize()
-        let notifications = ServiceRoute.notifications.template
-        metrics.observe(route: report.path == notifications ? notifications : "unmatched", status: 413, seconds: 0)
+        let bodyRoutes = [ServiceRoute.notifications.template, ServiceRoute.storeKit.template]
+        metrics.observe(route: bodyRoutes.contains(report.path) ? report.path : "unmatched", status: 413, seconds: 0)
         log.log(["method": .string(report.method), "path": .string(report.path), "status": 413, "outcome": "body_too_large",
                  "declaredBytes": .optional(report.declaredLength.map(Int64.init)), "receivedBytes": .int(Int64(report.receivedBytes)),
                  "bodySha256": .optional(report.sha256)])

@@ -1,7 +1,7 @@
 import AppStoreModels
 import HTTPServer
 
-/// The token a route needs: none, or a bearer token of scope `read` or `seats`.
+/// The token a route needs: none, or a bearer token of scope `read`, `seats` or `link`.
 enum RouteScope: String, Sendable {
     /// No token (the webhook, whose signature is its authentication; the probes; the document).
     case none
@@ -9,6 +9,8 @@ enum RouteScope: String, Sendable {
     case read
     /// A bearer token of scope `seats`.
     case seats
+    /// A bearer token of scope `link`: the app server's, to post what the app sent it (`POST /v1/storekit`).
+    case link
 
     /// The scope a token must have, or `nil` when none is needed.
     var tokenScope: String? { self == .none ? nil : rawValue }

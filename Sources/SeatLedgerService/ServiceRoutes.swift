@@ -10,6 +10,7 @@ extension RouteTable {
         .notifications, .healthz, .readyz, .metrics, .openAPI,
         .groups, .changes, .group, .member, .entitlements, .replay, .diff, .audit,
         .claimSeat, .unclaimSeat, .associateSeat,
+        .storeKit,
     ])
 }
 
@@ -53,7 +54,8 @@ extension ServiceRoute {
         document: RouteDocument(
             "App Store Server Notifications V2 (the webhook)",
             "The body is stored exactly as received and answered 200 only once the outcome is durable: appended, a duplicate of a stored notification, "
-                + "or quarantined with its raw bytes (an unverifiable signature, a malformed body, an `apiResponse` envelope). No token: the signature is the "
+                + "or quarantined with its raw bytes (an unverifiable signature, a malformed body, an `apiResponse` envelope, a StoreKit input: "
+                + "those go to `POST /v1/storekit`). No token: the signature is the "
                 + "authentication. A query string is ignored.",
             requestBody: RequestBodyDocument(description: "Apple's `{\"signedPayload\": \"<JWS>\"}`; any other bytes, none included, are quarantined.", required: false,
                                              media: [MediaDocument(type: "application/json", schema: .reference("SignedNotification"),
@@ -272,6 +274,41 @@ extension ServiceRoute {
                 + seatFailures)
     ) { service, match, fields in
         try await service.seatRoutes.claim(match.path("ref"), match.request, fields: &fields)
+    }
+
+    /// `POST /v1/storekit`: the app server posts what the app sent it (``LedgerService/receiveStoreKit(_:fields:)``).
+    static let storeKit = ServiceRoute(
+        ["POST"], "/v1/storekit", scope: .link, query: .only([]),
+        document: RouteDocument(
+            "Post a StoreKit input from the app",
+            "What the app sent its server after the person signed in or bought: a transaction's `jwsRepresentation` or a signed "
+                + "`AppTransaction`, with the app's user id for that person. The JWS is verified like any of Apple's (x5c chain to the "
+                + "ledger's roots at the transaction's `signedDate`, the AppTransaction's `receiptCreationDate`; Apple's OIDs; the "
+                + "ledger's bundle id and environment) and the body appended exactly as received as a `storeKit` event (origin "
+                + "`app-server`, its source naming the token), indexed under the user id and the Apple identities it links. A group "
+                + "purchaser's transaction forms the group and starts its seat count before any notification. The same body again is a "
+                + "duplicate. A refused body is quarantined with its raw bytes (400, with its `quarantineId`). Only this route takes "
+                + "StoreKit inputs: posted to `/notifications` they are quarantined (`storekit_not_accepted_here`).",
+            requestBody: RequestBodyDocument(description: "`{\"storeKit\": {…}}`: `userId` (optional) and exactly one of `signedTransaction`, "
+                                                 + "`signedAppTransaction`", required: true,
+                                             media: [MediaDocument(type: "application/json", schema: .reference("StoreKitInput"),
+                                                                   examples: ["a purchase": APIExamples.storeKitRequest])]),
+            responses: [
+                .json(201, "Appended: the event and the identities it links", schema: "StoreKitReceipt",
+                      examples: ["appended": APIExamples.storeKitAppended]),
+                .json(200, "The same input was already appended", schema: "StoreKitReceipt",
+                      examples: ["duplicate": APIExamples.storeKitDuplicate]),
+                .error(400, "Refused and quarantined with its raw bytes; the body adds `quarantineId` (`seatledger quarantine show ID`), and "
+                           + "`error` is the rejection's code, one of these or any other in `Events/README.md`",
+                       codes: ["not_storekit_input", "invalid_storekit", "unexpected_members", "invalid_user_id", "kind_mismatch",
+                               "bad_signature", "chain_not_trusted", "certificate_expired", "bundle_mismatch", "environment_mismatch",
+                               "missing_signed_date", "missing_transaction_id", "missing_app_transaction_id", "malformed_json"],
+                       examples: ["empty user id": APIExamples.storeKitRefused]),
+                .error(413, "The body is over `--max-body`; nothing was stored", codes: ["body_too_large"]),
+                .error(503, "Nothing could be stored; retry", codes: ["not_stored"], headers: ["Retry-After"]),
+            ])
+    ) { service, match, fields in
+        try await service.receiveStoreKit(match.request, fields: &fields)
     }
 
     /// `DELETE /v1/groups/{ref}/seats/{seatClaimId}`: Unclaim Seat through Apple.

@@ -21,6 +21,7 @@ mkdir "$work/scenarios"
 for file in "$root"/Events/scenarios/*.ndjson; do [ "$file" = "$held" ] || cp "$file" "$work/scenarios/"; done
 "$bin" demo --scenarios "$work/scenarios" --keep "$work/demo.sqlite" > /dev/null
 token="$("$bin" token add examples --scope read --db "$work/demo.sqlite" 2> /dev/null)"
+app_token="$("$bin" token add examples-app-server --scope link --db "$work/demo.sqlite" 2> /dev/null)"
 export SEATLEDGER_NOW="2026-12-01T00:00:00Z"
 "$bin" serve --db "$work/demo.sqlite" --listen 127.0.0.1:0 2> "$work/serve.log" &
 serve_pid=$!
@@ -62,6 +63,19 @@ capture unknownParameter GET "/v1/groups/$group?asof=2026-11-01" "${auth[@]}"
 capture epochSeconds GET "/v1/groups/$group?asOf=1730000000" "${auth[@]}"
 capture unauthorized GET "/v1/groups/$group"
 capture forbidden POST "/v1/groups/$group/seats" "${auth[@]}" --data-binary '{"memberRef": "member-42"}'
+# Last, so the captures above do not see its event: the held stream's first transaction, as the
+# app would send it to its server (the same signed value the webhook's notification carried).
+storekit="$(python3 - "$line" <<'PY'
+import base64, json, sys
+jws = json.loads(sys.argv[1])["signedPayload"]
+part = jws.split(".")[1]
+payload = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+print(json.dumps({"storeKit": {"userId": "u-42", "signedTransaction": payload["data"]["signedTransactionInfo"]}}))
+PY
+)"
+capture storeKitAppended POST /v1/storekit -H "Authorization: Bearer $app_token" --data-binary "$storekit"
+capture storeKitDuplicate POST /v1/storekit -H "Authorization: Bearer $app_token" --data-binary "$storekit"
+capture storeKitRefused POST /v1/storekit -H "Authorization: Bearer $app_token" --data-binary '{"storeKit": {"userId": "", "signedTransaction": "eyJ…"}}'
 
 python3 - "$work" <<'PY'
 import json, sys, pathlib

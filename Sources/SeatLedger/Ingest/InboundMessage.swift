@@ -15,6 +15,11 @@ public struct InboundMessage: Sendable {
     /// Apple signature of its own, so anyone who can write to a webhook, queue or spool could
     /// forge one; it is quarantined as `untrusted_api_response` unless this is set.
     public let acceptsAPIResponses: Bool
+    /// Whether a StoreKit input in this message (`{"storeKit": …}`, or a bare JWS of a StoreKit
+    /// transaction or `AppTransaction`) is applied. The app, not Apple, sends these: from a path
+    /// that carries only Apple's notifications it is quarantined as `storekit_not_accepted_here`.
+    /// The rule is ``EventOrigin/acceptsStoreKitInput``.
+    public let acceptsStoreKit: Bool
     /// The stored event that holds exactly these bytes (set by a re-run's lookup,
     /// ``Ledger/markingStored(_:)``): the message is not decoded again, and the store, finding
     /// its id, records it as a duplicate arrival as it would the decoded event.
@@ -25,13 +30,17 @@ public struct InboundMessage: Sendable {
     /// - Parameter acceptsAPIResponses: `nil` (the default) trusts envelopes only from the paths
     ///   ``EventOrigin/trustsAPIResponses`` names (the API client, `record`); `true` is the
     ///   operator allowing them for this input (`ingest --api-responses`).
+    /// - Parameter acceptsStoreKit: `nil` (the default) applies StoreKit inputs only from the paths
+    ///   ``EventOrigin/acceptsStoreKitInput`` names; `true` is for re-reading an event the ledger
+    ///   already holds (`verify --deep`), which was accepted when it was appended.
     public init(raw: Data, source: String, origin: EventOrigin, preRejection: IngestRejection? = nil,
-                acceptsAPIResponses: Bool? = nil) {
+                acceptsAPIResponses: Bool? = nil, acceptsStoreKit: Bool? = nil) {
         self.raw = raw
         self.source = source
         self.origin = origin
         self.preRejection = preRejection
         self.acceptsAPIResponses = acceptsAPIResponses ?? origin.trustsAPIResponses
+        self.acceptsStoreKit = acceptsStoreKit ?? origin.acceptsStoreKitInput
     }
 }
 

@@ -20,17 +20,17 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
 
     static func malformedJSON(_ detail: String) -> Self { Self(code: "malformed_json", reason: "malformed JSON: \(detail)") }
     static let unrecognized = Self(code: "unrecognized_message",
-                                   reason: "JSON object has neither \"signedPayload\" nor \"apiResponse\"")
-    /// A JSON object that names `signedPayload` or `apiResponse` but also other members (both of
-    /// them, or anything else): not exactly one of the accepted forms, so nothing of it is applied
-    /// and it is quarantined whole (`unexpected_members`), members named in the reason.
+                                   reason: "JSON object has none of \"signedPayload\", \"apiResponse\" and \"storeKit\"")
+    /// A JSON object that names `signedPayload`, `apiResponse` or `storeKit` but also other members
+    /// (two of them, or anything else): not exactly one of the accepted forms, so nothing of it is
+    /// applied and it is quarantined whole (`unexpected_members`), members named in the reason.
     static func unexpectedMembers(_ names: some Collection<String>) -> Self {
         let sorted = names.sorted()
         let shown = sorted.prefix(8).map { "\"\(DisplayText.visible(String($0.prefix(40))))\"" }.joined(separator: ", ")
         let more = sorted.count > 8 ? " and \(sorted.count - 8) more" : ""
         return Self(code: "unexpected_members",
                     reason: "unexpected members: a JSON object with \(shown)\(more); a message is exactly one of "
-                        + "{\"signedPayload\": \"<JWS>\"} (as Apple posts it), a bare JWS, or {\"apiResponse\": {…}}, "
+                        + "{\"signedPayload\": \"<JWS>\"} (as Apple posts it), a bare JWS, {\"apiResponse\": {…}} or {\"storeKit\": {…}}, "
                         + "so nothing of it was applied")
     }
     /// The codes of rejections that keep only the first ``LineReader/keptPrefixBytes`` of a longer

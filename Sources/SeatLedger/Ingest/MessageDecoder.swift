@@ -8,7 +8,8 @@ import LedgerStorage
 ///
 /// Pure apart from signature checks: no store access, safe to run on many threads at once.
 /// A notification yields one event; an `apiResponse` envelope yields its own event plus, for
-/// Get Notification History, one event per notification it carries.
+/// Get Notification History, one event per notification it carries; a StoreKit input
+/// (`MessageDecoder+StoreKit.swift`) yields one event.
 public struct MessageDecoder: Sendable {
     /// The verifier holding the ledger's trust roots.
     public let verifier: SignedPayloadVerifier
@@ -52,12 +53,12 @@ public struct MessageDecoder: Sendable {
             }
             guard let members = json.objectValue else {
                 throw IngestRejection(code: "unrecognized_message",
-                                      reason: "a JSON array, not an object with \"signedPayload\" or \"apiResponse\"")
+                                      reason: "a JSON array, not an object with \"signedPayload\", \"apiResponse\" or \"storeKit\"")
             }
             // Exactly one accepted form, or nothing is applied: an object that is both a
             // notification and an envelope (or carries anything else) would otherwise be stored
             // as a verified notification whose raw bytes hold unsigned, never-applied data.
-            if members.count > 1, members["signedPayload"] != nil || members["apiResponse"] != nil {
+            if members.count > 1, members["signedPayload"] != nil || members["apiResponse"] != nil || members["storeKit"] != nil {
                 throw .unexpectedMembers(members.keys)
             }
             if let signed = json["signedPayload"] {
@@ -72,10 +73,20 @@ public struct MessageDecoder: Sendable {
                 guard message.acceptsAPIResponses else { throw .untrustedAPIResponse(origin: message.origin, source: message.source) }
                 return try decodeAPIResponse(outer: json, inner: inner, message: message)
             }
+            if let inner = json["storeKit"] {
+                // From the app (through its server), not from Apple's webhook: only a path that
+                // takes StoreKit inputs applies it (`MessageDecoder+StoreKit.swift`).
+                return [try decodeStoreKitEnvelope(inner, message: message)]
+            }
             throw .unrecognized
         }
         guard let text = String(bytes: bytes[start..<end], encoding: .utf8) else {
             throw IngestRejection(code: "not_jws", reason: "not a JWS: input is not UTF-8 text")
+        }
+        // A bare JWS whose payload is a StoreKit transaction or AppTransaction, not a notification,
+        // is that StoreKit input without a user id.
+        if let form = Self.bareStoreKitForm(text) {
+            return [try decodeBareStoreKit(form, jws: text, message: message)]
         }
         return [try decodeNotification(jws: text, raw: message.raw, source: message.source, origin: message.origin)]
     }
@@ -131,7 +142,8 @@ public struct MessageDecoder: Sendable {
         }
     }
 
-    private func record(_ verified: VerifiedJWS, path: String) -> VerificationRecord {
+    /// The verification record of a JWS verified at `path`.
+    func record(_ verified: VerifiedJWS, path: String) -> VerificationRecord {
         VerificationRecord(path: path, rootFingerprint: verified.rootFingerprint,
                            intermediateFingerprint: verified.intermediateFingerprint,
                            leafFingerprint: verified.leafFingerprint)

@@ -1,35 +1,44 @@
 import AppStoreModels
 import Foundation
 import JWSVerification
+import LedgerEvents
 import LedgerStorage
 import SeatLedger
 
 /// `seatledger check`: verify standalone JWS files without appending anything.
 enum CheckCommand: Command {
     static let name = "check"
-    static let summary = "verify standalone JWS files (notification, transaction or renewal info) without appending"
+    static let summary = "verify standalone JWS files (notification, StoreKit input, transaction or renewal info) without appending"
     static let options: Set<String> = ["db", "kind", "root-cert", "bundle-id", "environment", "app-apple-id", PinnedRoots.option]
     static let repeatableOptions: Set<String> = ["root-cert", PinnedRoots.option]
     static let flags: Set<String> = ["json"]
     static let exitStatuses: [ExitStatus] = [.success, ExitStatus(.findings, "a file was refused (its reason is printed)"), .error]
     static let examples = ["seatledger check body.json --db ledger.sqlite",
+                           "seatledger check purchase.json --db ledger.sqlite   # {\"storeKit\": {\"userId\": …, \"signedTransaction\": …}}",
                            "seatledger check payload.jws --kind transaction --root-cert AppleRootCA-G3.cer --bundle-id com.example.reps --environment Production --app-apple-id 1234567890"]
     static let help = """
     Usage: seatledger check FILE … [--kind notification|transaction|renewal] [--db PATH] [--json]
            seatledger check FILE … --root-cert FILE --bundle-id ID --environment ENV [--app-apple-id N]
 
-    Each FILE is a compact JWS, or the exact body Apple posts ({"signedPayload": "<JWS>"}).
-    Runs every check ingest applies to a signed payload — compact JWS form, alg ES256, x5c chain to
-    a configured root at the payload's signedDate, Apple OIDs, the ES256 signature, then bundle id,
+    Each FILE is a compact JWS, the exact body Apple posts ({"signedPayload": "<JWS>"}), or a
+    StoreKit input as the app server sends it ({"storeKit": {"userId": "u-42", "signedTransaction"
+    or "signedAppTransaction": "<JWS>"}}). Runs every check ingest applies to a signed payload —
+    compact JWS form, alg ES256, x5c chain to a configured root at the payload's signedDate (an
+    AppTransaction's receiptCreationDate), Apple OIDs, the ES256 signature, then bundle id,
     environment (and app Apple id in Production) — and prints the verdict per file. Nothing is
-    written. Trust comes from the ledger (--db): its roots, bundle id, environment and app Apple id,
-    each of the last three replaced by --bundle-id/--environment/--app-apple-id when given. With
-    --root-cert the ledger is not read, and --bundle-id and --environment are required.
+    written. Without --kind, a StoreKit input, or a bare JWS whose payload is a StoreKit
+    transaction or AppTransaction, is checked as `ingest FILE` reads it, and the verdict says
+    which it is, its user id and the identities it links (appTransactionId,
+    originalTransactionId, appAccountToken). Trust comes from the ledger (--db): its roots,
+    bundle id, environment and app Apple id, each of the last three replaced by
+    --bundle-id/--environment/--app-apple-id when given. With --root-cert the ledger is not read,
+    and --bundle-id and --environment are required.
     Exit 0 when every file verifies, 1 when any is refused.
 
     Options:
     \(HelpText.db)
-      --kind K            notification (default), transaction or renewal
+      --kind K            notification, transaction or renewal: check the JWS as that kind alone
+                          (default: a notification, or a StoreKit input as ingest reads it)
       --root-cert FILE    trust this root instead of the ledger's (repeatable)
       --bundle-id ID      expected bundle id (default: the ledger's)
       --environment ENV   expected environment (default: the ledger's)
@@ -58,9 +67,17 @@ enum CheckCommand: Command {
         var results: [JSONValue] = []
         var allOK = true
         for path in arguments.positionals {
+            let data = try FileChecks.read(path)
+            // Without --kind, a StoreKit input is checked as `ingest FILE` would take it.
+            if arguments.value("kind") == nil, let storeKit = decoder.checkStoreKit(data, source: path) {
+                let (result, ok) = storeKitVerdict(storeKit, path: path, json: arguments.flag("json"))
+                results.append(result)
+                allOK = allOK && ok
+                continue
+            }
             let jws: String
             do {
-                jws = try signedPayload(in: try FileChecks.read(path))
+                jws = try signedPayload(in: data)
             } catch let problem as UsageError {
                 allOK = false
                 results.append(["file": .string(path), "verified": false, "errorCode": "not_jws", "reason": .string(problem.message)])
@@ -80,6 +97,21 @@ enum CheckCommand: Command {
         }
         if arguments.flag("json") { Terminal.json(.array(results)) }
         return allOK ? .success : .findings
+    }
+
+    /// The verdict on a StoreKit input (printed unless `json`): its result object and whether it verified.
+    private static func storeKitVerdict(_ checked: Result<NewEvent, IngestRejection>, path: String, json: Bool) -> (JSONValue, Bool) {
+        switch checked {
+        case .success(let event):
+            let form = StoreKitForm(rawValue: event.type ?? "") ?? .transaction
+            let links = StoreKitLinks(identifiers: event.identifiers)
+            if !json { Terminal.out("\(path): verified: \(form.displayName); \(links.text)") }
+            return (["file": .string(path), "verified": true, "kind": .string(event.kind.rawValue), "form": .string(form.rawValue),
+                     "eventId": .string(event.eventId), "linked": links.json, "payload": event.decoded], true)
+        case .failure(let rejection):
+            if !json { Terminal.out("\(path): REFUSED (\(rejection.code)) \(rejection.reason)") }
+            return (["file": .string(path), "verified": false, "errorCode": .string(rejection.code), "reason": .string(rejection.reason)], false)
+        }
     }
 
     /// The JWS in a file: the file itself (a compact JWS, surrounding blanks ignored), or the

@@ -28,17 +28,25 @@ enum IngestCommand: Command {
 
     Each INPUT is an NDJSON file, `-` for stdin (the default), or a spool directory. A line (or a
     spool file) is one message: `{"signedPayload":"<JWS>"}` exactly as Apple posts it, a bare JWS,
-    or an `{"apiResponse": {…}}` envelope. Every message is verified (x5c chain to a configured
-    root at its signedDate, Apple OIDs, ES256 signature, bundle id and environment) and appended;
-    a notification already in the ledger (same notificationUUID) or an identical API response
-    appends nothing and counts as a duplicate. Anything refused is quarantined with its raw bytes
-    and a reason (see `seatledger quarantine list`); nothing is dropped.
+    an `{"apiResponse": {…}}` envelope, or a StoreKit input as your app server received it from the
+    app: `{"storeKit": {"userId": "u-42", "signedTransaction": "<JWS>"}}` (a transaction's
+    jwsRepresentation) or the same with "signedAppTransaction" (a signed AppTransaction); userId
+    is optional, and a bare JWS whose payload is a transaction or an AppTransaction is the same
+    input without one. Every message is verified (x5c chain to a configured root at its
+    signedDate, an AppTransaction's receiptCreationDate; Apple OIDs, ES256 signature, bundle id
+    and environment) and appended; a notification already in the ledger (same notificationUUID)
+    or an identical API response or StoreKit input appends nothing and counts as a duplicate.
+    Anything refused is quarantined with its raw bytes and a reason
+    (see `seatledger quarantine list`); nothing is dropped.
 
     Trust: an `apiResponse` envelope carries no Apple signature, so anyone who can write to a
     file, spool directory or queue could forge one (say, a ClaimSeat giving someone a seat). Only
     Apple-signed notifications are applied unless you pass --api-responses, which says the
     envelopes of this run's inputs are responses you received from Apple yourself; without it an
     envelope is quarantined as untrusted_api_response (`seatledger record FILE` imports one).
+    A StoreKit input is applied from a file or stdin (your own import) but never from a spool
+    directory or a queue, which carry Apple's notifications: there it is quarantined as
+    storekit_not_accepted_here (the app server posts it to `serve`'s POST /v1/storekit).
     Every event records its path as its origin: file, stdin, spool or queue.
 
     Messages are committed in atomic batches; killing the process loses no committed batch and

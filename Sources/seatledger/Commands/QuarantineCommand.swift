@@ -32,7 +32,10 @@ enum QuarantineCommand: Command {
     hash-chained) and the item becomes `dismissed`; its raw bytes stay. An `apiResponse` envelope
     is unsigned and the quarantine cannot prove which path it came by, so retry applies one only
     with --api-responses (you vouch that it is a response you received from Apple); without it,
-    it stays refused as untrusted_api_response.
+    it stays refused as untrusted_api_response. A StoreKit input ({"storeKit": …}) is Apple-signed
+    but its user id is the sender's word: retry applies it, one that arrived by the webhook, a spool
+    or a queue (storekit_not_accepted_here) included, so name the ids of those you vouch for and
+    dismiss the others.
 
     Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c,
     invalid_chain_length, bad_certificate, chain_not_trusted, certificate_expired,
@@ -40,7 +43,9 @@ enum QuarantineCommand: Command {
     environment_mismatch, app_apple_id_mismatch, missing_notification_uuid, missing_signed_date,
     invalid_envelope, unrecognized_message, unexpected_members, line_too_long, empty_message,
     nul_in_text, identifier_too_long, missing_body_field, untrusted_api_response,
-    message_too_large (each explained in Events/README.md).
+    message_too_large, storekit_not_accepted_here, invalid_storekit, invalid_user_id,
+    kind_mismatch, missing_transaction_id, missing_app_transaction_id (each explained in
+    Events/README.md).
 
     Options:
     \(HelpText.db)

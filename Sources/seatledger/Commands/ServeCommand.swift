@@ -49,6 +49,13 @@ enum ServeCommand: Command {
                                  rate-limits, fails or does not answer (retry with the requestId).
       DELETE /v1/groups/{ref}/seats/{seatClaimId}   Unclaim Seat (revoke access in your app too)
       POST /v1/groups/{ref}/seats/{seatClaimId}/associate   {"appTransactionId"}: Associate Seat
+      POST /v1/storekit          {"storeKit": {"userId"?, "signedTransaction" | "signedAppTransaction"}}:
+                                 what the app sent its server (a transaction's jwsRepresentation
+                                 or a signed AppTransaction), verified and appended as a storeKit
+                                 event (origin app-server, source naming the token), linking the
+                                 user id to its Apple identities. 201 {"outcome", "eventId",
+                                 "positions", "linked"}; 200 for the same input again; 400 with
+                                 the rejection's code and quarantineId when refused (quarantined).
       GET /healthz               liveness: {"status": "ok", "version", "commit"}
       GET /readyz                a read answers and a write reaches the disk; 503 for 30 s after a
                                  notification could not be stored (disk full), naming why
@@ -56,7 +63,8 @@ enum ServeCommand: Command {
                                  quarantined by reason, latency histograms, head, newest event age
 
     /v1 needs `Authorization: Bearer <token>` of scope read (`seatledger token add NAME --scope read`),
-    the seat endpoints one of scope seats (`--scope seats`); 401 without a valid token, 403
+    the seat endpoints one of scope seats (`--scope seats`), POST /v1/storekit one of scope link
+    (`--scope link`, the app server's); 401 without a valid token, 403
     with another scope. Every App Store Server API response is recorded as an event. Errors are JSON:
     {"error": code, "message": reason}. Clock parameters are ISO 8601 or epoch ms, as the CLI's;
     $SEATLEDGER_NOW pins "now" as for the CLI. A query parameter a /v1 route does not take (asof

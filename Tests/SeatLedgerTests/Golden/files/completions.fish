@@ -78,7 +78,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from events' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from events' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from events' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from events' -a 'show'
-complete -c seatledger -n __fish_use_subcommand -a check -d 'verify standalone JWS files (notification, transaction or renewal info) without appending'
+complete -c seatledger -n __fish_use_subcommand -a check -d 'verify standalone JWS files (notification, StoreKit input, transaction or renewal info) without appending'
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l app-apple-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l bundle-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l db -r -F

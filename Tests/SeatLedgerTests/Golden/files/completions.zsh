@@ -11,7 +11,7 @@ _seatledger() {
         'verify:recompute the hash chain and report the first position where it breaks'
         'quarantine:list, show, retry or dismiss inputs that were refused'
         'events:list stored events (all, or those mentioning an identifier), or show one'
-        'check:verify standalone JWS files (notification, transaction or renewal info) without appending'
+        'check:verify standalone JWS files (notification, StoreKit input, transaction or renewal info) without appending'
         'groups:list every group\: key, product, status, seats, members with access'
         'group:show one group'\''s state (seats, members, access, drift from Apple)'
         'member:show one person'\''s access across groups'
