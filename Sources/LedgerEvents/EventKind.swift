@@ -136,13 +136,15 @@ public struct EventOrigin: OpenStringEnum {
 
     /// Whether a StoreKit input (`{"storeKit": …}`, or a bare JWS whose payload is a StoreKit
     /// transaction or `AppTransaction`) arriving this way is applied: only from the app server's
-    /// route (`app-server`), an operator's import (`file`, `stdin`) and `quarantine-retry`.
+    /// route (`app-server`) and an operator's import (`file`, `stdin`). A quarantine retry applies
+    /// one only when the operator vouches for it (`quarantine retry --storekit`): the quarantine
+    /// cannot prove which path an input came by, and its user id is the sender's word.
     ///
     /// Apple signs these values, but they come from the app, not from Apple's webhook: the webhook,
     /// spools and queues carry Apple's notifications, and anyone who can write to them could attach
     /// a user id of their choosing to a transaction they hold. Every other origin, and any origin
     /// added later, applies none until it is named here.
     public var acceptsStoreKitInput: Bool {
-        self == .appServer || self == .file || self == .stdin || self == .quarantineRetry
+        self == .appServer || self == .file || self == .stdin
     }
 }

@@ -22,8 +22,10 @@ extension Ledger {
     /// resolved in one transaction.
     ///
     /// The quarantine does not prove which path an input came by, so an `apiResponse` envelope is
-    /// applied only with `acceptAPIResponses` (the operator vouching for it, `--api-responses`).
-    public func retryQuarantine(ids: [Int64]? = nil, acceptAPIResponses: Bool = false) throws -> QuarantineRetrySummary {
+    /// applied only with `acceptAPIResponses` (the operator vouching for it, `--api-responses`),
+    /// and a StoreKit input (whose user id is its sender's word) only with `acceptStoreKit` (`--storekit`).
+    public func retryQuarantine(ids: [Int64]? = nil, acceptAPIResponses: Bool = false,
+                                acceptStoreKit: Bool = false) throws -> QuarantineRetrySummary {
         try requireWritable()
         let open: [QuarantineRecord]
         if let ids {
@@ -48,7 +50,7 @@ extension Ledger {
         let decoded = parallelMap(records) { record in
             // `prepare`: the same checks as at ingest, the facts' identifiers included.
             decoder.prepare(InboundMessage(raw: record.raw, source: record.source, origin: .quarantineRetry,
-                                           acceptsAPIResponses: acceptAPIResponses)).result
+                                           acceptsAPIResponses: acceptAPIResponses, acceptsStoreKit: acceptStoreKit)).result
         }
         for (record, result) in zip(records, decoded) {
             switch result {

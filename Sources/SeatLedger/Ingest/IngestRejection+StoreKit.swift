@@ -13,6 +13,7 @@ extension IngestRejection {
         case .webhook: path = "the webhook (POST /notifications)"
         case .spool: path = "a spool directory"
         case .queue: path = "a queue"
+        case .quarantineRetry: path = "a quarantine retry without --storekit (the quarantine cannot prove which path it came by)"
         default: path = "an ingest path with origin \"\(origin.rawValue)\""
         }
         return Self(code: "storekit_not_accepted_here",

@@ -10,7 +10,7 @@ enum QuarantineCommand: Command {
     static let summary = "list, show, retry or dismiss inputs that were refused"
     static let options: Set<String> = ["db", "state", "out", "reason", "by", PinnedRoots.option]
     static let repeatableOptions: Set<String> = [PinnedRoots.option]
-    static let flags: Set<String> = ["json", "raw", "api-responses"]
+    static let flags: Set<String> = ["json", "raw", "api-responses", "storekit"]
     static let actions = ["list", "show", "retry", "dismiss"]
     static let exitStatuses: [ExitStatus] = [.success, .error, ExitStatus(.quarantined, "retry: some items are still refused (they stay open)")]
     static let examples = ["seatledger quarantine list --db ledger.sqlite", "seatledger quarantine show 1 --raw --db ledger.sqlite",
@@ -19,7 +19,7 @@ enum QuarantineCommand: Command {
     static let help = """
     Usage: seatledger quarantine list [--state open|released|duplicate|dismissed] [--db PATH] [--json]
            seatledger quarantine show ID [--raw] [--out FILE] [--db PATH] [--json]
-           seatledger quarantine retry [ID …] [--api-responses] [--trusted-root-sha256 HEX …] [--db PATH] [--json]
+           seatledger quarantine retry [ID …] [--api-responses] [--storekit] [--trusted-root-sha256 HEX …] [--db PATH] [--json]
            seatledger quarantine dismiss ID --reason TEXT [--by NAME] [--db PATH] [--json]
 
     Every refused input is kept with its raw bytes, its source (file and line, spool name), an
@@ -33,9 +33,8 @@ enum QuarantineCommand: Command {
     is unsigned and the quarantine cannot prove which path it came by, so retry applies one only
     with --api-responses (you vouch that it is a response you received from Apple); without it,
     it stays refused as untrusted_api_response. A StoreKit input ({"storeKit": …}) is Apple-signed
-    but its user id is the sender's word: retry applies it, one that arrived by the webhook, a spool
-    or a queue (storekit_not_accepted_here) included, so name the ids of those you vouch for and
-    dismiss the others.
+    but its user id is the sender's word: retry applies one only with --storekit (you vouch that
+    your app server sent it; name its ids), else it stays refused as storekit_not_accepted_here.
 
     Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c,
     invalid_chain_length, bad_certificate, chain_not_trusted, certificate_expired,
@@ -53,6 +52,7 @@ enum QuarantineCommand: Command {
       --raw            show: print the raw bytes only (not with --json)
       --out FILE       show: write the raw bytes to FILE (not over a SQLite database or log)
       --api-responses  retry: also apply apiResponse envelopes (see above)
+      --storekit       retry: also apply StoreKit inputs (see above)
       --reason TEXT    dismiss: why (required); recorded in the log
       --by NAME        dismiss: who decided (default: $USER)
       --trusted-root-sha256 HEX
@@ -143,7 +143,8 @@ enum QuarantineCommand: Command {
                     throw UsageError(message: "quarantine item #\(id) is \(record.state), not open: nothing to retry")
                 }
             }
-            let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids, acceptAPIResponses: arguments.flag("api-responses"))
+            let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids, acceptAPIResponses: arguments.flag("api-responses"),
+                                                     acceptStoreKit: arguments.flag("storekit"))
             if arguments.flag("json") {
                 Terminal.json([
                     "released": .count(summary.released), "duplicates": .count(summary.duplicates),

@@ -252,7 +252,7 @@ struct StoreKitIngestTests {
         #expect(record.errorCode == refusal.code)
     }
 
-    @Test("the StoreKit input is applied only from file, stdin, the app server and quarantine retry", arguments: [
+    @Test("the StoreKit input is applied only from file, stdin and the app server", arguments: [
         EventOrigin.file, .stdin, .appServer, .quarantineRetry, .webhook, .spool, .queue, .recorded, .apiClient, .backfill, .live,
         .operatorDecision,
     ])
@@ -262,7 +262,7 @@ struct StoreKitIngestTests {
         let jws = try factory.sign(Self.purchaserTransaction(factory))
         let envelope = try Self.ingest(PayloadFactory.storeKit(userId: Self.userId, signedTransaction: jws), into: test, origin: origin)
         let bare = try Self.ingest(jws, into: test, origin: origin)
-        let accepted: Set<EventOrigin> = [.file, .stdin, .appServer, .quarantineRetry]
+        let accepted: Set<EventOrigin> = [.file, .stdin, .appServer]
         #expect(origin.acceptsStoreKitInput == accepted.contains(origin))
         if accepted.contains(origin) {
             #expect(envelope == .appended(positions: [1], duplicatesCarried: 0))
@@ -282,7 +282,7 @@ struct StoreKitIngestTests {
         }
     }
 
-    @Test("through the webhook: quarantined naming it, no group formed; a quarantine retry (the operator's) applies it")
+    @Test("through the webhook: quarantined naming it, no group formed; a quarantine retry applies it only when the operator vouches (--storekit)")
     func webhookThenRetry() throws {
         let test = try TestLedger()
         let factory = try PayloadFactory()
@@ -296,7 +296,10 @@ struct StoreKitIngestTests {
         #expect(rejection.reason.contains("the webhook (POST /notifications)"), "\(rejection.reason)")
         #expect(try test.ledger.groupKeys(for: PayloadFactory.defaultOriginalTransactionId).isEmpty)
 
-        let summary = try test.ledger.retryQuarantine(ids: [id])
+        let refused = try test.ledger.retryQuarantine(ids: [id])
+        #expect(refused.released == 0 && refused.stillRejected == 1, "\(refused)")
+        #expect(try test.eventCount() == 0)
+        let summary = try test.ledger.retryQuarantine(ids: [id], acceptStoreKit: true)
         #expect(summary.released == 1, "\(summary)")
         let event = try #require(try test.store.event(at: 1))
         #expect(event.kind == .storeKit && event.origin == .quarantineRetry)

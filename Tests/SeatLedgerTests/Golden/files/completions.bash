@@ -17,7 +17,7 @@ _seatledger() {
         ingest) opts="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --trusted-root-sha256 --api-responses --follow --help --json --progress --quiet --spool --until-empty"; vals="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --trusted-root-sha256"; actions="" ;;
         record) opts="--db --help --json --quiet"; vals="--db"; actions="" ;;
         verify) opts="--anchor --db --expect-head --trusted-root-sha256 --chain-only --deep --help --json --progress --quiet"; vals="--anchor --db --expect-head --trusted-root-sha256"; actions="" ;;
-        quarantine) opts="--by --db --out --reason --state --trusted-root-sha256 --api-responses --help --json --quiet --raw"; vals="--by --db --out --reason --state --trusted-root-sha256"; actions="list show retry dismiss" ;;
+        quarantine) opts="--by --db --out --reason --state --trusted-root-sha256 --api-responses --help --json --quiet --raw --storekit"; vals="--by --db --out --reason --state --trusted-root-sha256"; actions="list show retry dismiss" ;;
         events) opts="--db --limit --mentioning --help --json --quiet"; vals="--db --limit --mentioning"; actions="show" ;;
         check) opts="--app-apple-id --bundle-id --db --environment --kind --root-cert --trusted-root-sha256 --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --kind --root-cert --trusted-root-sha256"; actions="" ;;
         groups) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;

@@ -69,6 +69,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l raw
+complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l storekit
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -a 'list show retry dismiss'
 complete -c seatledger -n __fish_use_subcommand -a events -d 'list stored events (all, or those mentioning an identifier), or show one'
 complete -c seatledger -n '__fish_seen_subcommand_from events' -l db -r -F

@@ -113,6 +113,7 @@ _seatledger() {
             '--json[json]' \
             '--quiet[quiet]' \
             '--raw[raw]' \
+            '--storekit[storekit]' \
             '1:action:(list show retry dismiss)' \
             '*:argument:_files' ;;
         events) _arguments -s \
