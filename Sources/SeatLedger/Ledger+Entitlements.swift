@@ -86,8 +86,19 @@ extension Ledger {
 
     /// The links the StoreKit events among `positions` make, as known at `knownAt`.
     func personLinks(of identifier: String, positions: Set<Int64>, knownAt: EpochMillis?) throws -> [IdentityLink] {
-        let facts = try ProjectionMaintainer(store: store).loadFacts(positions)
-        let known = Retraction.withdraw(knownAt.map { knownAt in facts.filter { $0.recordedAt <= knownAt } } ?? facts)
+        try links(in: try ProjectionMaintainer(store: store).loadFacts(positions), knownAt: knownAt)
+    }
+
+    /// The links the StoreKit events among `facts` make, as known at `knownAt`: a link recorded
+    /// later does not count, and one a retraction recorded by then withdrew is gone (its
+    /// retraction is looked up by the event's id, so only events that link cost a read).
+    func links(in facts: [EventFacts], knownAt: EpochMillis?) throws -> [IdentityLink] {
+        let linking = facts.filter { $0.kind == .storeKit && $0.linkedUserId != nil }
+        guard !linking.isEmpty else { return [] }
+        var retractions = Set<Int64>()
+        for fact in linking { retractions.formUnion(try store.positions(mentioning: fact.eventId, kind: .retractedEventId)) }
+        let all = linking + (try ProjectionMaintainer(store: store).loadFacts(retractions))
+        let known = Retraction.withdraw(knownAt.map { knownAt in all.filter { $0.recordedAt <= knownAt } } ?? all)
         return IdentityLink.links(in: known).sorted { ($0.recordedAt, $0.eventId) < ($1.recordedAt, $1.eventId) }
     }
 
@@ -111,12 +122,9 @@ extension Ledger {
     public func entitlements(_ identifier: String, asOf: EpochMillis, knownAt: EpochMillis? = nil) throws -> EntitlementAnswer {
         let maintainer = ProjectionMaintainer(store: store)
         return try store.read {
-            func visible(_ facts: [EventFacts]) -> [EventFacts] {
-                Retraction.withdraw(knownAt.map { knownAt in facts.filter { $0.recordedAt <= knownAt } } ?? facts)
-            }
             let mentioning = try maintainer.loadFacts(try store.positions(mentioningAny: [identifier]))
-            // The identifier is a user id when a link names it so; its Apple identities are searched too.
-            let asUser = IdentityLink.links(in: visible(mentioning)).filter { $0.userId == identifier }
+            // The identifier is a user id when a link in effect names it so; its Apple identities are searched too.
+            let asUser = try links(in: mentioning, knownAt: knownAt).filter { $0.userId == identifier }
             var searched = [identifier]
             for id in asUser.flatMap(\.appleIdentifiers) where !searched.contains(id) { searched.append(id) }
             var facts = mentioning
@@ -124,7 +132,7 @@ extension Ledger {
                 let more = try store.positions(mentioningAny: Set(searched.dropFirst())).subtracting(mentioning.map(\.position))
                 facts += try maintainer.loadFacts(more)
             }
-            let links = IdentityLink.links(in: visible(facts))
+            let links = try links(in: facts, knownAt: knownAt)
             var grants: [EntitlementGrant] = []
             var found = !asUser.isEmpty
             for id in searched {
