@@ -417,21 +417,21 @@ enum APIExamples {
             "before": true,
             "field": "member.access",
             "member": "m3",
-            "text": "member m3 (claim 0c20e22a…) lost access: group subscription expired, caused by EXPIRED (subscription expired) at 2026-10-31T00:00:00.000Z, event 8da74203-1b37-4db3-aacf-c44145ebf8aa"
+            "text": "member m3 (claim 0c20e22a…) lost access: group subscription expired, caused by EXPIRED (subscription expired), the same event"
           },
           {
             "after": false,
             "before": true,
             "field": "member.access",
             "member": "m1",
-            "text": "member m1 (claim 17f14316…) lost access: group subscription expired, caused by EXPIRED (subscription expired) at 2026-10-31T00:00:00.000Z, event 8da74203-1b37-4db3-aacf-c44145ebf8aa"
+            "text": "member m1 (claim 17f14316…) lost access: group subscription expired, caused by EXPIRED (subscription expired), the same event"
           },
           {
             "after": false,
             "before": true,
             "field": "member.access",
             "member": "m2",
-            "text": "member m2 (claim 6311d4e8…) lost access: group subscription expired, caused by EXPIRED (subscription expired) at 2026-10-31T00:00:00.000Z, event 8da74203-1b37-4db3-aacf-c44145ebf8aa"
+            "text": "member m2 (claim 6311d4e8…) lost access: group subscription expired, caused by EXPIRED (subscription expired), the same event"
           }
         ],
         "duplicateArrivals": 0,
@@ -701,7 +701,7 @@ enum APIExamples {
   },
   "forbidden": {
     "error": "forbidden",
-    "message": "token examples has scope read; this endpoint needs scope seats"
+    "message": "token examples has scopes read, record; this endpoint needs scope seats"
   },
   "group": {
     "apple": {
@@ -901,6 +901,48 @@ enum APIExamples {
   "ready": {
     "headPosition": 160,
     "status": "ready"
+  },
+  "recordAppended": {
+    "carriedDuplicates": 0,
+    "eventId": "afc1fd46672277dd681aefa2994888dea3012926b125ff51feb6bc5641faaeb8",
+    "outcome": "appended",
+    "positions": [
+      161
+    ]
+  },
+  "recordDuplicate": {
+    "eventId": "afc1fd46672277dd681aefa2994888dea3012926b125ff51feb6bc5641faaeb8",
+    "existingPosition": 161,
+    "outcome": "duplicate"
+  },
+  "recordEnvelope": {
+    "apiResponse": {
+      "body": {
+        "seatClaimId": "6ff243d4-6a07-4c98-a614-1bcdc125356d"
+      },
+      "context": {
+        "memberRef": "m1"
+      },
+      "endpoint": "ClaimSeat",
+      "environment": "Sandbox",
+      "method": "POST",
+      "path": "/groups/v1/transactions/2000010000000001/seats",
+      "requestBody": {
+        "requestIdentifier": "81fa4e8c-3529-422a-839a-543e3077ec0e"
+      },
+      "respondedAt": "2026-10-01T01:00:00.000Z",
+      "status": 200
+    }
+  },
+  "recordEnvironmentMismatch": {
+    "error": "environment_mismatch",
+    "message": "environment mismatch: apiResponse names \"Production\", ledger expects \"Sandbox\" (kept in quarantine as #2: `seatledger quarantine show 2`)",
+    "quarantineId": 2
+  },
+  "recordMalformed": {
+    "error": "malformed_json",
+    "message": "malformed JSON: unterminated object at end of input (byte 40) (kept in quarantine as #3: `seatledger quarantine show 3`)",
+    "quarantineId": 3
   },
   "replay": {
     "entries": [
@@ -1196,4 +1238,9 @@ enum APIExamples {
     static var epochSeconds: JSONValue { named("epochSeconds") }
     static var unauthorized: JSONValue { named("unauthorized") }
     static var forbidden: JSONValue { named("forbidden") }
+    static var recordEnvelope: JSONValue { named("recordEnvelope") }
+    static var recordAppended: JSONValue { named("recordAppended") }
+    static var recordDuplicate: JSONValue { named("recordDuplicate") }
+    static var recordEnvironmentMismatch: JSONValue { named("recordEnvironmentMismatch") }
+    static var recordMalformed: JSONValue { named("recordMalformed") }
 }

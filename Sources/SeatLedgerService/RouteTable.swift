@@ -149,6 +149,8 @@ struct RouteMatch: Sendable {
     let request: HTTPRequest
     /// The path parameters' values, in the template's order.
     let values: [String]
+    /// The name of the token that authorized the request (set by dispatch for a route with a scope).
+    var token: String?
 
     /// The value of path parameter `name` (one of the template's).
     func path(_ name: String) -> String {
@@ -168,6 +170,12 @@ struct RouteTable: Sendable {
             if let values = route.match(parts) { return RouteMatch(route: route, request: request, values: values) }
         }
         return nil
+    }
+
+    /// The template of the route `path` names (whatever the method), else `unmatched`: the
+    /// metric label of a request refused before dispatch (a body over the limit).
+    func label(path: String) -> String {
+        match(HTTPRequest(method: "GET", path: path))?.route.template ?? "unmatched"
     }
 
     /// The route with `template`, if declared.

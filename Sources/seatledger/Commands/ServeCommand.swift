@@ -49,16 +49,24 @@ enum ServeCommand: Command {
                                  rate-limits, fails or does not answer (retry with the requestId).
       DELETE /v1/groups/{ref}/seats/{seatClaimId}   Unclaim Seat (revoke access in your app too)
       POST /v1/groups/{ref}/seats/{seatClaimId}/associate   {"appTransactionId"}: Associate Seat
+      POST /v1/api-responses     an App Store Server API response your app server got itself, as
+                                 `seatledger record` takes it ({"apiResponse": {…}}): recorded with
+                                 origin app-server and the token's name in its source. 201
+                                 {"outcome": "appended", "positions", "eventId"}; the same envelope
+                                 again 200 "duplicate"; refused: 400 {"error": <code>, "message",
+                                 "quarantineId"}, the raw bytes in quarantine; 413 over --max-body
       GET /healthz               liveness: {"status": "ok", "version", "commit"}
       GET /readyz                a read answers and a write reaches the disk; 503 for 30 s after a
                                  notification could not be stored (disk full), naming why
       GET /metrics               Prometheus text: notifications received/appended/duplicate/
                                  quarantined by reason, latency histograms, head, newest event age
 
-    /v1 needs `Authorization: Bearer <token>` of scope read (`seatledger token add NAME --scope read`),
-    the seat endpoints one of scope seats (`--scope seats`); 401 without a valid token, 403
-    with another scope. Every App Store Server API response is recorded as an event. Errors are JSON:
-    {"error": code, "message": reason}. Clock parameters are ISO 8601 or epoch ms, as the CLI's;
+    /v1 needs `Authorization: Bearer <token>`, a token whose scopes include the route's: read for
+    the reads (`seatledger token add NAME --scope read`), seats for the seat endpoints, record for
+    POST /v1/api-responses; one token may carry several (`--scope read --scope record`). 401
+    without a valid token, 403 naming the token, its scopes and the one needed. Every App Store
+    Server API response is recorded as an event. Errors are JSON: {"error": code, "message":
+    reason}. Clock parameters are ISO 8601 or epoch ms, as the CLI's;
     $SEATLEDGER_NOW pins "now" as for the CLI. A query parameter a /v1 route does not take (asof
     for asOf), or one given more often than it may be, is a 400 naming it, never ignored.
 
