@@ -14,9 +14,15 @@ extension LedgerService {
     }
 
     /// The rejection of `body` before decoding when it is not an `apiResponse` envelope: a JSON
-    /// object with `signedPayload` and no `apiResponse`, or text that cannot be JSON (a bare JWS).
-    /// `nil` for everything else, which the decoder reads as `seatledger record` does (an empty
-    /// body, malformed JSON, an array, an invalid envelope: each refused with its own code).
+    /// object with `signedPayload` and no `apiResponse`, or text that cannot be JSON (a bare JWS);
+    /// or when its `respondedAt` is a moment outside the years 0001 to 9999. `nil` for everything
+    /// else, which the decoder reads as `seatledger record` does (an empty body, malformed JSON,
+    /// an array, an invalid envelope: each refused with its own code).
+    ///
+    /// The `respondedAt` check is this route's own: `respondedAt` becomes the event's
+    /// `occurredAt`, which the `/v1` answers print as ISO 8601 with four-digit years (the
+    /// document's `IsoTime`), and the decoder, shared with `record` and `ingest`, takes any
+    /// 64-bit millisecond (IngestRobustnessTests keeps `Int64.max` appending there).
     static func apiResponsePreRejection(_ body: Data) -> IngestRejection? {
         var bytes = [UInt8](body)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
@@ -27,6 +33,11 @@ extension LedgerService {
         guard case .object(let members)? = try? JSONValue.parse(bytes: bytes) else { return nil }
         if members["apiResponse"] == nil, members["signedPayload"] != nil {
             return notAnAPIResponse("a signed notification ({\"signedPayload\": …})")
+        }
+        if let responded = Timestamp.parse(members["apiResponse"]?["respondedAt"]), !Timestamp.printableRange.contains(responded) {
+            return IngestRejection(code: "invalid_envelope",
+                                   reason: "invalid apiResponse envelope: respondedAt \(responded) (epoch milliseconds) is outside the years "
+                                       + "0001 to 9999, which POST /v1/api-responses records (it becomes the event's occurredAt)")
         }
         return nil
     }

@@ -867,7 +867,7 @@ enum APISchemas {
           "requestBody": { "description": "The JSON request body, or null; requestIdentifier and appTransactionId are indexed." },
           "status": { "type": ["integer", "string"], "description": "Apple's HTTP status, a whole number (a string is read as the number it spells, else invalid_envelope); 2xx is a success." },
           "body": { "description": "Apple's JSON response body, or null; signed data in it is verified." },
-          "respondedAt": { "type": ["string", "number"], "description": "When Apple answered: ISO 8601 or epoch milliseconds (a fraction is cut)." },
+          "respondedAt": { "type": ["string", "number"], "description": "When Apple answered: ISO 8601 or epoch milliseconds (a fraction is cut), in the years 0001 to 9999." },
           "environment": { "description": "`Sandbox` or `Production`: when a string or number, it must be the ledger's (else environment_mismatch)." },
           "context": { "description": "Your notes, not Apple's: an object whose string memberRef names the member; stored as given." }
         },

@@ -164,6 +164,8 @@ struct APIResponseRouteTests {
         ("another environment", ClaimSeatEnvelope.body(environment: "Production"), "environment_mismatch",
          "environment mismatch: apiResponse names \"Production\", ledger expects \"Sandbox\""),
         ("no respondedAt", Data(#"{"apiResponse": {"endpoint": "ClaimSeat", "status": 200}}"#.utf8), "invalid_envelope", "respondedAt"),
+        ("respondedAt before year 1", Data(#"{"apiResponse": {"endpoint": "ClaimSeat", "status": 200, "respondedAt": -2.2e14}}"#.utf8),
+         "invalid_envelope", "is outside the years 0001 to 9999"),
         ("a signed notification", Data(#"{"signedPayload": "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"}"#.utf8), "not_an_api_response",
          "a signed notification ({\"signedPayload\": …}) was posted to POST /v1/api-responses"),
         ("an empty body", Data(), "empty_message", "empty message"),
