@@ -102,7 +102,7 @@ public struct TrustConfiguration: Sendable, Equatable {
             if let index = unmatched.firstIndex(of: digest) {
                 unmatched.remove(at: index)
             } else {
-                changes.append("API token \(token.name) (scope \(token.scope), \(token.revokedAt == nil ? "active" : "revoked")) "
+                changes.append("API token \(token.name) (\(token.scopesText), \(token.revokedAt == nil ? "active" : "revoked")) "
                                + "is not as the anchor records it (added or changed without `seatledger token … --anchor`)")
             }
         }

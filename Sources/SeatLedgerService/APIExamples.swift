@@ -757,7 +757,7 @@ enum APIExamples {
   },
   "forbidden": {
     "error": "forbidden",
-    "message": "token examples has scope read; this endpoint needs scope seats"
+    "message": "token examples has scopes read, record; this endpoint needs scope seats"
   },
   "group": {
     "apple": {
@@ -957,6 +957,48 @@ enum APIExamples {
   "ready": {
     "headPosition": 160,
     "status": "ready"
+  },
+  "recordAppended": {
+    "carriedDuplicates": 0,
+    "eventId": "afc1fd46672277dd681aefa2994888dea3012926b125ff51feb6bc5641faaeb8",
+    "outcome": "appended",
+    "positions": [
+      161
+    ]
+  },
+  "recordDuplicate": {
+    "eventId": "afc1fd46672277dd681aefa2994888dea3012926b125ff51feb6bc5641faaeb8",
+    "existingPosition": 161,
+    "outcome": "duplicate"
+  },
+  "recordEnvelope": {
+    "apiResponse": {
+      "body": {
+        "seatClaimId": "6ff243d4-6a07-4c98-a614-1bcdc125356d"
+      },
+      "context": {
+        "memberRef": "m1"
+      },
+      "endpoint": "ClaimSeat",
+      "environment": "Sandbox",
+      "method": "POST",
+      "path": "/groups/v1/transactions/2000010000000001/seats",
+      "requestBody": {
+        "requestIdentifier": "81fa4e8c-3529-422a-839a-543e3077ec0e"
+      },
+      "respondedAt": "2026-10-01T01:00:00.000Z",
+      "status": 200
+    }
+  },
+  "recordEnvironmentMismatch": {
+    "error": "environment_mismatch",
+    "message": "environment mismatch: apiResponse names \"Production\", ledger expects \"Sandbox\" (kept in quarantine as #2: `seatledger quarantine show 2`)",
+    "quarantineId": 2
+  },
+  "recordMalformed": {
+    "error": "malformed_json",
+    "message": "malformed JSON: unterminated object at end of input (byte 40) (kept in quarantine as #3: `seatledger quarantine show 3`)",
+    "quarantineId": 3
   },
   "replay": {
     "entries": [
@@ -1224,12 +1266,12 @@ enum APIExamples {
     },
     "outcome": "appended",
     "positions": [
-      161
+      162
     ]
   },
   "storeKitDuplicate": {
     "eventId": "9e0418415a73e8cc3816f7f1632364ba8aa239d2aa717323e61e9fea6a7306eb",
-    "existingPosition": 161,
+    "existingPosition": 162,
     "linked": {
       "appTransactionId": "704000010000000001",
       "originalTransactionId": "2000010000000001",
@@ -1240,7 +1282,7 @@ enum APIExamples {
   "storeKitRefused": {
     "error": "invalid_user_id",
     "message": "invalid user id: storeKit.userId is empty; when present it is a non-empty string of at most 256 characters (Unicode scalars), the app's own id of the person",
-    "quarantineId": 2
+    "quarantineId": 4
   },
   "unauthorized": {
     "error": "unauthorized",
@@ -1286,4 +1328,9 @@ enum APIExamples {
 
     /// The request of `POST /v1/storekit` (its JWS shortened, as the webhook's example is).
     static let storeKitRequest: JSONValue = ["storeKit": ["userId": "u-42", "signedTransaction": "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJ…"]]
+    static var recordEnvelope: JSONValue { named("recordEnvelope") }
+    static var recordAppended: JSONValue { named("recordAppended") }
+    static var recordDuplicate: JSONValue { named("recordDuplicate") }
+    static var recordEnvironmentMismatch: JSONValue { named("recordEnvironmentMismatch") }
+    static var recordMalformed: JSONValue { named("recordMalformed") }
 }

@@ -852,6 +852,30 @@ enum APISchemas {
     /// change feed, seat operations and their requests.
     static let ofTheService = #"""
 {
+  "APIResponseEnvelope": {
+    "description": "POST /v1/api-responses: one App Store Server API call and its response, as `seatledger record` takes it (Events/schemas/api-response-envelope.schema.json). endpoint, status and respondedAt are required (else invalid_envelope); environment, when present, must be the ledger's (else environment_mismatch). The event id is the SHA-256 of the canonical envelope (keys sorted, no whitespace).",
+    "type": "object",
+    "required": ["apiResponse"],
+    "properties": {
+      "apiResponse": {
+        "type": "object",
+        "required": ["endpoint", "status", "respondedAt"],
+        "properties": {
+          "endpoint": { "minLength": 1, "description": "Apple's endpoint name, a non-empty string (open set), stored as the event's type; another type is invalid_envelope, but a number is read as its digits.", "examples": ["ClaimSeat", "UnclaimSeat", "AssociateSeat", "GetSeatInfo", "GetTransactionInfo"] },
+          "method": { "description": "The HTTP method called, a string (`GET`, `POST`, `DELETE`); stored as given." },
+          "path": { "description": "Path and query as called, a string, host omitted; identifiers are read from its segments (another type carries none)." },
+          "requestBody": { "description": "The JSON request body, or null; requestIdentifier and appTransactionId are indexed." },
+          "status": { "type": ["integer", "string"], "description": "Apple's HTTP status, a whole number (a string is read as the number it spells, else invalid_envelope); 2xx is a success." },
+          "body": { "description": "Apple's JSON response body, or null; signed data in it is verified." },
+          "respondedAt": { "type": ["string", "number"], "description": "When Apple answered: ISO 8601 or epoch milliseconds (a fraction is cut), in the years 0001 to 9999." },
+          "environment": { "description": "`Sandbox` or `Production`: when a string or number, it must be the ledger's (else environment_mismatch)." },
+          "context": { "description": "Your notes, not Apple's: an object whose string memberRef names the member; stored as given." }
+        },
+        "additionalProperties": true
+      }
+    },
+    "additionalProperties": false
+  },
   "AssociateRequest": {
     "description": "POST /v1/groups/{ref}/seats/{seatClaimId}/associate",
     "type": "object",
@@ -904,7 +928,7 @@ enum APISchemas {
     "oneOf": [ { "$ref": "#/components/schemas/GroupDiff" }, { "$ref": "#/components/schemas/AgainstApple" } ]
   },
   "Error": {
-    "description": "Every error answer: a stable code and a human reason naming the input, with extra fields for some codes (`parameter`, `value`, `didYouMean` of a clock parameter; `head` of `cursor_past_head`; `seats`, `status` of a refused claim; `appleStatus`, `appleErrorCode`, `appleErrorMessage`, `attempts`, `requestId` of Apple's answers; `quarantineId` of a refused StoreKit input).",
+    "description": "Every error answer: a stable code and a human reason naming the input, with extra fields for some codes (`parameter`, `value`, `didYouMean` of a clock parameter; `head` of `cursor_past_head`; `seats`, `status` of a refused claim; `appleStatus`, `appleErrorCode`, `appleErrorMessage`, `attempts`, `requestId` of Apple's answers; `quarantineId` of a refused StoreKit input or API response, kept in quarantine).",
     "type": "object",
     "required": ["error", "message"],
     "properties": {
@@ -913,7 +937,8 @@ enum APISchemas {
       "parameter": { "type": "string" },
       "value": { "type": "string" },
       "didYouMean": { "type": "string" },
-      "head": { "type": "integer" }
+      "head": { "type": "integer" },
+      "quarantineId": { "type": "integer" }
     },
     "additionalProperties": true
   },
@@ -1047,6 +1072,28 @@ enum APISchemas {
       "headPosition": { "type": "integer", "minimum": 0 }
     },
     "additionalProperties": true
+  },
+  "RecordReceipt": {
+    "description": "What became of a recorded API response: appended (201) or recorded before (200). `eventId` is the envelope's event id, the SHA-256 of its canonical form.",
+    "oneOf": [
+      {
+        "type": "object",
+        "required": ["outcome", "positions", "eventId", "carriedDuplicates"],
+        "properties": {
+          "outcome": { "const": "appended" },
+          "positions": { "type": "array", "items": { "type": "integer" }, "description": "The envelope's event first, then the notification-history items it carried that were new." },
+          "eventId": { "type": "string" },
+          "carriedDuplicates": { "type": "integer", "minimum": 0, "description": "Carried notification-history items already in the ledger." }
+        },
+        "additionalProperties": true
+      },
+      {
+        "type": "object",
+        "required": ["outcome", "existingPosition", "eventId"],
+        "properties": { "outcome": { "const": "duplicate" }, "existingPosition": { "type": "integer" }, "eventId": { "type": "string" } },
+        "additionalProperties": true
+      }
+    ]
   },
   "SeatResult": {
     "description": "A seat operation's result with the group's state after it.",

@@ -14,8 +14,10 @@ import SeatLedger
 /// ```
 ///
 /// Routes: `POST /notifications` (no token: the signature is the authentication), the `/v1`
-/// read API (a bearer token of scope `read`), the seat operations under `/v1/groups/{ref}/seats`
-/// (scope `seats`, through the App Store Server API: ``SeatRoutes``), `GET /healthz`, `/readyz`, `/metrics`.
+/// read API (a bearer token whose scopes include `read`), the seat operations under
+/// `/v1/groups/{ref}/seats` (scope `seats`, through the App Store Server API: ``SeatRoutes``),
+/// `POST /v1/api-responses` (scope `record`: an API response the app server got, recorded as
+/// `seatledger record` does), `GET /healthz`, `/readyz`, `/metrics`.
 /// With ``ServiceConfiguration/supportDesk`` a second listener on the same pool serves the support
 /// desk's read-only pages (``SupportDeskRoutes``).
 public final class LedgerService: Sendable {
@@ -141,8 +143,11 @@ public final class LedgerService: Sendable {
         var fields: [String: JSONValue] = [:]
         let result: Result<HTTPResponse, any Error>
         do {
+            var match = match
             if let scope = match.route.scope.tokenScope {
-                fields["token"] = .string(try tokens.authorizeBlocking(request.header("Authorization"), scope: scope))
+                let token = try tokens.authorizeBlocking(request.header("Authorization"), scope: scope)
+                match.token = token
+                fields["token"] = .string(token)
             }
             try RouteParameters.check(request, route: match.route)
             result = .success(try read(self, match))
@@ -221,13 +226,15 @@ public final class LedgerService: Sendable {
     /// The route the request names (``RouteTable/service``), then its method, token and query
     /// parameters, then its handler; `route` is set (for the metrics) once the path matched.
     private func dispatch(_ request: HTTPRequest, route: inout String, fields: inout [String: JSONValue]) async throws -> HTTPResponse {
-        guard let match = RouteTable.service.match(request) else {
+        guard var match = RouteTable.service.match(request) else {
             throw APIError(status: 404, code: "not_found", message: "no route \(request.path); see `seatledger serve --help`")
         }
         route = match.route.template
         guard match.route.allows(request.method) else { throw match.route.methodNotAllowed(request.method) }
         if let scope = match.route.scope.tokenScope {
-            fields["token"] = .string(try await tokens.authorize(request.header("Authorization"), scope: scope))
+            let token = try await tokens.authorize(request.header("Authorization"), scope: scope)
+            match.token = token
+            fields["token"] = .string(token)
         }
         try RouteParameters.check(request, route: match.route)
         return try await match.route.handler(self, match, &fields)

@@ -6,11 +6,12 @@ import SeatLedger
 extension LedgerService {
     /// The rejection of an `apiResponse` envelope posted to the webhook: the webhook applies only
     /// Apple's signed notifications (API responses count only from our own API client or an
-    /// import the operator names), so it is quarantined with its raw bytes, never applied.
+    /// import the operator names: `seatledger record`, `POST /v1/api-responses`), so it is
+    /// quarantined with its raw bytes, never applied.
     static let envelopeOnWebhook = IngestRejection(
         code: "api_response_on_webhook",
         reason: "an apiResponse envelope was posted to POST /notifications; the webhook accepts only Apple's signed notifications "
-            + "(record API responses with `seatledger record`)")
+            + "(record API responses with `seatledger record`, or POST them to /v1/api-responses with a token of scope record)")
 
     /// Whether `body` is a JSON object with an `apiResponse` member and no `signedPayload` (the
     /// shape the decoder would apply as an API response). Apple's own form is recognised without a parse.
@@ -110,8 +111,7 @@ extension LedgerService {
     /// A body over the limit: 413, nothing stored; the log names its size and SHA-256.
     func refuseOversize(_ report: OversizeRequest) -> HTTPResponse {
         metrics.oversize()
-        let bodyRoutes = [ServiceRoute.notifications.template, ServiceRoute.storeKit.template]
-        metrics.observe(route: bodyRoutes.contains(report.path) ? report.path : "unmatched", status: 413, seconds: 0)
+        metrics.observe(route: RouteTable.service.label(path: report.path), status: 413, seconds: 0)
         log.log(["method": .string(report.method), "path": .string(report.path), "status": 413, "outcome": "body_too_large",
                  "declaredBytes": .optional(report.declaredLength.map(Int64.init)), "receivedBytes": .int(Int64(report.receivedBytes)),
                  "bodySha256": .optional(report.sha256)])

@@ -34,14 +34,19 @@ enum OpenAPIDocument {
             "paths": .object(paths),
             "components": [
                 "schemas": APISchemas.all,
-                "securitySchemes": [
-                    "readToken": ["type": "http", "scheme": "bearer",
-                                  "description": "A token of scope `read` (`seatledger token add NAME --scope read`)."],
-                    "seatsToken": ["type": "http", "scheme": "bearer",
-                                   "description": "A token of scope `seats` (`seatledger token add NAME --scope seats`)."],
-                ],
+                "securitySchemes": securitySchemes(table),
             ],
         ]
+    }
+
+    /// A bearer scheme `<scope>Token` for each scope a route of `table` needs.
+    static func securitySchemes(_ table: RouteTable) -> JSONValue {
+        let scopes = RouteScope.allCases.filter { scope in scope != .none && table.routes.contains { $0.scope == scope } }
+        return .object(Dictionary(uniqueKeysWithValues: scopes.map { scope in
+            ("\(scope.rawValue)Token", ["type": "http", "scheme": "bearer",
+                                        "description": .string("A token whose scopes include `\(scope.rawValue)`, which opens \(scope.opens) "
+                                            + "(`seatledger token add NAME --scope \(scope.rawValue)`; a token may carry several scopes).")] as JSONValue)
+        }))
     }
 
     /// The operation object of `route` for `method`.
@@ -82,7 +87,7 @@ enum OpenAPIDocument {
         if route.scope != .none {
             add(.error(401, "No bearer token, or one unknown or revoked", codes: ["unauthorized"],
                        examples: ["no token": APIExamples.unauthorized], headers: ["WWW-Authenticate"]))
-            add(.error(403, "The token's scope is not `\(route.scope.rawValue)`", codes: ["forbidden"],
+            add(.error(403, "None of the token's scopes is `\(route.scope.rawValue)`", codes: ["forbidden"],
                        examples: route.scope == .seats ? ["read token": APIExamples.forbidden] : [:]))
         }
         var operation: [String: JSONValue] = [

@@ -1,19 +1,33 @@
 import AppStoreModels
 import HTTPServer
 
-/// The token a route needs: none, or a bearer token of scope `read`, `seats` or `link`.
-enum RouteScope: String, Sendable {
+/// The token a route needs: none, or a bearer token one of whose scopes is the route's
+/// (``APITokenRecord/knownScopes``: a token may carry several).
+enum RouteScope: String, Sendable, CaseIterable {
     /// No token (the webhook, whose signature is its authentication; the probes; the document).
     case none
-    /// A bearer token of scope `read`.
+    /// Scope `read`: the `/v1` read API.
     case read
-    /// A bearer token of scope `seats`.
+    /// Scope `seats`: the seat operations through the App Store Server API.
     case seats
-    /// A bearer token of scope `link`: the app server's, to post what the app sent it (`POST /v1/storekit`).
+    /// Scope `link`: linking StoreKit transactions to members (`POST /v1/storekit`).
     case link
+    /// Scope `record`: recording App Store Server API responses the app server got (`POST /v1/api-responses`).
+    case record
 
     /// The scope a token must have, or `nil` when none is needed.
     var tokenScope: String? { self == .none ? nil : rawValue }
+
+    /// What a token of this scope opens, for the OpenAPI document's security scheme.
+    var opens: String {
+        switch self {
+        case .none: return "nothing"
+        case .read: return "the `/v1` read API"
+        case .seats: return "the seat operations"
+        case .link: return "linking StoreKit transactions"
+        case .record: return "recording App Store Server API responses"
+        }
+    }
 }
 
 /// A query parameter a route takes: its name, how many times it may be given, and what the
@@ -135,6 +149,8 @@ struct RouteMatch: Sendable {
     let request: HTTPRequest
     /// The path parameters' values, in the template's order.
     let values: [String]
+    /// The name of the token that authorized the request (set by dispatch for a route with a scope).
+    var token: String?
 
     /// The value of path parameter `name` (one of the template's).
     func path(_ name: String) -> String {
@@ -154,6 +170,12 @@ struct RouteTable: Sendable {
             if let values = route.match(parts) { return RouteMatch(route: route, request: request, values: values) }
         }
         return nil
+    }
+
+    /// The template of the route `path` names (whatever the method), else `unmatched`: the
+    /// metric label of a request refused before dispatch (a body over the limit).
+    func label(path: String) -> String {
+        match(HTTPRequest(method: "GET", path: path))?.route.template ?? "unmatched"
     }
 
     /// The route with `template`, if declared.

@@ -10,7 +10,7 @@ extension RouteTable {
         .notifications, .healthz, .readyz, .metrics, .openAPI,
         .groups, .changes, .group, .member, .entitlements, .replay, .diff, .audit,
         .claimSeat, .unclaimSeat, .associateSeat,
-        .storeKit,
+        .storeKit, .apiResponses,
     ])
 }
 
@@ -55,7 +55,7 @@ extension ServiceRoute {
             "App Store Server Notifications V2 (the webhook)",
             "The body is stored exactly as received and answered 200 only once the outcome is durable: appended, a duplicate of a stored notification, "
                 + "or quarantined with its raw bytes (an unverifiable signature, a malformed body, an `apiResponse` envelope, a StoreKit input: "
-                + "those go to `POST /v1/storekit`). No token: the signature is the "
+                + "those go to `POST /v1/api-responses` and `POST /v1/storekit`). No token: the signature is the "
                 + "authentication. A query string is ignored.",
             requestBody: RequestBodyDocument(description: "Apple's `{\"signedPayload\": \"<JWS>\"}`; any other bytes, none included, are quarantined.", required: false,
                                              media: [MediaDocument(type: "application/json", schema: .reference("SignedNotification"),
@@ -334,5 +334,37 @@ extension ServiceRoute {
             responses: [.json(200, "Associated", schema: "SeatResult")] + seatFailures)
     ) { service, match, fields in
         try await service.seatRoutes.associate(match.path("ref"), seatClaimId: match.path("seatClaimId"), match.request, fields: &fields)
+    }
+
+    /// `POST /v1/api-responses`: an App Store Server API response the app server got itself,
+    /// recorded as `seatledger record` records it (``LedgerService/recordAPIResponse(_:fields:)``).
+    static let apiResponses = ServiceRoute(
+        ["POST"], "/v1/api-responses", scope: .record, query: .only([]),
+        document: RouteDocument(
+            "Record an App Store Server API response",
+            "For an app server that calls the App Store Server API itself (Claim Seat, Get Seat Info …): the `{\"apiResponse\": {…}}` "
+                + "envelope `seatledger record` takes (Events/api/README.md), stored exactly as received with origin `app-server` and a "
+                + "source naming the token. Signed data in the body is verified; notification-history items are appended as notifications. "
+                + "Idempotent: the event id is the SHA-256 of the canonical envelope, so the same envelope again answers 200 `duplicate`. "
+                + "A refused body (not JSON, not an envelope, another environment or bundle, a signature that does not verify) is a 400 "
+                + "whose `error` is the refusal's code; its raw bytes are in quarantine (`quarantineId`, `seatledger quarantine list`). "
+                + "The webhook never applies an envelope: posted to `/notifications` it is quarantined as `api_response_on_webhook`.",
+            requestBody: RequestBodyDocument(description: "One `apiResponse` envelope, as `seatledger record` takes it", required: true,
+                                             media: [MediaDocument(type: "application/json", schema: .reference("APIResponseEnvelope"),
+                                                                   examples: ["Claim Seat": APIExamples.recordEnvelope])]),
+            responses: [
+                .json(201, "Appended: the envelope's event (and any notification-history items it carried)", schema: "RecordReceipt",
+                      examples: ["appended": APIExamples.recordAppended]),
+                .json(200, "Recorded before: nothing appended", schema: "RecordReceipt", examples: ["duplicate": APIExamples.recordDuplicate]),
+                .error(400, "Refused and quarantined with its raw bytes (`quarantineId`); `error` is the refusal's code, and a signed item "
+                            + "of the body that does not verify answers its verification code",
+                       codes: ["not_an_api_response", "empty_message", "malformed_json", "unrecognized_message", "unexpected_members",
+                               "invalid_envelope", "environment_mismatch", "bundle_mismatch", "bad_signature", "chain_not_trusted"],
+                       examples: ["another environment": APIExamples.recordEnvironmentMismatch, "not JSON": APIExamples.recordMalformed]),
+                .error(413, "The body is over `--max-body`; nothing was stored", codes: ["body_too_large"]),
+                .error(503, "Nothing could be stored; retry", codes: ["not_stored"], headers: ["Retry-After"]),
+            ])
+    ) { service, match, fields in
+        try await service.recordAPIResponse(match, fields: &fields)
     }
 }

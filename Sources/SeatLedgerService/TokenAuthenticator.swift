@@ -65,7 +65,8 @@ public final class TokenAuthenticator: Sendable {
         return fresh
     }
 
-    /// Checks the `Authorization` header for `scope`: the token's name, or a 401/403 ``APIError``.
+    /// Checks the `Authorization` header for `scope` (one of the token's scopes): the token's
+    /// name, or a 401/403 ``APIError``.
     public func authorize(_ header: String?, scope: String) async throws(APIError) -> String {
         let presented = try Self.presentedDigest(header)
         let stored: [APITokenRecord]
@@ -108,15 +109,16 @@ public final class TokenAuthenticator: Sendable {
     }
 
     /// The name of the stored token whose digest is `presented` (compared with every one in
-    /// constant time), or a 401/403 ``APIError``.
+    /// constant time) when `scope` is one of its scopes, or a 401/403 ``APIError`` (the 403 names
+    /// the token, its scopes and the scope needed).
     private static func match(_ presented: String, scope: String, in stored: [APITokenRecord]) throws(APIError) -> String {
         var match: APITokenRecord?
         for record in stored where constantTimeEqual(record.sha256, presented) { match = record }
         guard let match, match.revokedAt == nil else {
             throw APIError(status: 401, code: "unauthorized", message: "the bearer token is unknown or revoked", headers: challenge)
         }
-        guard match.scope == scope else {
-            throw APIError(status: 403, code: "forbidden", message: "token \(match.name) has scope \(match.scope); this endpoint needs scope \(scope)")
+        guard match.has(scope: scope) else {
+            throw APIError(status: 403, code: "forbidden", message: "token \(match.name) has \(match.scopesText); this endpoint needs scope \(scope)")
         }
         return match.name
     }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The HTTP API against its OpenAPI document (Events/api/openapi.json, served at GET /openapi.json):
 #   1. installs openapi-spec-validator and schemathesis (pinned) into a venv under /tmp;
-#   2. builds the demo ledger, adds a read token, starts `serve` on a loopback port 0 (the port is
-#      read from the JSON start line on stderr);
+#   2. builds the demo ledger, adds a token of scopes read and record, starts `serve` on a
+#      loopback port 0 (the port is read from the JSON start line on stderr);
 #   3. checks that the served document is the committed one and validates it (OpenAPI 3.1), and
 #      that every example in it matches its schema;
 #   4. runs schemathesis against the live service with a bounded number of examples and a time
@@ -36,7 +36,7 @@ if [ ! -x "$venv/bin/schemathesis" ] || [ ! -x "$venv/bin/openapi-spec-validator
 fi
 
 "$bin" demo --keep "$work/demo.sqlite" > /dev/null
-token="$("$bin" token add api-contract-check --scope read --db "$work/demo.sqlite" 2> /dev/null)"
+token="$("$bin" token add api-contract-check --scope read --scope record --db "$work/demo.sqlite" 2> /dev/null)"
 "$bin" serve --db "$work/demo.sqlite" --listen 127.0.0.1:0 2> "$work/serve.log" &
 serve_pid=$!
 port=""

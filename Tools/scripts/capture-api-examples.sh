@@ -6,8 +6,10 @@
 #   bash Tools/scripts/capture-api-examples.sh "$(swift build --show-bin-path)/seatledger" > /tmp/examples.json
 #
 # The demo ledger holds every sample stream but one (its first signed notification is posted, so
-# the webhook's three answers are real: appended, then duplicate; garbage is quarantined). The
-# clock is pinned (SEATLEDGER_NOW) so the bodies do not depend on the day they were captured.
+# the webhook's three answers are real: appended, then duplicate; garbage is quarantined; its
+# first apiResponse envelope is recorded through POST /v1/api-responses, twice, then for the
+# wrong environment, then cut short). The clock is pinned (SEATLEDGER_NOW) so the bodies do not
+# depend on the day they were captured.
 set -euo pipefail
 bin="${1:?usage: capture-api-examples.sh BIN}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -20,7 +22,7 @@ held="$root/Events/scenarios/guide-10-9-6.ndjson"
 mkdir "$work/scenarios"
 for file in "$root"/Events/scenarios/*.ndjson; do [ "$file" = "$held" ] || cp "$file" "$work/scenarios/"; done
 "$bin" demo --scenarios "$work/scenarios" --keep "$work/demo.sqlite" > /dev/null
-token="$("$bin" token add examples --scope read --db "$work/demo.sqlite" 2> /dev/null)"
+token="$("$bin" token add examples --scope read --scope record --db "$work/demo.sqlite" 2> /dev/null)"
 app_token="$("$bin" token add examples-app-server --scope link --db "$work/demo.sqlite" 2> /dev/null)"
 export SEATLEDGER_NOW="2026-12-01T00:00:00Z"
 "$bin" serve --db "$work/demo.sqlite" --listen 127.0.0.1:0 2> "$work/serve.log" &
@@ -37,6 +39,8 @@ auth=(-H "Authorization: Bearer $token")
 group="$(curl -sf "${auth[@]}" "$base/v1/groups?limit=1000" | python3 -c 'import json,sys; g=json.load(sys.stdin)["groups"]; print(next((x["groupKey"] for x in g if x["apple"]), g[0]["groupKey"]))')"
 member="$(curl -sf "${auth[@]}" "$base/v1/groups/$group" | python3 -c 'import json,sys; m=json.load(sys.stdin)["members"]; print(next(x["appTransactionId"] or x["originalTransactionId"] for x in m))')"
 line="$(grep -m1 signedPayload "$held")"
+envelope="$(grep -m1 apiResponse "$held")"
+printf '%s' "$envelope" > "$work/envelope.line"
 
 capture() { # name method path [curl args…]
   local name="$1" method="$2" path="$3"; shift 3
@@ -63,6 +67,10 @@ capture unknownParameter GET "/v1/groups/$group?asof=2026-11-01" "${auth[@]}"
 capture epochSeconds GET "/v1/groups/$group?asOf=1730000000" "${auth[@]}"
 capture unauthorized GET "/v1/groups/$group"
 capture forbidden POST "/v1/groups/$group/seats" "${auth[@]}" --data-binary '{"memberRef": "member-42"}'
+capture recordAppended POST /v1/api-responses "${auth[@]}" --data-binary "$envelope"
+capture recordDuplicate POST /v1/api-responses "${auth[@]}" --data-binary "$envelope"
+capture recordEnvironmentMismatch POST /v1/api-responses "${auth[@]}" --data-binary "${envelope/\"environment\":\"Sandbox\"/\"environment\":\"Production\"}"
+capture recordMalformed POST /v1/api-responses "${auth[@]}" --data-binary '{"apiResponse": {"endpoint": "ClaimSeat"'
 # Last, so the captures above do not see its event: the held stream's first transaction, as the
 # app would send it to its server (the same signed value the webhook's notification carried).
 storekit="$(python3 - "$line" <<'PY'
@@ -83,5 +91,6 @@ work = pathlib.Path(sys.argv[1])
 names = (work / "names").read_text().split()
 examples = {name: json.loads((work / f"{name}.json").read_text()) for name in names}
 examples["health"]["commit"] = "0000000"
+examples["recordEnvelope"] = json.loads((work / "envelope.line").read_text())
 print(json.dumps(examples, indent=2, sort_keys=True, ensure_ascii=False))
 PY

@@ -56,16 +56,23 @@ enum ServeCommand: Command {
                                  user id to its Apple identities. 201 {"outcome", "eventId",
                                  "positions", "linked"}; 200 for the same input again; 400 with
                                  the rejection's code and quarantineId when refused (quarantined).
+      POST /v1/api-responses     an App Store Server API response your app server got itself, as
+                                 `seatledger record` takes it ({"apiResponse": {…}}): recorded with
+                                 origin app-server and the token's name in its source. 201
+                                 {"outcome": "appended", "positions", "eventId"}; the same envelope
+                                 again 200 "duplicate"; refused: 400 {"error": <code>, "message",
+                                 "quarantineId"}, the raw bytes in quarantine; 413 over --max-body
       GET /healthz               liveness: {"status": "ok", "version", "commit"}
       GET /readyz                a read answers and a write reaches the disk; 503 for 30 s after a
                                  notification could not be stored (disk full), naming why
       GET /metrics               Prometheus text: notifications received/appended/duplicate/
                                  quarantined by reason, latency histograms, head, newest event age
 
-    /v1 needs `Authorization: Bearer <token>` of scope read (`seatledger token add NAME --scope read`),
-    the seat endpoints one of scope seats (`--scope seats`), POST /v1/storekit one of scope link
-    (`--scope link`, the app server's); 401 without a valid token, 403
-    with another scope. Every App Store Server API response is recorded as an event. Errors are JSON:
+    /v1 needs `Authorization: Bearer <token>`, a token whose scopes include the route's: read for
+    the reads (`seatledger token add NAME --scope read`), seats for the seat endpoints, link for
+    POST /v1/storekit, record for POST /v1/api-responses; one token may carry several
+    (`--scope read --scope link`). 401 without a valid token, 403 naming the token, its scopes and
+    the one needed. Every App Store Server API response is recorded as an event. Errors are JSON:
     {"error": code, "message": reason}. Clock parameters are ISO 8601 or epoch ms, as the CLI's;
     $SEATLEDGER_NOW pins "now" as for the CLI. A query parameter a /v1 route does not take (asof
     for asOf), or one given more often than it may be, is a 400 naming it, never ignored.

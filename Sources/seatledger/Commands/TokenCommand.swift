@@ -10,26 +10,33 @@ enum TokenCommand: Command {
     static let name = "token"
     static let summary = "bearer tokens for the serve API: add (printed once), list, revoke"
     static let options: Set<String> = ["db", "scope", "anchor"]
+    static let repeatableOptions: Set<String> = ["scope"]
     static let flags: Set<String> = ["json"]
     static let actions = ["add", "list", "revoke"]
+    static let examples = ["seatledger token add app-server --scope read --scope link --scope record"]
     static let help = """
-    Usage: seatledger token add NAME --scope read|seats [--anchor FILE] [--db PATH] [--json]
+    Usage: seatledger token add NAME --scope S [--scope S …] [--anchor FILE] [--db PATH] [--json]
            seatledger token list [--db PATH] [--json]
            seatledger token revoke NAME [--anchor FILE] [--db PATH] [--json]
 
     `add` mints a random token (slt_ and 43 base64url characters, 256 bits from the system's
     cryptographic generator), prints it ONCE on stdout and stores only its SHA-256 in the
     ledger's api_tokens table (never part of the event log). Give it to the client as
-    `Authorization: Bearer <token>`. Scope `read` opens the /v1 read API of `seatledger serve`;
-    `seats` opens its seat operations (claim, unclaim and associate under /v1/groups/{ref}/seats)
-    and not the reads: a client that does both needs a token of each. A running `serve` sees new
-    and revoked tokens within a second. `list` shows names, scopes, creation and revocation
-    times and the first 12 hex digits of each digest (never a token). `revoke` makes the token
-    authenticate nothing; the name stays taken.
+    `Authorization: Bearer <token>`. A token carries one or more scopes, and opens each route
+    of `seatledger serve` whose scope is one of them:
+      read     the /v1 read API (groups, members, changes, replay, diff, audit)
+      seats    the seat operations (claim, unclaim and associate under /v1/groups/{ref}/seats)
+      link     linking StoreKit transactions to members (POST /v1/storekit)
+      record   recording App Store Server API responses the app server got (POST /v1/api-responses)
+    An app server that reads entitlements, links transactions and records responses needs one
+    token: `--scope read --scope link --scope record` (or `--scope read,link,record`). A running
+    `serve` sees new and revoked tokens within a second. `list` shows names, scopes, creation
+    and revocation times and the first 12 hex digits of each digest (never a token). `revoke`
+    makes the token authenticate nothing; the name stays taken.
 
     Options:
     \(HelpText.db)
-      --scope S        read or seats (add only)
+      --scope S        read, seats, link or record (add only; repeatable, or comma-separated)
       --anchor FILE    (add, revoke) the head anchor of `verify`, `ingest` and `serve --anchor`:
                        checked first, then rewritten with the changed token, so they accept the
                        change. A token added or revoked without it makes them refuse the ledger
@@ -38,23 +45,42 @@ enum TokenCommand: Command {
     \(HelpText.exitCodes)
     """
 
+    /// The scopes of `--scope` (given more than once, or comma-separated): the `scope` column's
+    /// text (``APITokenRecord/storedScope(_:)``), or a usage error naming an unknown or empty one.
+    static func scopes(_ values: [String]) throws -> String {
+        guard !values.isEmpty else {
+            throw UsageError(message: "token add needs --scope (read, seats, link or record; give it more than once for several)")
+        }
+        let scopes = values.flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        if scopes.contains("") {
+            throw UsageError(message: "--scope has an empty scope in \(values.joined(separator: " ")); give read, seats, link or record")
+        }
+        do {
+            return try APITokenRecord.storedScope(scopes)
+        } catch {
+            throw UsageError(message: "--scope: \(error.message)")
+        }
+    }
+
     static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "list" ? 1 : 2 }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard let action = arguments.positionals.first, actions.contains(action) else {
-            throw UsageError(message: "expected `token add NAME --scope read|seats`, `token list` or `token revoke NAME`")
+            throw UsageError(message: "expected `token add NAME --scope S`, `token list` or `token revoke NAME`")
         }
         let json = arguments.flag("json")
         let now = Clocks.now
         switch action {
         case "list":
-            guard arguments.value("scope") == nil else { throw UsageError(message: "--scope applies to `token add` only") }
+            guard arguments.values("scope").isEmpty else { throw UsageError(message: "--scope applies to `token add` only") }
             guard arguments.value("anchor") == nil else { throw UsageError(message: "--anchor applies to `token add` and `token revoke`") }
             let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
             let records = try ledger.store.apiTokens()
             if json {
                 Terminal.json(.array(records.map { record in
-                    ["name": .string(record.name), "scope": .string(record.scope), "sha256Prefix": .string(String(record.sha256.prefix(12))),
+                    ["name": .string(record.name), "scope": .string(record.scope), "scopes": .array(record.scopes.map(JSONValue.string)),
+                     "sha256Prefix": .string(String(record.sha256.prefix(12))),
                      "createdAt": .timestamp(record.createdAt), "revokedAt": .timestamp(record.revokedAt)]
                 }))
             } else if records.isEmpty {
@@ -63,7 +89,7 @@ enum TokenCommand: Command {
                 let width = Terminal.width
                 for record in records {
                     let state = record.revokedAt.map { "revoked \(Timestamp.iso8601($0))" } ?? "active"
-                    Terminal.out(TextTable.fields([record.name, "scope \(record.scope)", "sha256 \(record.sha256.prefix(12))…",
+                    Terminal.out(TextTable.fields([record.name, record.scopesText, "sha256 \(record.sha256.prefix(12))…",
                                                    "created \(Timestamp.iso8601(record.createdAt))", state], maxWidth: width))
                 }
             }
@@ -74,8 +100,7 @@ enum TokenCommand: Command {
             guard !name.isEmpty, name.utf8.count <= 100, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
                 throw UsageError(message: "token NAME must be 1-100 letters, digits, '-', '_' or '.', got \(name)")
             }
-            guard let scope = arguments.value("scope") else { throw UsageError(message: "token add needs --scope read or --scope seats") }
-            guard APITokenRecord.scopes.contains(scope) else { throw UsageError(message: "--scope must be read or seats, got \(scope)") }
+            let scope = try scopes(arguments.values("scope"))
             let token = TokenAuthenticator.mintToken()
             let ledger = try Ledger.open(path: arguments.databasePath)
             let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, store: ledger.store)
@@ -85,16 +110,18 @@ enum TokenCommand: Command {
                 throw InputError(message: error.message)
             }
             if let anchorFile { try AnchorOption.record(anchorFile, store: ledger.store) }
+            let record = APITokenRecord(name: name, scope: scope, sha256: "", createdAt: now, revokedAt: nil)
             if json {
-                Terminal.json(["name": .string(name), "scope": .string(scope), "token": .string(token)])
+                Terminal.json(["name": .string(name), "scope": .string(scope), "scopes": .array(record.scopes.map(JSONValue.string)),
+                               "token": .string(token)])
             } else {
                 Terminal.out(token)
-                Terminal.err("Token \(name) (scope \(scope)) added; it is shown only this once. Send it as `Authorization: Bearer <token>`.")
+                Terminal.err("Token \(name) (\(record.scopesText)) added; it is shown only this once. Send it as `Authorization: Bearer <token>`.")
             }
             return .success
         default:
             guard arguments.positionals.count == 2 else { throw UsageError(message: "token revoke needs a NAME") }
-            guard arguments.value("scope") == nil else { throw UsageError(message: "--scope applies to `token add` only") }
+            guard arguments.values("scope").isEmpty else { throw UsageError(message: "--scope applies to `token add` only") }
             let name = arguments.positionals[1]
             let ledger = try Ledger.open(path: arguments.databasePath)
             let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, store: ledger.store)

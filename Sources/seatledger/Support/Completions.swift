@@ -1,4 +1,5 @@
 import AppStoreModels
+import LedgerStorage
 
 /// Shell completion scripts generated from the declared commands (`seatledger completions SHELL`).
 enum Completions {
@@ -7,6 +8,7 @@ enum Completions {
         "environment": AppStoreEnvironment.knownValues.sorted(),
         "format": ["text", "markdown", "html", "json"],
         "kind": ["notification", "transaction", "renewal"],
+        "scope": APITokenRecord.knownScopes.sorted(),
     ]
 
     static let shells = ["bash", "zsh", "fish"]

@@ -46,6 +46,7 @@ _seatledger() {
             --environment) COMPREPLY=( $(compgen -W "LocalTesting Production Sandbox Xcode" -- "$cur") ); return ;;
             --format) COMPREPLY=( $(compgen -W "text markdown html json" -- "$cur") ); return ;;
             --kind) COMPREPLY=( $(compgen -W "notification transaction renewal" -- "$cur") ); return ;;
+            --scope) COMPREPLY=( $(compgen -W "link read record seats" -- "$cur") ); return ;;
         esac
         COMPREPLY=( $(compgen -f -- "$cur") ); return
     fi

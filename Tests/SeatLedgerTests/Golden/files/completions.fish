@@ -260,7 +260,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from serve' -l support-listen-
 complete -c seatledger -n __fish_use_subcommand -a token -d 'bearer tokens for the serve API: add (printed once), list, revoke'
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l db -r -F
-complete -c seatledger -n '__fish_seen_subcommand_from token' -l scope -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from token' -l scope -xa 'link read record seats'
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l quiet

@@ -323,7 +323,7 @@ _seatledger() {
         token) _arguments -s \
             '--anchor=[anchor]:value:_files' \
             '--db=[db]:value:_files' \
-            '--scope=[scope]:value:_files' \
+            '*--scope=[scope]:value:(link read record seats)' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
