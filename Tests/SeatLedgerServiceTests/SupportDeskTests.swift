@@ -38,8 +38,10 @@ struct SupportDeskTests {
             let (claims, refunded) = (fixture.directory.appendingPathComponent("claims.ndjson"), fixture.directory.appendingPathComponent("refund.ndjson"))
             try Data((refund.prefix(6).joined(separator: "\n") + "\n").utf8).write(to: claims)
             try Data((refund.dropFirst(6).joined(separator: "\n") + "\n").utf8).write(to: refunded)
+            // The sample StoreKit input links the app's user id "user-42" to apple-member-join's first member.
             let streams = ["apple-member-join", "guide-10-9-6", "billing-recovery", "developer-claim"]
                 .map { Repository.scenarios.appendingPathComponent("\($0).ndjson").path }
+                + [Repository.root.appendingPathComponent("Events/samples/storekit-transaction.json").path]
             for (files, recordedAt) in [([claims.path], "2026-10-05T12:00:00Z"), ([refunded.path] + streams + [hostile.path], SupportDeskTests.now)] {
                 let ingest = try CLIRun.run(["ingest", "--api-responses", "--db", fixture.path] + files, environment: ["SEATLEDGER_NOW": recordedAt])
                 guard ingest.status == 0 else { throw FixtureError("ingest failed: \(ingest.stderr)") }
@@ -209,6 +211,19 @@ struct SupportDeskTests {
         #expect(unknown.contains("<p class=\"verdict yes\">m5 has access through group"), "knownAt hides what was recorded later")
         #expect(!unknown.contains(Self.seatRefundEvent))
         #expect(desk.serve.stop() == 0)
+    }
+
+    @Test("the app's user id: search opens the person it is linked to, whose page names the link")
+    func userIdLink() throws {
+        let desk = try Desk()
+        let response = try desk.get("/search?q=user-42")
+        #expect(response.status == 303)
+        #expect(response.headers["location"] == "/member?id=user-42")
+        let page = try desk.page("/member?id=user-42")
+        #expect(page.contains("Linked by the app server: user id user-42 ↔ appTransactionId 704000001000000002, originalTransactionId 2000001000000002"))
+        #expect(page.contains("Group 2000001000000001"))
+        // The member's own page (by Apple's id) names the same link.
+        #expect(try desk.page("/member?id=704000001000000002").contains("user id user-42"))
     }
 
     @Test("values from outside are escaped: a memberRef of markup shows as text on every page")
