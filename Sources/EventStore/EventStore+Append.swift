@@ -97,7 +97,7 @@ extension EventStore {
         for digest in Set(QuarantinePlan.digests(of: rejections)) {
             findOpen.reset()
             try findOpen.bind(.text(digest))
-            while try findOpen.step() { open[QuarantinePlan.Key(digest: digest, errorCode: findOpen.text(0))] = findOpen.int64(1) }
+            while try findOpen.step() { open[QuarantinePlan.Key(digest: digest, errorCode: RejectionCode(rawValue: findOpen.text(0)))] = findOpen.int64(1) }
         }
         let plan = QuarantinePlan(rejections: rejections, open: open)
         let insert = try connection.prepare(
@@ -106,7 +106,7 @@ extension EventStore {
         for entry in plan.new {
             let item = entry.item
             insert.reset()
-            try insert.bind(.integer(now), .text(item.source), .text(item.errorCode), .text(item.reason), .blob(item.raw),
+            try insert.bind(.integer(now), .text(item.source), .text(item.errorCode.rawValue), .text(item.reason), .blob(item.raw),
                             .text(entry.digest)).run()
             let id = connection.lastInsertRowID
             newIds.append(id)

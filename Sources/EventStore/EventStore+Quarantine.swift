@@ -38,7 +38,7 @@ extension EventStore {
 
     private func readQuarantine(_ statement: SQLiteStatement) -> QuarantineRecord {
         QuarantineRecord(id: statement.int64(0), recordedAt: statement.int64(1), source: statement.text(2),
-                         errorCode: statement.text(3), reason: statement.text(4), raw: statement.blob(5),
+                         errorCode: RejectionCode(rawValue: statement.text(3)), reason: statement.text(4), raw: statement.blob(5),
                          state: statement.text(6), resolvedAt: statement.optionalInt64(7),
                          resolution: statement.optionalText(8))
     }

@@ -16,14 +16,14 @@ public struct QuarantineItem: Sendable {
     /// Where it came from (file and line, spool name, stream id).
     public let source: String
     /// Machine code, e.g. `bad_signature`.
-    public let errorCode: String
+    public let errorCode: RejectionCode
     /// Human reason, e.g. `bad signature: …`.
     public let reason: String
     /// The input exactly as received.
     public let raw: Data
 
     /// Creates a quarantine item.
-    public init(source: String, errorCode: String, reason: String, raw: Data) {
+    public init(source: String, errorCode: RejectionCode, reason: String, raw: Data) {
         self.source = source
         self.errorCode = errorCode
         self.reason = reason

@@ -41,7 +41,7 @@ public struct QuarantineRecord: Sendable {
     /// Where it came from.
     public let source: String
     /// Machine code, e.g. `bad_signature`.
-    public let errorCode: String
+    public let errorCode: RejectionCode
     /// Human reason.
     public let reason: String
     /// The input exactly as received.
@@ -54,7 +54,7 @@ public struct QuarantineRecord: Sendable {
     public let resolution: String?
 
     /// Creates a record (for other ``LedgerStore`` implementations).
-    public init(id: Int64, recordedAt: EpochMillis, source: String, errorCode: String, reason: String, raw: Data,
+    public init(id: Int64, recordedAt: EpochMillis, source: String, errorCode: RejectionCode, reason: String, raw: Data,
                 state: String, resolvedAt: EpochMillis?, resolution: String?) {
         self.id = id
         self.recordedAt = recordedAt

@@ -108,7 +108,7 @@ public enum RecordChain {
         appendInt(record.id, to: &buffer)
         appendInt(record.recordedAt, to: &buffer)
         appendField(Data(record.source.utf8), to: &buffer)
-        appendField(Data(record.errorCode.utf8), to: &buffer)
+        appendField(Data(record.errorCode.rawValue.utf8), to: &buffer)
         appendField(Data(record.reason.utf8), to: &buffer)
         appendField(SHA256Digest.hash(record.raw), to: &buffer)
         appendField(Data(record.state.utf8), to: &buffer)

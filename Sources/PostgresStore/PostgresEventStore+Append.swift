@@ -159,14 +159,14 @@ extension PostgresEventStore {
             SELECT raw_sha256, error_code, min(id) FROM quarantine
             WHERE raw_sha256 = ANY($1::text[]) AND state = 'open' GROUP BY raw_sha256, error_code
             """, [PostgresArrayLiteral.texts(Set(QuarantinePlan.digests(of: rejections)))])
-        for row in result { open[QuarantinePlan.Key(digest: try row.text(0), errorCode: try row.text(1))] = try row.int64(2) }
+        for row in result { open[QuarantinePlan.Key(digest: try row.text(0), errorCode: RejectionCode(rawValue: try row.text(1)))] = try row.int64(2) }
         let plan = QuarantinePlan(rejections: rejections, open: open)
         let newIds = plan.new.indices.map { head.lastQuarantineId + 1 + Int64($0) }
         head.lastQuarantineId += Int64(plan.new.count)
         if !plan.new.isEmpty {
             try connection.copy(into: "quarantine", columns: ["id", "recorded_at", "source", "error_code", "reason", "raw", "raw_sha256"]) { writer in
                 for (id, entry) in zip(newIds, plan.new) {
-                    try writer.writeRow(.int64(id), .int64(now), .text(entry.item.source), .text(entry.item.errorCode),
+                    try writer.writeRow(.int64(id), .int64(now), .text(entry.item.source), .text(entry.item.errorCode.rawValue),
                                         .text(entry.item.reason), .bytea(entry.item.raw), .text(entry.digest))
                 }
             }

@@ -38,7 +38,7 @@ extension PostgresEventStore {
 
     private func readQuarantine(_ row: PostgresRow) throws -> QuarantineRecord {
         QuarantineRecord(id: try row.int64(0), recordedAt: try row.int64(1), source: try row.text(2),
-                         errorCode: try row.text(3), reason: try row.text(4), raw: try row.bytea(5),
+                         errorCode: RejectionCode(rawValue: try row.text(3)), reason: try row.text(4), raw: try row.bytea(5),
                          state: try row.text(6), resolvedAt: try row.optionalInt64(7), resolution: try row.optionalText(8))
     }
 

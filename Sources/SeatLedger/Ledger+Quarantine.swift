@@ -80,7 +80,7 @@ extension Ledger {
     /// `message_too_large` and `store_refused` keep the first ``LineReader/keptPrefixBytes``
     /// of a longer input), rather than the input itself.
     static func isKeptPrefix(_ record: QuarantineRecord) -> Bool {
-        IngestRejection.keptPrefixCodes.contains(record.errorCode) && record.raw.count >= LineReader.keptPrefixBytes
+        RejectionCode.keptPrefix.contains(record.errorCode) && record.raw.count >= LineReader.keptPrefixBytes
     }
 }
 
@@ -103,7 +103,7 @@ extension Ledger {
         guard !trimmed.isEmpty else { throw CorrectionError("a dismissal needs a reason") }
         let now = store.clock()
         let decision: JSONValue = ["decision": [
-            "action": "dismissQuarantine", "quarantineId": .int(id), "errorCode": .string(record.errorCode),
+            "action": "dismissQuarantine", "quarantineId": .int(id), "errorCode": .string(record.errorCode.rawValue),
             "source": .string(record.source), "rawSHA256": .string(SHA256Digest.hex(record.raw)),
             "reason": .string(trimmed), "by": .string(actor), "at": .int(now),
         ]]

@@ -229,7 +229,7 @@ public final class Ledger {
             if case .failure(let rejection) = prepared[0].result, rejection.code == "store_refused" { throw error }
             let kept = message.raw.prefix(LineReader.keptPrefixBytes)
             let digest = kept.count < message.raw.count ? "; \(message.raw.count) bytes, SHA-256 \(SHA256Digest.hex(message.raw)), the first \(kept.count) kept" : ""
-            let rejection = IngestRejection(code: "store_refused",
+            let rejection = IngestRejection(code: .storeRefused,
                                             reason: "the store refused to record this message (the batch's other messages were committed): \(error)\(digest)")
             return try commit([InboundMessage(raw: Data(kept), source: message.source, origin: message.origin)],
                               prepared: [PreparedMessage(result: .failure(rejection), facts: [])], deferringSnapshots: deferringSnapshots)

@@ -8,7 +8,7 @@ extension LedgerService {
     /// envelope: a signed notification (Apple's form) or text that is not JSON. The route records
     /// only what `seatledger record` records; the body is quarantined with its raw bytes.
     static func notAnAPIResponse(_ what: String) -> IngestRejection {
-        IngestRejection(code: "not_an_api_response",
+        IngestRejection(code: .notAnAPIResponse,
                         reason: "\(what) was posted to POST /v1/api-responses, which records only App Store Server API responses "
                             + "as {\"apiResponse\": {…}} (what `seatledger record` takes); Apple's signed notifications go to POST /notifications")
     }
@@ -35,7 +35,7 @@ extension LedgerService {
             return notAnAPIResponse("a signed notification ({\"signedPayload\": …})")
         }
         if let responded = Timestamp.parse(members["apiResponse"]?["respondedAt"]), !Timestamp.printableRange.contains(responded) {
-            return IngestRejection(code: "invalid_envelope",
+            return IngestRejection(code: .invalidEnvelope,
                                    reason: "invalid apiResponse envelope: respondedAt \(responded) (epoch milliseconds) is outside the years "
                                        + "0001 to 9999, which POST /v1/api-responses records (it becomes the event's occurredAt)")
         }
@@ -88,8 +88,8 @@ extension LedgerService {
         case .quarantined(let id, let rejection):
             fields["outcome"] = "quarantined"
             fields["quarantineId"] = .int(id)
-            fields["reason"] = .string(rejection.code)
-            throw APIError(status: 400, code: rejection.code,
+            fields["reason"] = .string(rejection.code.rawValue)
+            throw APIError(status: 400, code: rejection.code.rawValue,
                            message: "\(rejection.reason) (kept in quarantine as #\(id): `seatledger quarantine show \(id)`)",
                            details: ["quarantineId": .int(id)])
         }

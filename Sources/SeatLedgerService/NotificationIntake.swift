@@ -97,11 +97,11 @@ extension LedgerService {
             fields["position"] = .int(position)
             body = ["result": "duplicate", "existingPosition": .int(position)]
         case .quarantined(let id, let rejection):
-            metrics.quarantined(reason: rejection.code)
+            metrics.quarantined(reason: rejection.code.rawValue)
             fields["outcome"] = "quarantined"
             fields["quarantineId"] = .int(id)
-            fields["reason"] = .string(rejection.code)
-            body = ["result": "quarantined", "quarantineId": .int(id), "errorCode": .string(rejection.code), "reason": .string(rejection.reason)]
+            fields["reason"] = .string(rejection.code.rawValue)
+            body = ["result": "quarantined", "quarantineId": .int(id), "errorCode": .string(rejection.code.rawValue), "reason": .string(rejection.reason)]
         }
         // The event id, for the log line: the pool knows it from decoding (reading it back was 8% of the CPU).
         if let eventId = receipt.eventId { fields["eventId"] = .string(eventId) }

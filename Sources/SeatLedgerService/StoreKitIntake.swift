@@ -44,7 +44,7 @@ extension LedgerService {
         default:
             what = "not a JSON object (a bare JWS is read only by `seatledger ingest FILE`)"
         }
-        return IngestRejection(code: "not_storekit_input",
+        return IngestRejection(code: .notStoreKitInput,
                                reason: "not a StoreKit input: POST /v1/storekit takes {\"storeKit\": {\"userId\": \"…\", \"signedTransaction\" "
                                    + "or \"signedAppTransaction\": \"<JWS>\"}}; this body is \(what)")
     }
@@ -81,8 +81,8 @@ extension LedgerService {
         case .quarantined(let id, let rejection):
             fields["outcome"] = "quarantined"
             fields["quarantineId"] = .int(id)
-            fields["reason"] = .string(rejection.code)
-            throw APIError(status: 400, code: rejection.code, message: rejection.reason, details: ["quarantineId": .int(id)])
+            fields["reason"] = .string(rejection.code.rawValue)
+            throw APIError(status: 400, code: rejection.code.rawValue, message: rejection.reason, details: ["quarantineId": .int(id)])
         }
     }
 }

@@ -67,7 +67,7 @@ public enum TestData {
     }
 
     /// A rejected input.
-    public static func rejection(_ text: String, code: String = "bad_signature", source: String = "test.ndjson:99") -> QuarantineItem {
+    public static func rejection(_ text: String, code: RejectionCode = .badSignature, source: String = "test.ndjson:99") -> QuarantineItem {
         QuarantineItem(source: source, errorCode: code, reason: "\(code): \(text)", raw: Data(text.utf8))
     }
 }
@@ -85,7 +85,7 @@ extension LedgerEvent {
 extension QuarantineRecord {
     /// Every field, for comparing records across stores.
     public var comparable: String {
-        [String(id), String(recordedAt), source, errorCode, reason, raw.base64EncodedString(), state,
+        [String(id), String(recordedAt), source, errorCode.rawValue, reason, raw.base64EncodedString(), state,
          resolvedAt.map(String.init) ?? "-", resolution ?? "-"].joined(separator: "|")
     }
 }

@@ -1,3 +1,4 @@
+import LedgerEvents
 import Foundation
 import JWSVerification
 
@@ -13,10 +14,10 @@ public struct QuarantinePlan: Sendable {
         /// Lowercase hex SHA-256 of the raw bytes.
         public let digest: String
         /// The machine error code.
-        public let errorCode: String
+        public let errorCode: RejectionCode
 
         /// Creates a key.
-        public init(digest: String, errorCode: String) {
+        public init(digest: String, errorCode: RejectionCode) {
             self.digest = digest
             self.errorCode = errorCode
         }

@@ -16,7 +16,7 @@ extension IngestRejection {
         case .quarantineRetry: path = "a quarantine retry without --storekit (the quarantine cannot prove which path it came by)"
         default: path = "an ingest path with origin \"\(origin.rawValue)\""
         }
-        return Self(code: "storekit_not_accepted_here",
+        return Self(code: .storeKitNotAcceptedHere,
                     reason: "StoreKit input not accepted here: \(source) is \(what) that arrived through \(path), which applies only "
                         + "Apple's notifications (the app, not Apple, sends StoreKit values, with the user id it vouches for); "
                         + "POST it to /v1/storekit with a token of scope link, or import it with `seatledger ingest FILE`")
@@ -25,7 +25,7 @@ extension IngestRejection {
     /// `invalid_storekit`: a `storeKit` member that is not an object holding exactly one of
     /// `signedTransaction` and `signedAppTransaction`.
     static func invalidStoreKit(_ detail: String) -> Self {
-        Self(code: "invalid_storekit",
+        Self(code: .invalidStoreKit,
              reason: "invalid storeKit input: \(detail); it is {\"storeKit\": {\"userId\": \"…\" (optional), "
                 + "\"signedTransaction\": \"<JWS>\" or \"signedAppTransaction\": \"<JWS>\"}}, so nothing of it was applied")
     }
@@ -35,7 +35,7 @@ extension IngestRejection {
         let sorted = names.sorted()
         let shown = sorted.prefix(8).map { "\"\(DisplayText.visible(String($0.prefix(40))))\"" }.joined(separator: ", ")
         let more = sorted.count > 8 ? " and \(sorted.count - 8) more" : ""
-        return Self(code: "unexpected_members",
+        return Self(code: .unexpectedMembers,
                     reason: "unexpected members: storeKit holds \(shown)\(more); it may hold only \"userId\" and one of "
                         + "\"signedTransaction\" and \"signedAppTransaction\", so nothing of it was applied")
     }
@@ -43,7 +43,7 @@ extension IngestRejection {
     /// `invalid_user_id`: a `storeKit.userId` that is not a non-empty string of at most
     /// ``MessageDecoder/maxUserIdScalars`` Unicode scalars.
     static func invalidUserId(_ detail: String) -> Self {
-        Self(code: "invalid_user_id",
+        Self(code: .invalidUserId,
              reason: "invalid user id: storeKit.userId \(detail); when present it is a non-empty string of at most "
                 + "\(MessageDecoder.maxUserIdScalars) characters (Unicode scalars), the app's own id of the person")
     }
@@ -54,14 +54,14 @@ extension IngestRejection {
         let hint = found == "a signed notification"
             ? "post notifications to POST /notifications"
             : "send it as \"\(expected == .transaction ? StoreKitForm.appTransaction.member : StoreKitForm.transaction.member)\""
-        return Self(code: "kind_mismatch",
+        return Self(code: .kindMismatch,
                     reason: "\(path) should hold \(expected.article) but its payload is \(found); \(hint)")
     }
 
     /// `missing_transaction_id`: a StoreKit transaction with neither `transactionId` nor
     /// `originalTransactionId`, which would link no Apple identity.
     static func missingTransactionId(at path: String) -> Self {
-        Self(code: "missing_transaction_id",
+        Self(code: .missingTransactionId,
              reason: "\(path): the StoreKit transaction has neither transactionId nor originalTransactionId, so it names no purchase "
                 + "to record or link")
     }
@@ -69,7 +69,7 @@ extension IngestRejection {
     /// `missing_app_transaction_id`: an `AppTransaction` without `appTransactionId` (older ones
     /// lack it), which would link no Apple identity.
     static func missingAppTransactionId(at path: String) -> Self {
-        Self(code: "missing_app_transaction_id",
+        Self(code: .missingAppTransactionId,
              reason: "\(path): the AppTransaction has no appTransactionId, so it names no App Store customer to link")
     }
 }

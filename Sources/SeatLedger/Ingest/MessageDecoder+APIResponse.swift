@@ -13,7 +13,7 @@ extension MessageDecoder {
         do {
             envelope = try APIResponseEnvelope(json: inner)
         } catch {
-            throw IngestRejection(code: "invalid_envelope", reason: error.description)
+            throw IngestRejection(code: .invalidEnvelope, reason: error.description)
         }
         if let env = envelope.environment, env != configuration.environment {
             throw .environmentMismatch(found: env.rawValue, expected: configuration.environment.rawValue, at: "apiResponse")
@@ -30,7 +30,7 @@ extension MessageDecoder {
             do {
                 verified = try verifier.verify(jws, fallbackDate: fallback)
             } catch {
-                throw IngestRejection(code: error.failure.rawValue, reason: "body.\(path): \(error.description)")
+                throw IngestRejection(code: RejectionCode(error.failure), reason: "body.\(path): \(error.description)")
             }
             verification.append(VerificationRecord(path: "body.\(path)", rootFingerprint: verified.rootFingerprint,
                                                    intermediateFingerprint: verified.intermediateFingerprint,

@@ -1,3 +1,4 @@
+import LedgerEvents
 import AppStoreModels
 import Foundation
 import JWSVerification
@@ -34,7 +35,7 @@ public enum SignedPayloadKind: String, Sendable, CaseIterable {
 extension IngestRejection {
     /// `kind_mismatch`: a standalone JWS checked as one kind is evidently another.
     public static func kindMismatch(expected: SignedPayloadKind, found: SignedPayloadKind) -> IngestRejection {
-        IngestRejection(code: "kind_mismatch",
+        IngestRejection(code: .kindMismatch,
                         reason: "expected \(expected.article) (--kind \(expected.rawValue)) but the payload is \(found.article); "
                             + "use --kind \(found.rawValue)")
     }
@@ -60,7 +61,7 @@ extension MessageDecoder {
             do {
                 verified = try verifier.verify(text, fallbackDate: Date())
             } catch {
-                return .failure(IngestRejection(code: error.failure.rawValue, reason: error.description))
+                return .failure(IngestRejection(code: RejectionCode(error.failure), reason: error.description))
             }
             let payload = verified.payload
             if let other = SignedPayloadKind.evidentKind(of: payload), other != kind {

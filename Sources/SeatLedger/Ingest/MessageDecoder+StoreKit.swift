@@ -76,7 +76,7 @@ extension MessageDecoder {
         }
         // Strictly a string, as `signedPayload` is: `stringValue` would also read a number as its digits.
         guard case .string(let jws)? = members[form.member] else {
-            throw IngestRejection(code: "not_jws", reason: "not a JWS: \(form.path) is not a string")
+            throw IngestRejection(code: .notJWS, reason: "not a JWS: \(form.path) is not a string")
         }
         let userId = try Self.userId(members["userId"])
         return try decodeStoreKit(form, jws: jws, userId: userId, raw: message.raw, source: message.source, origin: message.origin)
@@ -153,13 +153,13 @@ extension MessageDecoder {
         do {
             verified = try verifier.verify(jws, dateMember: form.dateMember, fallbackDate: nil)
         } catch {
-            throw IngestRejection(code: error.failure.rawValue, reason: "\(path): \(error.description)")
+            throw IngestRejection(code: RejectionCode(error.failure), reason: "\(path): \(error.description)")
         }
         let payload = verified.payload
         try checkStoreKitIdentity(form, payload, at: path)
         // Verified at this member, so it is present and an integer; typed, not assumed.
         guard let occurredAt = payload[form.dateMember]?.int64Value else {
-            throw IngestRejection(code: "missing_signed_date", reason: "\(path): the payload has no \(form.dateMember)")
+            throw IngestRejection(code: .missingSignedDate, reason: "\(path): the payload has no \(form.dateMember)")
         }
 
         var identifiers: Set<EventIdentifier> = []
@@ -208,7 +208,7 @@ extension MessageDecoder {
         }
         if form == .appTransaction, configuration.environment == .production, let expected = configuration.appAppleId,
            payload["appAppleId"]?.int64Value != expected {
-            throw IngestRejection(code: "app_apple_id_mismatch",
+            throw IngestRejection(code: .appAppleIdMismatch,
                                   reason: "app Apple id mismatch: \(path) names \(payload["appAppleId"]?.int64Value.map(String.init) ?? "none"), "
                                       + "ledger expects \(expected)")
         }
@@ -242,7 +242,7 @@ extension MessageDecoder {
             return nil
         }
         return decode(InboundMessage(raw: raw, source: source, origin: .file)).flatMap { events in
-            guard let first = events.first else { return .failure(IngestRejection(code: "empty_message", reason: "no event")) }
+            guard let first = events.first else { return .failure(IngestRejection(code: .emptyMessage, reason: "no event")) }
             return .success(first)
         }
     }

@@ -56,14 +56,14 @@ extension MessageDecoder {
 extension IngestRejection {
     /// `value` (named by `field`) is longer than every backend can index.
     static func tooLongToIndex(_ field: String, _ value: String) -> Self {
-        Self(code: "identifier_too_long",
+        Self(code: .identifierTooLong,
              reason: "\(field) is \(value.utf8.count) bytes (it starts \"\(value.prefix(40))…\"), over the "
                 + "\(MessageDecoder.maxIndexedTextBytes) the ledger indexes on every backend (PostgreSQL's index rows hold 2,704 bytes)")
     }
 
     /// `value` (named by `field`) holds a NUL character.
     static func nulInText(_ field: String, _ value: String) -> Self {
-        Self(code: "nul_in_text",
+        Self(code: .nulInText,
              reason: "\(field) \"\(value)\" holds a NUL character (U+0000), which the ledger cannot store as text on every backend")
     }
 }

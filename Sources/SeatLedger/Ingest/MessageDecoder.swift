@@ -42,7 +42,7 @@ public struct MessageDecoder: Sendable {
         var start = bytes.withUnsafeBufferPointer { Self.byteOrderMarkLength($0) }, end = bytes.count
         while start < end, Self.isSpace(bytes[start]) { start += 1 }
         while end > start, Self.isSpace(bytes[end - 1]) { end -= 1 }
-        guard start < end else { throw IngestRejection(code: "empty_message", reason: "empty message") }
+        guard start < end else { throw IngestRejection(code: .emptyMessage, reason: "empty message") }
         // A compact JWS is base64url and dots: a first `{` or `[` can only be JSON.
         if bytes[start] == UInt8(ascii: "{") || bytes[start] == UInt8(ascii: "[") {
             let json: JSONValue
@@ -52,7 +52,7 @@ public struct MessageDecoder: Sendable {
                 throw .malformedJSON(error.reason)
             }
             guard let members = json.objectValue else {
-                throw IngestRejection(code: "unrecognized_message",
+                throw IngestRejection(code: .unrecognizedMessage,
                                       reason: "a JSON array, not an object with \"signedPayload\", \"apiResponse\" or \"storeKit\"")
             }
             // Exactly one accepted form, or nothing is applied: an object that is both a
@@ -64,7 +64,7 @@ public struct MessageDecoder: Sendable {
             if let signed = json["signedPayload"] {
                 // Strictly a string: `stringValue` would also read a number as its digits.
                 guard case .string(let jws) = signed else {
-                    throw IngestRejection(code: "not_jws", reason: "not a JWS: signedPayload is not a string")
+                    throw IngestRejection(code: .notJWS, reason: "not a JWS: signedPayload is not a string")
                 }
                 return [try decodeNotification(jws: jws, raw: message.raw, source: message.source, origin: message.origin)]
             }
@@ -81,7 +81,7 @@ public struct MessageDecoder: Sendable {
             throw .unrecognized
         }
         guard let text = String(bytes: bytes[start..<end], encoding: .utf8) else {
-            throw IngestRejection(code: "not_jws", reason: "not a JWS: input is not UTF-8 text")
+            throw IngestRejection(code: .notJWS, reason: "not a JWS: input is not UTF-8 text")
         }
         // A bare JWS whose payload is a StoreKit transaction or AppTransaction, not a notification,
         // is that StoreKit input without a user id.
@@ -138,7 +138,7 @@ public struct MessageDecoder: Sendable {
             return try verifier.verify(jws, fallbackDate: fallback)
         } catch {
             let prefix = path == "signedPayload" ? "" : "\(path): "
-            throw IngestRejection(code: error.failure.rawValue, reason: prefix + error.description)
+            throw IngestRejection(code: RejectionCode(error.failure), reason: prefix + error.description)
         }
     }
 
@@ -154,10 +154,10 @@ public struct MessageDecoder: Sendable {
         let payload = NotificationPayload(json: verified.payload)
         try checkAppIdentity(payload)
         guard let uuid = payload.notificationUUID, !uuid.isEmpty else {
-            throw IngestRejection(code: "missing_notification_uuid", reason: "notification has no notificationUUID")
+            throw IngestRejection(code: .missingNotificationUUID, reason: "notification has no notificationUUID")
         }
         guard let signedDate = payload.signedDate else {
-            throw IngestRejection(code: "missing_signed_date", reason: "notification has no signedDate")
+            throw IngestRejection(code: .missingSignedDate, reason: "notification has no signedDate")
         }
         var verification = [record(verified, path: "signedPayload")]
         var decoded: [String: JSONValue] = ["notification": verified.payload]
@@ -217,7 +217,7 @@ public struct MessageDecoder: Sendable {
         }
         if configuration.environment == .production, let expected = configuration.appAppleId,
            identity?.appAppleId != expected {
-            throw IngestRejection(code: "app_apple_id_mismatch",
+            throw IngestRejection(code: .appAppleIdMismatch,
                                   reason: "app Apple id mismatch: \(where_) names \(identity?.appAppleId.map(String.init) ?? "none"), ledger expects \(expected)")
         }
     }

@@ -90,7 +90,7 @@ enum CheckCommand: Command {
                 if !arguments.flag("json") { Terminal.out("\(path): verified") }
             case .failure(let rejection):
                 allOK = false
-                results.append(["file": .string(path), "verified": false, "errorCode": .string(rejection.code),
+                results.append(["file": .string(path), "verified": false, "errorCode": .string(rejection.code.rawValue),
                                 "reason": .string(rejection.reason)])
                 if !arguments.flag("json") { Terminal.out("\(path): REFUSED (\(rejection.code)) \(rejection.reason)") }
             }
@@ -110,7 +110,7 @@ enum CheckCommand: Command {
                      "eventId": .string(event.eventId), "linked": links.json, "payload": event.decoded], true)
         case .failure(let rejection):
             if !json { Terminal.out("\(path): REFUSED (\(rejection.code)) \(rejection.reason)") }
-            return (["file": .string(path), "verified": false, "errorCode": .string(rejection.code), "reason": .string(rejection.reason)], false)
+            return (["file": .string(path), "verified": false, "errorCode": .string(rejection.code.rawValue), "reason": .string(rejection.reason)], false)
         }
     }
 

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import LedgerEvents
 import LedgerStorage
 import Reports
 import SeatLedger
@@ -36,15 +37,8 @@ enum QuarantineCommand: Command {
     but its user id is the sender's word: retry applies one only with --storekit (you vouch that
     your app server sent it; name its ids), else it stays refused as storekit_not_accepted_here.
 
-    Error codes: not_jws, malformed_json, malformed_header, alg_not_es256, missing_x5c,
-    invalid_chain_length, bad_certificate, chain_not_trusted, certificate_expired,
-    signed_date_out_of_range, missing_apple_oid, bad_signature, bundle_mismatch,
-    environment_mismatch, app_apple_id_mismatch, missing_notification_uuid, missing_signed_date,
-    invalid_envelope, unrecognized_message, unexpected_members, line_too_long, empty_message,
-    nul_in_text, identifier_too_long, missing_body_field, untrusted_api_response,
-    message_too_large, storekit_not_accepted_here, invalid_storekit, invalid_user_id,
-    kind_mismatch, missing_transaction_id, missing_app_transaction_id (each explained in
-    Events/README.md).
+    \(TextTable.words("Error codes: " + RejectionCode.catalogue.map(\.code.rawValue).joined(separator: ", ")
+        + " (each explained in Events/README.md).", maxWidth: 96, indent: 0))
 
     Options:
     \(HelpText.db)
@@ -88,7 +82,7 @@ enum QuarantineCommand: Command {
             } else {
                 let width = Terminal.width
                 for record in records {
-                    Terminal.out(TextTable.fields(["#\(record.id)", Timestamp.iso8601(record.recordedAt), record.state, record.errorCode, record.source],
+                    Terminal.out(TextTable.fields(["#\(record.id)", Timestamp.iso8601(record.recordedAt), record.state, record.errorCode.rawValue, record.source],
                                                   maxWidth: width))
                     Terminal.out(TextTable.words("    \(record.reason)  (\(record.raw.count) bytes kept)", maxWidth: width))
                 }
@@ -189,7 +183,7 @@ enum QuarantineCommand: Command {
     static func describe(_ record: QuarantineRecord, includeRaw: Bool) -> JSONValue {
         var object: [String: JSONValue] = [
             "id": .int(record.id), "recordedAt": .timestamp(record.recordedAt), "source": .string(record.source),
-            "errorCode": .string(record.errorCode), "reason": .string(record.reason), "state": .string(record.state),
+            "errorCode": .string(record.errorCode.rawValue), "reason": .string(record.reason), "state": .string(record.state),
             "rawBytes": .count(record.raw.count), "resolvedAt": .timestamp(record.resolvedAt),
             "resolution": .optional(record.resolution),
         ]

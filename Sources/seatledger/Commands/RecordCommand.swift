@@ -53,7 +53,7 @@ enum RecordCommand: Command {
             }
             return .success
         case .quarantined(let id, let rejection):
-            if json { Terminal.json(["result": "quarantined", "quarantineId": .int(id), "errorCode": .string(rejection.code), "reason": .string(rejection.reason)]) } else {
+            if json { Terminal.json(["result": "quarantined", "quarantineId": .int(id), "errorCode": .string(rejection.code.rawValue), "reason": .string(rejection.reason)]) } else {
                 Terminal.err("Refused and quarantined as #\(id): \(rejection.reason)")
             }
             return .quarantined

@@ -30,14 +30,14 @@ struct IngestRobustnessTests {
             Issue.record("expected quarantine with \(code), got \(outcome)", sourceLocation: sourceLocation)
             return nil
         }
-        #expect(rejection.code == code, "reason: \(rejection.reason)", sourceLocation: sourceLocation)
+        #expect(rejection.code.rawValue == code, "reason: \(rejection.reason)", sourceLocation: sourceLocation)
         for fragment in fragments {
             #expect(rejection.reason.contains(fragment), "reason \"\(rejection.reason)\" lacks \"\(fragment)\"",
                     sourceLocation: sourceLocation)
         }
         let record = try #require(try test.store.quarantineRecord(id: id), sourceLocation: sourceLocation)
         #expect(record.raw == raw, "quarantine must keep the raw bytes exactly", sourceLocation: sourceLocation)
-        #expect(record.errorCode == code, sourceLocation: sourceLocation)
+        #expect(record.errorCode.rawValue == code, sourceLocation: sourceLocation)
         #expect(record.reason == rejection.reason, sourceLocation: sourceLocation)
         #expect(try test.eventCount() == before, sourceLocation: sourceLocation)
         #expect(try test.store.verifyChain().isIntact, sourceLocation: sourceLocation)

@@ -198,13 +198,13 @@ struct RejectionTests {
             Issue.record("expected quarantine with \(rejection.code), got \(outcome)")
             return
         }
-        #expect(refusal.code == rejection.code, "reason: \(refusal.reason)")
+        #expect(refusal.code.rawValue == rejection.code, "reason: \(refusal.reason)")
         for fragment in rejection.reasonFragments {
             #expect(refusal.reason.contains(fragment), "reason \"\(refusal.reason)\" lacks \"\(fragment)\"")
         }
         let record = try #require(try test.store.quarantineRecord(id: id))
         #expect(record.raw == message.raw, "quarantine must keep the raw bytes exactly")
-        #expect(record.errorCode == rejection.code)
+        #expect(record.errorCode.rawValue == rejection.code)
         #expect(record.reason == refusal.reason)
         #expect(record.source == message.source)
         #expect(record.state == "open")

@@ -244,12 +244,12 @@ struct StoreKitIngestTests {
             Issue.record("not quarantined: \(outcome)")
             return
         }
-        #expect(rejection.code == refusal.code, "\(rejection)")
+        #expect(rejection.code.rawValue == refusal.code, "\(rejection)")
         for words in refusal.reasonHas { #expect(rejection.reason.contains(words), "\(rejection.reason)") }
         #expect(try test.eventCount() == 0)
         let record = try #require(try test.store.quarantineRecord(id: id))
         #expect(record.raw == Data(line.utf8))
-        #expect(record.errorCode == refusal.code)
+        #expect(record.errorCode.rawValue == refusal.code)
     }
 
     @Test("the StoreKit input is applied only from file, stdin and the app server", arguments: [
