@@ -20,8 +20,9 @@ import Projections
 /// ``ingest(_:batchSize:progress:)`` still uses every core). A server uses ``LedgerPool`` instead:
 /// `Sendable`, `async`, with group-committed appends and a pool of read connections.
 public final class Ledger {
-    /// The underlying store.
-    public let store: any LedgerStore
+    /// The underlying store: `package` access, for the modules of this package (the CLI, the
+    /// service, the glue); an embedder asks the ledger through its methods.
+    package let store: any LedgerStore
     /// The trust configuration recorded at `init`.
     public let configuration: LedgerConfiguration
     /// Verifies and decodes messages against the configuration.
