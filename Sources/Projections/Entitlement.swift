@@ -93,7 +93,7 @@ public struct EntitlementGrant: Sendable, Hashable {
         memberRef = nil
     }
 
-    /// The JSON form (an element of `sources` and the `through` of the entitlement contract).
+    /// The JSON form (the `through` of the entitlement contract, or an element of `alsoThrough`).
     public var json: JSONValue {
         [
             "source": .string(source.rawValue), "entitled": .bool(hasAccess),
@@ -133,7 +133,8 @@ public struct ProductEntitlement: Sendable, Hashable {
     public var changesAt: EpochMillis?
     /// Not entitled: why the access that ended last ended (reason, time, event, cause one level up).
     public var reason: Revocation?
-    /// Every grant of the product, entitled first (``EntitlementGrant/precedes(_:_:)``); the first is `through`.
+    /// Every grant of the product, entitled first (``EntitlementGrant/precedes(_:_:)``); the first is
+    /// `through`, the others `alsoThrough`.
     public var grants: [EntitlementGrant]
 
     /// The JSON form: one element of `entitlements`.
@@ -144,7 +145,7 @@ public struct ProductEntitlement: Sendable, Hashable {
             "bundleId": .string(bundleId), "environment": .string(environment),
             "through": grants.first?.json ?? .null,
             "reason": reason?.json ?? .null,
-            "sources": .array(grants.map(\.json)),
+            "alsoThrough": .array(grants.dropFirst().map(\.json)),
         ]
     }
 }

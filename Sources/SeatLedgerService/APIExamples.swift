@@ -697,28 +697,13 @@ enum APIExamples {
     "bundleId": "com.example.reps",
     "entitlements": [
       {
+        "alsoThrough": [],
         "bundleId": "com.example.reps",
         "entitled": true,
         "environment": "Sandbox",
         "productId": "com.example.reps.team.monthly",
         "reason": null,
         "since": "2026-10-01T00:00:00.000Z",
-        "sources": [
-          {
-            "appTransactionId": "704000004000000001",
-            "entitled": true,
-            "groupKey": "2000004000000001",
-            "memberRef": null,
-            "originalTransactionId": "2000004000000001",
-            "purchaserOriginalTransactionId": "2000004000000001",
-            "revocation": null,
-            "seatClaimId": null,
-            "since": "2026-10-01T00:00:00.000Z",
-            "source": "PURCHASED",
-            "status": "ACTIVE",
-            "until": "2026-10-31T00:00:00.000Z"
-          }
-        ],
         "through": {
           "appTransactionId": "704000004000000001",
           "entitled": true,

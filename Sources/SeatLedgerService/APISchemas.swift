@@ -953,9 +953,9 @@ enum APISchemas {
     "additionalProperties": true
   },
   "Entitlement": {
-    "description": "One product's entitlement: `through` is the first of `sources` (entitled first, then the longest access).",
+    "description": "One product's entitlement: `through` is the source giving access that lasts longest (else the one that ended last), `alsoThrough` the others, entitled first.",
     "type": "object",
-    "required": ["productId", "entitled", "since", "until", "bundleId", "environment", "through", "reason", "sources"],
+    "required": ["productId", "entitled", "since", "until", "bundleId", "environment", "through", "reason", "alsoThrough"],
     "properties": {
       "productId": { "type": ["string", "null"] },
       "entitled": { "type": "boolean" },
@@ -965,7 +965,7 @@ enum APISchemas {
       "environment": { "type": "string" },
       "through": { "oneOf": [{ "$ref": "#/components/schemas/EntitlementSource" }, { "type": "null" }] },
       "reason": { "oneOf": [{ "$ref": "#/components/schemas/Revocation" }, { "type": "null" }] },
-      "sources": { "type": "array", "items": { "$ref": "#/components/schemas/EntitlementSource" } }
+      "alsoThrough": { "type": "array", "items": { "$ref": "#/components/schemas/EntitlementSource" } }
     },
     "additionalProperties": true
   },

@@ -55,7 +55,8 @@ struct EntitlementRoute: Sendable {
 
     /// The 200 (or 304) with its `ETag` and `Cache-Control`.
     static func response(_ answer: EntitlementAnswer, ifNoneMatch: String?) -> HTTPResponse {
-        let tag = "\"" + String(SHA256Digest.hex(answer.json(withAsOf: false).canonicalData()).prefix(32)) + "\""
+        let body = Array((answer.json.prettyString() + "\n").utf8)
+        let tag = "\"" + String(SHA256Digest.hex(Data(withoutAsOf(body))).prefix(32)) + "\""
         var cache = "no-cache"
         if answer.entitlements.contains(where: \.entitled) {
             let left = answer.changesAt.map { max(0, ($0 - answer.asOf) / 1000) } ?? maxAge
@@ -65,8 +66,18 @@ struct EntitlementRoute: Sendable {
         if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag || $0 == "*" }) {
             return HTTPResponse(status: 304, headers: headers)
         }
-        var response = HTTPResponse.json(answer.json)
-        response.headers += headers
-        return response
+        return HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/json")] + headers, body: Data(body))
+    }
+
+    private static let asOfLine = Array("\n  \"asOf\": ".utf8)
+
+    /// The pretty body without its top-level `asOf` line (the moment asked about moves with the
+    /// clock; the `ETag` digests what the answer says, so it changes exactly when that does).
+    static func withoutAsOf(_ body: [UInt8]) -> ArraySlice<UInt8> {
+        guard let start = body.firstRange(of: asOfLine)?.lowerBound,
+              let end = body[(start + 1)...].firstIndex(of: UInt8(ascii: "\n")) else { return body[...] }
+        var copy = body
+        copy.removeSubrange(start..<end)
+        return copy[...]
     }
 }

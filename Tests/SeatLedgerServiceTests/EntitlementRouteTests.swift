@@ -73,6 +73,11 @@ struct EntitlementRouteTests {
         #expect(production["entitlements"]?.arrayValue?.isEmpty == true)
         #expect(try client.request("GET", "/v1/entitlements/3100000000000001?environment=prod", headers: auth).status == 400)
 
+        // Two moments with the same answer but for `asOf`: the same ETag (it digests what the answer says).
+        let day5 = try client.request("GET", "/v1/entitlements/3100000000000001?asOf=2025-06-05T00:00:00Z", headers: auth)
+        let day6 = try client.request("GET", "/v1/entitlements/3100000000000001?asOf=2025-06-06T00:00:00Z", headers: auth)
+        #expect(day5.body != day6.body)
+        #expect(day5.headers["etag"] != nil && day5.headers["etag"] == day6.headers["etag"])
         // After the period: not entitled, never cached, a new ETag.
         let before = try client.request("GET", "/v1/entitlements/3100000000000001", headers: auth)
         let lapsed = try client.request("GET", "/v1/entitlements/3100000000000001?asOf=2025-08-01T00:00:00Z", headers: auth)
