@@ -66,7 +66,10 @@ let package = Package(
         .testTarget(name: "PostgresStoreTests", dependencies: ["PostgresStore", "LedgerStoreConformance", "EventStore", "LedgerStorage", "PostgresClient", "PostgresTestSupport", "GroupSimulator", "LedgerEvents", "AppStoreModels"]),
         .testTarget(name: "PackagingTests"),
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels"]),
-        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "AppStoreModels", "LedgerEvents"]),
+        .target(name: "ProjectionTestSupport", dependencies: ["AppStoreModels", "LedgerEvents", "Projections"], path: "Tests/ProjectionTestSupport"),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "AppStoreModels", "LedgerEvents", "ProjectionTestSupport"]),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "Projections", "AppStoreModels", "ProjectionTestSupport"]),
+        .testTarget(name: "RedisStreamsTests", dependencies: ["RedisStreams"]),
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport", "JWSVerification"]),
         .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "PostgresClient", "PostgresTestSupport"]),
@@ -74,7 +77,7 @@ let package = Package(
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
         .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "LedgerStorage", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams",
-                                                           "PostgresStore", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport"], exclude: ["Golden/files"]),
+                                                           "PostgresStore", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport", "ProjectionTestSupport"], exclude: ["Golden/files"]),
     ],
     swiftLanguageModes: [.v6]
 )

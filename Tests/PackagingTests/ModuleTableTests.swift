@@ -53,7 +53,7 @@ struct ModuleTableTests {
         let known = Set(targets.keys).union(try Self.systemLibraries())
         let rows = try Self.tableRows()
         let named = Set(rows.flatMap(\.modules))
-        let tooling: Set<String> = ["sample-embedder", "seatledger-sim", "seatledger-bench", "PostgresTestSupport", "LedgerStoreConformance", "HTTPTestSupport"]
+        let tooling: Set<String> = ["sample-embedder", "seatledger-sim", "seatledger-bench", "PostgresTestSupport", "LedgerStoreConformance", "HTTPTestSupport", "ProjectionTestSupport"]
         #expect(Set(targets.keys).subtracting(tooling).subtracting(named).isEmpty,
                 "modules without a row: \(Set(targets.keys).subtracting(tooling).subtracting(named).sorted())")
         for row in rows {

@@ -4,6 +4,7 @@ import Foundation
 import GroupSimulator
 import LedgerEvents
 import LedgerStorage
+import ProjectionTestSupport
 @testable import SeatLedger
 import Testing
 

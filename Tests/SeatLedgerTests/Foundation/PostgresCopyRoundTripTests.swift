@@ -5,6 +5,7 @@ import LedgerStorage
 import PostgresClient
 import PostgresStore
 import PostgresTestSupport
+import ProjectionTestSupport
 @testable import SeatLedger
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import GroupSimulator
 import LedgerEvents
 import Projections
+import ProjectionTestSupport
 import Reports
 @testable import SeatLedger
 import Testing

@@ -5,6 +5,7 @@ import JWSVerification
 import LedgerEvents
 import LedgerStorage
 import Projections
+import ProjectionTestSupport
 @testable import SeatLedger
 import Testing
 

@@ -3,6 +3,7 @@ import Foundation
 import LedgerEvents
 import LedgerStorage
 @testable import Projections
+import ProjectionTestSupport
 @testable import SeatLedger
 import Testing
 

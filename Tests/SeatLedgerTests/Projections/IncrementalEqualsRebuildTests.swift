@@ -4,6 +4,7 @@ import GroupSimulator
 import LedgerEvents
 import LedgerStorage
 import Projections
+import ProjectionTestSupport
 @testable import SeatLedger
 import Testing
 

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import LedgerStorage
 import Projections
+import ProjectionTestSupport
 @testable import SeatLedger
 import Testing
 

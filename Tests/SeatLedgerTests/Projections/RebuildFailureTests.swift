@@ -1,6 +1,7 @@
 import Foundation
 import LedgerEvents
 import LedgerStorage
+import ProjectionTestSupport
 @testable import SeatLedger
 import Testing
 

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import LedgerEvents
 import Projections
+import ProjectionTestSupport
 @testable import Reports
 import SeatLedger
 import Testing

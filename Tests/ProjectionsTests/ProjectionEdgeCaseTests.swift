@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import Projections
+import ProjectionTestSupport
 import Testing
 
 /// Edge cases where the rules of `Events/projection-rules.md` meet: each test names the rule it checks.

@@ -6,19 +6,22 @@ import Projections
 /// Builds decoded ledger events (no signatures) for pure projection tests.
 ///
 /// Times are minutes after a fixed base so tests read like the testing guide's timelines.
-struct ScenarioBuilder {
-    static let base: EpochMillis = 1_790_000_000_000  // 2026-09-21T…Z
-    static let day: EpochMillis = 86_400_000
-    static let product = "com.example.reps.team.monthly"
+public struct ScenarioBuilder {
+    /// An empty scenario.
+    public init() {}
 
-    private(set) var events: [LedgerEvent] = []
+    public static let base: EpochMillis = 1_790_000_000_000  // 2026-09-21T…Z
+    public static let day: EpochMillis = 86_400_000
+    public static let product = "com.example.reps.team.monthly"
+
+    public private(set) var events: [LedgerEvent] = []
     private var counter = 0
 
-    static func t(_ minutes: Double) -> EpochMillis { base + EpochMillis(minutes * 60_000) }
-    static func days(_ d: Double) -> EpochMillis { base + EpochMillis(d * Double(day)) }
+    public static func t(_ minutes: Double) -> EpochMillis { base + EpochMillis(minutes * 60_000) }
+    public static func days(_ d: Double) -> EpochMillis { base + EpochMillis(d * Double(day)) }
 
     /// A transaction payload.
-    static func transaction(
+    public static func transaction(
         id: String, original: String, app: String? = nil, ownership: String = "PURCHASED", quantity: Int64 = 1,
         purchase: EpochMillis, expires: EpochMillis, signed: EpochMillis? = nil, model: String? = "DEVELOPER",
         revocationDate: EpochMillis? = nil, revocationType: String? = nil, revokedSeats: Int64? = nil,
@@ -46,7 +49,7 @@ struct ScenarioBuilder {
         return .object(tx)
     }
 
-    static func renewal(original: String, quantity: Int64? = nil, grace: EpochMillis? = nil, retry: Bool? = nil,
+    public static func renewal(original: String, quantity: Int64? = nil, grace: EpochMillis? = nil, retry: Bool? = nil,
                         signed: EpochMillis) -> JSONValue {
         var ri: [String: JSONValue] = ["originalTransactionId": .string(original), "signedDate": .int(signed),
                                        "environment": "Sandbox", "autoRenewStatus": 1]
@@ -63,7 +66,7 @@ struct ScenarioBuilder {
 
     /// Appends a notification; returns its event id (the notificationUUID).
     @discardableResult
-    mutating func notification(_ type: String, _ subtype: String? = nil, at time: EpochMillis, transaction: JSONValue? = nil,
+    public mutating func notification(_ type: String, _ subtype: String? = nil, at time: EpochMillis, transaction: JSONValue? = nil,
                                renewal: JSONValue? = nil, unclaim: [String]? = nil, recordedAt: EpochMillis? = nil,
                                uuid: String? = nil) -> String {
         let id = uuid ?? nextId("n")
@@ -81,7 +84,7 @@ struct ScenarioBuilder {
 
     /// Appends an API response; returns its event id.
     @discardableResult
-    mutating func api(_ endpoint: String, method: String = "GET", path: String, status: Int64 = 200, body: JSONValue? = nil,
+    public mutating func api(_ endpoint: String, method: String = "GET", path: String, status: Int64 = 200, body: JSONValue? = nil,
                       request: JSONValue? = nil, context: JSONValue? = nil, at time: EpochMillis,
                       recordedAt: EpochMillis? = nil, transactions: [JSONValue] = []) -> String {
         let id = nextId("api")
@@ -111,7 +114,7 @@ struct ScenarioBuilder {
     /// An `ASSIGNED` seat holder's `SUBSCRIBED`/`INITIAL_BUY` with their own transaction `otid`
     /// (`model` nil: an organization seat, no invitation model); returns the event id.
     @discardableResult
-    mutating func assignedSeat(_ otid: String, app: String, purchase: EpochMillis, expires: EpochMillis,
+    public mutating func assignedSeat(_ otid: String, app: String, purchase: EpochMillis, expires: EpochMillis,
                                model: String? = nil) -> String {
         notification("SUBSCRIBED", "INITIAL_BUY", at: purchase,
                      transaction: Self.transaction(id: otid, original: otid, app: app, ownership: "ASSIGNED", purchase: purchase,
@@ -119,7 +122,7 @@ struct ScenarioBuilder {
     }
 
     @discardableResult
-    mutating func claim(_ claimId: String, purchaser: String, at time: EpochMillis, request: String? = nil,
+    public mutating func claim(_ claimId: String, purchaser: String, at time: EpochMillis, request: String? = nil,
                         app: String? = nil, memberRef: String? = nil) -> String {
         var req: [String: JSONValue] = ["requestIdentifier": .string(request ?? "req-\(claimId)")]
         if let app { req["appTransactionId"] = .string(app) }
@@ -129,24 +132,25 @@ struct ScenarioBuilder {
     }
 
     @discardableResult
-    mutating func unclaim(_ claimId: String, purchaser: String, at time: EpochMillis) -> String {
+    public mutating func unclaim(_ claimId: String, purchaser: String, at time: EpochMillis) -> String {
         api("UnclaimSeat", method: "DELETE", path: "/groups/v1/transactions/\(purchaser)/seats/\(claimId)", status: 204, at: time)
     }
 
     // MARK: Projection
 
-    var facts: [EventFacts] { events.map(EventFacts.init) }
+    public var facts: [EventFacts] { events.map(EventFacts.init) }
 
     /// `event` as an unsigned event to append to a store directly (raw bytes: its id), indexed
     /// under its facts' identifiers unless `indexed` is false.
-    static func newEvent(_ event: LedgerEvent, indexed: Bool = true) -> NewEvent {
+    public static func newEvent(_ event: LedgerEvent, indexed: Bool = true) -> NewEvent {
         NewEvent(eventId: event.eventId, kind: event.kind, type: event.type, subtype: event.subtype, status: event.status,
                  occurredAt: event.occurredAt, raw: Data(event.eventId.utf8), decoded: event.decoded,
                  identifiers: indexed ? EventFacts(event).identifiers.map { EventIdentifier(.transactionId, $0) } : [],
                  verification: [], source: "test", origin: .live)
     }
 
-    func state(_ key: String, asOf: EpochMillis, knownAt: EpochMillis? = nil, facts override: [EventFacts]? = nil) -> GroupState? {
+    /// The state of group `key` folded from these events (or `override`), `nil` when no such group.
+    public func state(_ key: String, asOf: EpochMillis, knownAt: EpochMillis? = nil, facts override: [EventFacts]? = nil) -> GroupState? {
         let facts = override ?? self.facts
         guard let membership = GroupIdentityResolver.resolve(facts)[key] else { return nil }
         return GroupProjection.project(membership, facts: facts.filter { membership.concerns($0) }, asOf: asOf, knownAt: knownAt)
@@ -154,7 +158,10 @@ struct ScenarioBuilder {
 }
 
 extension GroupState {
-    func member(claim: String) -> MemberState? { members.first { $0.seatClaimId == claim } }
-    func member(otid: String) -> MemberState? { members.first { $0.originalTransactionId == otid } }
-    var purchaser: MemberState? { members.first { $0.role == .purchaser } }
+    /// The claim member with this seat claim id.
+    public func member(claim: String) -> MemberState? { members.first { $0.seatClaimId == claim } }
+    /// The member whose own subscription is `otid`.
+    public func member(otid: String) -> MemberState? { members.first { $0.originalTransactionId == otid } }
+    /// The purchaser, if the group has one.
+    public var purchaser: MemberState? { members.first { $0.role == .purchaser } }
 }

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import Projections
+import ProjectionTestSupport
 import Reports
 import Testing
 
