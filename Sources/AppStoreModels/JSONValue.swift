@@ -182,6 +182,17 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
+    /// Appends this value as ``prettyString(indent:)`` writes it `indent` levels deep (for
+    /// writers that lay out a known object themselves and write its values with this).
+    public func appendPretty(to out: inout [UInt8], indent: Int) {
+        writePretty(into: &out, indent: indent)
+    }
+
+    /// Appends `s` as a JSON string literal, escaped as every writer here escapes it.
+    public static func appendString(_ s: String, to out: inout [UInt8]) {
+        writeString(s, into: &out)
+    }
+
     /// Two spaces per level.
     private static func writeIndent(_ levels: Int, into out: inout [UInt8]) {
         for _ in 0..<levels * 2 { out.append(0x20) }

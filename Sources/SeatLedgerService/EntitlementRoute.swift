@@ -55,7 +55,8 @@ struct EntitlementRoute: Sendable {
 
     /// The 200 (or 304) with its `ETag` and `Cache-Control`.
     static func response(_ answer: EntitlementAnswer, ifNoneMatch: String?) -> HTTPResponse {
-        let body = Array((answer.json.prettyString() + "\n").utf8)
+        var body = answer.prettyJSON()
+        body.append(UInt8(ascii: "\n"))
         let tag = "\"" + String(SHA256Digest.hex(Data(withoutAsOf(body))).prefix(32)) + "\""
         var cache = "no-cache"
         if answer.entitlements.contains(where: \.entitled) {

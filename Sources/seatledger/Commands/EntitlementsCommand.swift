@@ -43,7 +43,7 @@ enum EntitlementsCommand: Command {
         let answer = try ledger.entitlements(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
             .keeping { products.isEmpty || $0.productId.map(products.contains) == true }
         if arguments.flag("json") {
-            Terminal.json(answer.json)
+            Terminal.out(String(decoding: answer.prettyJSON(), as: UTF8.self))
         } else {
             Terminal.out(EntitlementText.render(answer))
         }

@@ -29,6 +29,11 @@ struct EntitlementReadTests {
         }
     }
 
+    /// The fast renderer writes exactly what the JSON tree pretty-prints.
+    static func rendersAlike(_ answer: EntitlementAnswer, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(String(decoding: answer.prettyJSON(), as: UTF8.self) == answer.json.prettyString(), sourceLocation: sourceLocation)
+    }
+
     struct FixtureFailure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
@@ -40,6 +45,7 @@ struct EntitlementReadTests {
         try Self.append(test, [try Self.individual(factory)])
         for id in ["3000000000000001", "706000000000000001"] {
             let answer = try test.ledger.entitlements(id, asOf: Self.t0 + Self.day)
+            Self.rendersAlike(answer)
             let product = try #require(answer.entitlements.first)
             #expect(answer.entitlements.count == 1)
             #expect(product.productId == Self.individualProduct)
@@ -54,9 +60,11 @@ struct EntitlementReadTests {
         #expect(try test.ledger.groupKeys(for: "3000000000000001").isEmpty)
         // Before the purchase: known, not entitled (nothing was in force yet).
         let before = try test.ledger.entitlements("3000000000000001", asOf: Self.t0 - 2 * Self.day)
+        Self.rendersAlike(before)
         #expect(before.entitlements.isEmpty)
         // After the period with no renewal: not entitled, EXPIRED at the period end.
         let after = try test.ledger.entitlements("3000000000000001", asOf: Self.t0 + 30 * Self.day)
+        Self.rendersAlike(after)
         let lapsed = try #require(after.entitlements.first)
         #expect(!lapsed.entitled)
         #expect(lapsed.reason?.reason == .expired)
@@ -119,6 +127,7 @@ struct EntitlementReadTests {
                                        expires: Self.t0 + 2 * Self.day)
         try Self.append(test, [team, solo])
         let answer = try test.ledger.entitlements(PayloadFactory.defaultAppTransactionId, asOf: Self.t0 + 10 * Self.day)
+        Self.rendersAlike(answer)
         #expect(answer.entitlements.map(\.productId) == [PayloadFactory.defaultProductId, Self.individualProduct])
         #expect(answer.entitlements.map(\.entitled) == [true, false])
         let group = try #require(answer.entitlements.first?.grants.first)
@@ -149,9 +158,30 @@ struct EntitlementReadTests {
         for id in [PayloadFactory.defaultAppTransactionId, PayloadFactory.defaultOriginalTransactionId, "3000000000000001"] {
             for asOf in [Self.t0, Self.t0 + 40 * Self.day] {
                 let served = try test.ledger.entitlements(id, asOf: asOf)
+                Self.rendersAlike(served)
                 let folded = try test.ledger.entitlements(id, asOf: asOf, knownAt: .max)
                 #expect(served.entitlements == folded.entitlements, "\(id) at \(asOf)")
             }
         }
+    }
+
+    @Test("on the sample streams, a person with many sources renders alike through both writers, at every moment asked")
+    func manySources() throws {
+        let test = try TestLedger()
+        let files = try FileManager.default.contentsOfDirectory(at: TestPaths.repoRoot.appendingPathComponent("Events/scenarios"),
+                                                                includingPropertiesForKeys: nil).filter { $0.pathExtension == "ndjson" }
+        let ingest = try CLI.run(["ingest", "--api-responses", "--db", test.path] + files.map(\.path))
+        #expect(ingest.exitCode == 0 || ingest.exitCode == 3, "\(ingest.stderr)")
+        try test.reopen()
+        var sources = 0
+        for moment in ["2026-10-02T00:00:00Z", "2026-10-15T00:00:00Z", "2026-11-20T00:00:00Z"] {
+            let asOf = try #require(Timestamp.parse(moment))
+            for id in ["m1", "m2", "704000001000000002", "2000004000000001"] {
+                let answer = try test.ledger.entitlements(id, asOf: asOf)
+                Self.rendersAlike(answer)
+                sources = max(sources, answer.entitlements.map(\.grants.count).max() ?? 0)
+            }
+        }
+        #expect(sources > 3, "m1 holds claims in many groups")
     }
 }

@@ -36,6 +36,8 @@ struct UserIdLinkTests {
         guard case .appended = linked else { Issue.record("not appended: \(linked)"); return }
 
         let answer = try test.ledger.entitlements("user-42", asOf: Self.t0 + Self.day)
+
+        EntitlementReadTests.rendersAlike(answer)
         #expect(answer.userIds == ["user-42"])
         #expect(answer.identifiers.contains(Self.memberApp) && answer.identifiers.contains(Self.memberOTID))
         let product = try #require(answer.entitlements.first)
@@ -47,6 +49,7 @@ struct UserIdLinkTests {
         #expect(answer.conflicts.isEmpty)
         // The same answer as asking with Apple's id (but the links and the ids searched).
         let byApple = try test.ledger.entitlements(Self.memberApp, asOf: Self.t0 + Self.day)
+        EntitlementReadTests.rendersAlike(byApple)
         #expect(byApple.entitlements == answer.entitlements)
         #expect(byApple.userIds == ["user-42"])
 
@@ -80,6 +83,7 @@ struct UserIdLinkTests {
             Issue.record("AppTransaction not appended"); return
         }
         let answer = try test.ledger.entitlements("user-7", asOf: Self.t0 + Self.day)
+        EntitlementReadTests.rendersAlike(answer)
         #expect(answer.entitlements.map(\.productId) == ["com.example.reps.solo.monthly"])
         #expect(answer.entitlements.first?.entitled == true)
         #expect(answer.entitlements.first?.grants.first?.groupKey == nil)
@@ -98,6 +102,7 @@ struct UserIdLinkTests {
             guard case .appended = try Self.line(test, text) else { Issue.record("not appended"); return }
         }
         let answer = try test.ledger.entitlements("user-42", asOf: Self.t0 + Self.day)
+        EntitlementReadTests.rendersAlike(answer)
         #expect(answer.entitlements.first?.entitled == true)   // never overwritten: the first link still answers
         let kinds = Set(answer.conflicts.map(\.kind))
         #expect(kinds == ["USER_HAS_SEVERAL_APPLE_ACCOUNTS", "APPLE_IDENTITY_HAS_SEVERAL_USERS"])
@@ -105,6 +110,7 @@ struct UserIdLinkTests {
         #expect(answer.conflicts.first { $0.kind == "APPLE_IDENTITY_HAS_SEVERAL_USERS" }?.linkedTo == ["tablet-user", "user-42"])
         // The other user id answers the same entitlement.
         let tablet = try test.ledger.entitlements("tablet-user", asOf: Self.t0 + Self.day)
+        EntitlementReadTests.rendersAlike(tablet)
         #expect(tablet.entitlements == answer.entitlements)
         let text = try test.ledger.auditMember("user-42", asOf: Self.t0 + Self.day, now: Self.t0 + Self.day).render(.text)
         #expect(text.contains("Note: user id user-42 is linked to several Apple Accounts: 705000000000000077, 705000000000000099 (all kept and answered)"))
