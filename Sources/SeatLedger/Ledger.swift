@@ -88,6 +88,7 @@ public final class Ledger {
     /// write, such as a backup in a read-only directory. Appending through it fails.
     public static func open(path: String, readOnly: Bool = false) throws -> Ledger {
         let ledger = try Ledger(store: StoreLocation(path).open(readOnly: readOnly))
+        ledger.isReadOnly = readOnly
         // Refused at open, before anything is read or written, not only at the first commit.
         if !readOnly {
             try ledger.requireWritable()
@@ -188,6 +189,9 @@ public final class Ledger {
         snapshotsToFold.subtract(keys)
         return keys.count
     }
+
+    /// Whether this connection was opened for reads only (``open(path:readOnly:)``).
+    public private(set) var isReadOnly = false
 
     /// Throws when this build must not write the ledger (see ``writeRefusal``).
     func requireWritable() throws {

@@ -1,4 +1,5 @@
 import LedgerEvents
+import LedgerStorage
 
 /// Reads a ledger, whether through one connection (``Ledger``) or a server's pool
 /// (``LedgerPool``): GRDB's `DatabaseReader` is the model. Code written against it runs on both.
@@ -28,8 +29,10 @@ extension Ledger: LedgerWriter {
         try store.read { try body(self) }
     }
 
-    /// ``LedgerWriter/write(_:)`` on this connection (refused on a read-only one).
+    /// ``LedgerWriter/write(_:)`` on this connection (refused on a read-only one, or one this
+    /// build must not write).
     public func write<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
+        if isReadOnly { throw LedgerStoreError.badConfiguration("this ledger was opened read-only: open it with readOnly false to write") }
         try requireWritable()
         return try body(self)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerEvents
+import LedgerStorage
 import SeatLedger
 import Testing
 
@@ -30,6 +31,6 @@ struct LedgerWriterTests {
         await pool.close()
         // A read-only connection refuses a write through the same protocol.
         let readOnly = try Ledger.open(path: single.path, readOnly: true)
-        await #expect(throws: (any Error).self) { try await readOnly.write { _ in 1 } }
+        await #expect(throws: LedgerStoreError.self) { try await readOnly.write { _ in 1 } }
     }
 }
