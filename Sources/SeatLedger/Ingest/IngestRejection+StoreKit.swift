@@ -8,14 +8,7 @@ extension IngestRejection {
     /// Apple's notifications (the webhook, a spool, a queue, or any origin
     /// ``EventOrigin/acceptsStoreKitInput`` does not name). `what` says which input it is.
     static func storeKitNotAcceptedHere(origin: EventOrigin, source: String, what: String) -> Self {
-        let path: String
-        switch origin {
-        case .webhook: path = "the webhook (POST /notifications)"
-        case .spool: path = "a spool directory"
-        case .queue: path = "a queue"
-        case .quarantineRetry: path = "a quarantine retry without --storekit (the quarantine cannot prove which path it came by)"
-        default: path = "an ingest path with origin \"\(origin.rawValue)\""
-        }
+        let path = arrivalPath(origin, retryFlag: "--storekit")
         return Self(code: .storeKitNotAcceptedHere,
                     reason: "StoreKit input not accepted here: \(source) is \(what) that arrived through \(path), which applies only "
                         + "Apple's notifications (the app, not Apple, sends StoreKit values, with the user id it vouches for); "

@@ -44,21 +44,26 @@ public struct IngestRejection: Error, Sendable, Equatable, CustomStringConvertib
     }
     /// An `apiResponse` envelope that arrived by a path that applies only Apple-signed notifications.
     static func untrustedAPIResponse(origin: EventOrigin, source: String) -> Self {
-        let path: String
-        switch origin {
-        case .webhook: path = "the webhook (Ledger.append(notificationBody:))"
-        case .spool: path = "a spool directory"
-        case .queue: path = "a queue"
-        case .file: path = "a file ingest"
-        case .stdin: path = "stdin"
-        case .quarantineRetry: path = "quarantine retry"
-        default: path = "an ingest path with origin \"\(origin.rawValue)\""
-        }
+        let path = arrivalPath(origin, retryFlag: "--api-responses")
         return Self(code: .untrustedAPIResponse,
                     reason: "untrusted API response: \(source) is an apiResponse envelope (unsigned) that arrived through \(path), "
                         + "which applies only Apple-signed notifications; if you produced it, import it with `seatledger record FILE`, "
                         + "`seatledger ingest --api-responses …` for this source, or `seatledger quarantine retry ID --api-responses`")
     }
+    /// How an input with `origin` arrived, in the words a refusal names it (`retryFlag`: the
+    /// `quarantine retry` flag that would have applied it).
+    static func arrivalPath(_ origin: EventOrigin, retryFlag: String) -> String {
+        switch origin {
+        case .webhook: return "the webhook (POST /notifications, Ledger.append(notificationBody:))"
+        case .spool: return "a spool directory"
+        case .queue: return "a queue"
+        case .file: return "a file ingest"
+        case .stdin: return "stdin"
+        case .quarantineRetry: return "a quarantine retry without \(retryFlag) (the quarantine cannot prove which path it came by)"
+        default: return "an ingest path with origin \"\(origin.rawValue)\""
+        }
+    }
+
     static func bundleMismatch(found: String?, expected: String, at path: String) -> Self {
         Self(code: .bundleMismatch,
              reason: "bundle mismatch: \(path) names \(found.map { "\"\($0)\"" } ?? "no bundleId"), ledger expects \"\(expected)\"")

@@ -293,7 +293,7 @@ struct StoreKitIngestTests {
             return
         }
         #expect(rejection.code == "storekit_not_accepted_here")
-        #expect(rejection.reason.contains("the webhook (POST /notifications)"), "\(rejection.reason)")
+        #expect(rejection.reason.contains("the webhook (POST /notifications"), "\(rejection.reason)")
         #expect(try test.ledger.groupKeys(for: PayloadFactory.defaultOriginalTransactionId).isEmpty)
 
         let refused = try test.ledger.retryQuarantine(ids: [id])
