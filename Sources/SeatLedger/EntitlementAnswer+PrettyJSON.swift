@@ -79,11 +79,17 @@ extension EntitlementAnswer {
     /// one buffer rather than through a tree of dictionaries whose keys are then sorted: the body
     /// of `GET /v1/entitlements/{id}` and `seatledger entitlements --json`. Why it exists:
     /// `Tools/bench/PERFORMANCE.md` (the entitlement read against the members read).
-    public func prettyJSON() -> [UInt8] {
+    public func prettyJSON() -> [UInt8] { prettyJSONLocatingAsOf().bytes }
+
+    /// ``prettyJSON()`` and the range of its bytes that holds the `asOf` member with its line
+    /// break (what an `ETag` leaves out: the moment asked about moves with the clock).
+    public func prettyJSONLocatingAsOf() -> (bytes: [UInt8], asOf: Range<Int>) {
         var out: [UInt8] = []
         out.reserveCapacity(2048)
         var top = PrettyObject(&out, indent: 0)
+        let asOfStart = out.count
         top.moment("asOf", asOf, &out)
+        let asOfEnd = out.count
         top.string("bundleId", bundleId, &out)
         top.array("entitlements", entitlements, &out) { entitlement, out, indent in
             Self.write(entitlement, bundleId: bundleId, environment: environment, into: &out, indent: indent)
@@ -99,7 +105,7 @@ extension EntitlementAnswer {
         person.array("userIds", userIds, &out) { id, out, _ in JSONValue.appendString(id, to: &out) }
         person.finish(&out)
         top.finish(&out)
-        return out
+        return (out, asOfStart..<asOfEnd)
     }
 
     private static func write(_ entitlement: ProductEntitlement, bundleId: String, environment: String, into out: inout [UInt8],

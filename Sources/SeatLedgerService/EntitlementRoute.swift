@@ -55,9 +55,12 @@ struct EntitlementRoute: Sendable {
 
     /// The 200 (or 304) with its `ETag` and `Cache-Control`.
     static func response(_ answer: EntitlementAnswer, ifNoneMatch: String?) -> HTTPResponse {
-        var body = answer.prettyJSON()
+        var (body, asOf) = answer.prettyJSONLocatingAsOf()
         body.append(UInt8(ascii: "\n"))
-        let tag = "\"" + String(SHA256Digest.hex(Data(withoutAsOf(body))).prefix(32)) + "\""
+        // The digest of what the answer says: the body without its `asOf` member.
+        var stable = Array(body[..<asOf.lowerBound])
+        stable.append(contentsOf: body[asOf.upperBound...])
+        let tag = "\"" + String(SHA256Digest.hex(Data(stable)).prefix(32)) + "\""
         var cache = "no-cache"
         if answer.entitlements.contains(where: \.entitled) {
             let left = answer.changesAt.map { max(0, ($0 - answer.asOf) / 1000) } ?? maxAge
@@ -68,17 +71,5 @@ struct EntitlementRoute: Sendable {
             return HTTPResponse(status: 304, headers: headers)
         }
         return HTTPResponse(status: 200, headers: [(name: "Content-Type", value: "application/json")] + headers, body: Data(body))
-    }
-
-    private static let asOfLine = Array("\n  \"asOf\": ".utf8)
-
-    /// The pretty body without its top-level `asOf` line (the moment asked about moves with the
-    /// clock; the `ETag` digests what the answer says, so it changes exactly when that does).
-    static func withoutAsOf(_ body: [UInt8]) -> ArraySlice<UInt8> {
-        guard let start = body.firstRange(of: asOfLine)?.lowerBound,
-              let end = body[(start + 1)...].firstIndex(of: UInt8(ascii: "\n")) else { return body[...] }
-        var copy = body
-        copy.removeSubrange(start..<end)
-        return copy[...]
     }
 }
