@@ -155,7 +155,9 @@ public enum Entitlements {
     /// One entitlement per product: entitled products first, then by product id (`nil` last).
     public static func byProduct(_ grants: [EntitlementGrant]) -> [ProductEntitlement] {
         var products: [String?: [EntitlementGrant]] = [:]
-        for grant in Set(grants) { products[grant.productId, default: []].append(grant) }
+        for grant in grants where !(products[grant.productId]?.contains(grant) ?? false) {
+            products[grant.productId, default: []].append(grant)
+        }
         return products.map { productId, grants in
             let ordered = grants.sorted(by: EntitlementGrant.precedes)
             let entitled = ordered.filter(\.hasAccess)

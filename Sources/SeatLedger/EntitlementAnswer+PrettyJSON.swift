@@ -116,7 +116,8 @@ extension EntitlementAnswer {
         object.bool("entitled", entitlement.entitled, &out)
         object.string("environment", environment, &out)
         object.string("productId", entitlement.productId, &out)
-        object.value("reason", entitlement.reason?.json ?? .null, &out)
+        object.member("reason", &out)
+        write(entitlement.reason, into: &out, indent: indent + 1)
         object.moment("since", entitlement.since, &out)
         object.member("through", &out)
         if let first = entitlement.grants.first {
@@ -128,6 +129,24 @@ extension EntitlementAnswer {
         object.finish(&out)
     }
 
+    /// ``Revocation/json`` pretty-printed (`null` when there is none).
+    private static func write(_ revocation: Revocation?, into out: inout [UInt8], indent: Int) {
+        guard let revocation else { out.append(contentsOf: "null".utf8); return }
+        var object = PrettyObject(&out, indent: indent)
+        object.moment("at", revocation.at, &out)
+        if let cause = revocation.cause {
+            object.member("cause", &out)
+            var nested = PrettyObject(&out, indent: indent + 1)
+            nested.moment("at", cause.at, &out)
+            nested.string("eventId", cause.eventId, &out)
+            nested.string("reason", cause.reason.rawValue, &out)
+            nested.finish(&out)
+        }
+        object.string("eventId", revocation.eventId, &out)
+        object.string("reason", revocation.reason.rawValue, &out)
+        object.finish(&out)
+    }
+
     private static func write(_ grant: EntitlementGrant, into out: inout [UInt8], indent: Int) {
         var object = PrettyObject(&out, indent: indent)
         object.string("appTransactionId", grant.appTransactionId, &out)
@@ -136,7 +155,8 @@ extension EntitlementAnswer {
         object.string("memberRef", grant.memberRef, &out)
         object.string("originalTransactionId", grant.originalTransactionId, &out)
         object.string("purchaserOriginalTransactionId", grant.purchaserOriginalTransactionId, &out)
-        object.value("revocation", grant.revocation?.json ?? .null, &out)
+        object.member("revocation", &out)
+        write(grant.revocation, into: &out, indent: indent + 1)
         object.string("seatClaimId", grant.seatClaimId, &out)
         object.moment("since", grant.since, &out)
         object.string("source", grant.source.rawValue, &out)
