@@ -6,7 +6,7 @@ let package = Package(
     products: [
         // The core an embedder picks: the ledger on SQLite, projections, reports. Links SQLite and
         // OpenSSL only (no libpq, hiredis or HTTP server): see the packaging test.
-        .library(name: "SeatLedger", targets: ["SeatLedger", "EventStore", "LedgerStorage", "Projections", "Reports", "AppStoreModels",
+        .library(name: "SeatLedger", targets: ["SeatLedger", "LedgerIntake", "EventStore", "LedgerStorage", "Projections", "Reports", "AppStoreModels",
                                                "LedgerEvents", "JWSVerification"]),
         // Optional engines and sources, each its own product so the core never links their C libraries.
         .library(name: "SeatLedgerPostgres", targets: ["PostgresStore"]),
@@ -43,7 +43,9 @@ let package = Package(
         .target(name: "LedgerStorage", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification"]),
         .target(name: "EventStore", dependencies: ["CSQLite", "LedgerConcurrency", "LedgerStorage", "AppStoreModels", "LedgerEvents", "JWSVerification"]),
         .target(name: "Projections", dependencies: ["AppStoreModels", "LedgerEvents"]),
-        .target(name: "SeatLedger", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "EventStore", "LedgerStorage", "Projections", "Reports", "LedgerConcurrency"]),
+        // The intake: decode, verify, inbound messages and rejections, line and spool reading; no store.
+        .target(name: "LedgerIntake", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "LedgerStorage", "Projections", "Reports", "LedgerConcurrency"]),
+        .target(name: "SeatLedger", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification", "EventStore", "LedgerStorage", "LedgerIntake", "Projections", "Reports", "LedgerConcurrency"]),
         .target(name: "SeatLedgerRedis", dependencies: ["SeatLedger", "LedgerEvents", "RedisStreams", "JWSVerification"]),
         .target(name: "SeatLedgerAppStoreAPI", dependencies: ["SeatLedger", "AppStoreModels", "LedgerEvents", "LedgerStorage", "Projections", "Reports", "AppStoreAPI"]),
         // The demo's sample streams and test root, compiled into the binary (see ARCHITECTURE.md).

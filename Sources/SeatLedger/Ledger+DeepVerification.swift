@@ -4,6 +4,7 @@ import Foundation
 import JWSVerification
 import LedgerConcurrency
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import Projections
 

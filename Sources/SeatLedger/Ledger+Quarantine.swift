@@ -2,6 +2,8 @@ import AppStoreModels
 import Foundation
 import JWSVerification
 import LedgerEvents
+import LedgerConcurrency
+import LedgerIntake
 import LedgerStorage
 
 /// The result of retrying quarantined inputs.

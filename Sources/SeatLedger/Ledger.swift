@@ -3,6 +3,8 @@ import Dispatch
 import Foundation
 import JWSVerification
 import LedgerEvents
+import LedgerConcurrency
+import LedgerIntake
 import LedgerStorage
 import Projections
 

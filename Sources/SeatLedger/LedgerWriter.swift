@@ -1,4 +1,5 @@
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 
 /// Reads a ledger, whether through one connection (``Ledger``) or a server's pool

@@ -2,6 +2,7 @@ import AppStoreAPI
 import AppStoreModels
 import Foundation
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import SeatLedger
 

@@ -1,8 +1,9 @@
 import Foundation
-import SeatLedger
-import LedgerEvents
 import JWSVerification
+import LedgerEvents
+import LedgerIntake
 import RedisStreams
+import SeatLedger
 
 /// Options of a Redis Streams consumer.
 public struct QueueIngestOptions: Sendable {

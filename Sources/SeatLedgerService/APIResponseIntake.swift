@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import HTTPServer
+import LedgerIntake
 import SeatLedger
 
 extension LedgerService {

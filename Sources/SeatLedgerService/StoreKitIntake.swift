@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import HTTPServer
 import LedgerEvents
+import LedgerIntake
 import SeatLedger
 
 /// `POST /v1/storekit`: the app server posts what the app sent it after the person signed in or

@@ -1,4 +1,5 @@
 import LedgerEvents
+import LedgerIntake
 
 /// What ``LedgerPool/appendReceipts(_:)`` says of one message: its outcome and which event it is.
 public struct AppendReceipt: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerConcurrency
+import LedgerIntake
 import LedgerStorage
 
 /// A `Sendable` handle on a ledger for servers: one writer that group-commits concurrent appends,

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerConcurrency
+import LedgerIntake
 
 /// The threads of a ``LedgerPool`` that verify and decode appends before they reach the writer.
 ///

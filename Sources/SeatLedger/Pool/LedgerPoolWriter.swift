@@ -1,5 +1,6 @@
 import Foundation
 import LedgerConcurrency
+import LedgerIntake
 import LedgerStorage
 import Synchronization
 

@@ -2,6 +2,7 @@ import AppStoreModels
 import DemoSamples
 import Foundation
 import JWSVerification
+import LedgerIntake
 import LedgerStorage
 import Projections
 import Reports

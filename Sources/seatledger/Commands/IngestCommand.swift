@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import JWSVerification
 import LedgerEvents
+import LedgerIntake
 import SeatLedger
 
 /// `seatledger ingest`: verify, decode and append messages from files, stdin or a spool directory.

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerEvents
+import LedgerIntake
 import SeatLedger
 
 /// `seatledger record`: append one `apiResponse` envelope from a file or stdin.

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import LedgerIntake
 import Reports
 import SeatLedger
 

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerIntake
 import SeatLedger
 
 /// Progress of a long command on stderr: done / total, rate and ETA where the total is known.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LedgerIntake
 import SeatLedger
 import Synchronization
 

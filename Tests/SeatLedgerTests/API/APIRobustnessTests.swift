@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import JWSSigning
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import Projections
 import SeatLedger

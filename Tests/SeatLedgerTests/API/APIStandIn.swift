@@ -2,6 +2,7 @@ import AppStoreAPI
 import AppStoreModels
 import Dispatch
 import Foundation
+import LedgerIntake
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import LedgerEvents
+import LedgerIntake
 import Projections
 import SeatLedger
 import Testing

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 @testable import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 @testable import SeatLedger
 import Testing

@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import SeatLedger
 import Testing

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import JWSVerification
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import SeatLedger
 import Testing

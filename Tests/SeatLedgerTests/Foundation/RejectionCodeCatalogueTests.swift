@@ -1,5 +1,6 @@
 import Foundation
 import LedgerEvents
+import LedgerIntake
 import Testing
 
 /// `RejectionCode.catalogue` is the one list of rejection codes: the docs' table and the

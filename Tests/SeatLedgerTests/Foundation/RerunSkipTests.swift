@@ -1,4 +1,5 @@
 import Foundation
+import LedgerIntake
 import LedgerStorage
 import PostgresStore
 import PostgresTestSupport

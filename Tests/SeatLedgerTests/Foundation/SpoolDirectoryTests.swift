@@ -1,6 +1,7 @@
 import AppStoreModels
 import EventStore
 import Foundation
+import LedgerIntake
 import SeatLedger
 import Testing
 

@@ -3,10 +3,11 @@ import EventStore
 import Foundation
 import JWSVerification
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
+import PostgresStore
 import PostgresTestSupport
 import SeatLedger
-import PostgresStore
 import Testing
 
 /// StoreKit inputs on the PostgreSQL engine (a real server started by the test): appended,

@@ -1,10 +1,11 @@
 import AppStoreModels
 @testable import EventStore
 import Foundation
+import LedgerIntake
 import LedgerStorage
+import PostgresStore
 import PostgresTestSupport
 @testable import SeatLedger
-import PostgresStore
 import Testing
 
 /// Text holding a NUL character (`\u0000` in Apple's JSON) is stored and read whole by the SQLite

@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import JWSVerification
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import SeatLedger
 import Testing

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import PostgresStore
 import PostgresTestSupport

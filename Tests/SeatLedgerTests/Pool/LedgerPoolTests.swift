@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import LedgerConcurrency
+import LedgerIntake
 import LedgerStorage
 import SeatLedger
 import Testing

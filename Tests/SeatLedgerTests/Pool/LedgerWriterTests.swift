@@ -1,5 +1,6 @@
 import Foundation
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import SeatLedger
 import Testing

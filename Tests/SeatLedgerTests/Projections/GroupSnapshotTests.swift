@@ -3,6 +3,7 @@ import Foundation
 import GroupSimulator
 import JWSVerification
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import Projections
 import ProjectionTestSupport

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import GroupSimulator
 import LedgerEvents
+import LedgerIntake
 import Projections
 import SeatLedger
 import Testing

@@ -2,6 +2,7 @@ import AppStoreModels
 import EventStore
 import Foundation
 import JWSVerification
+import LedgerIntake
 import LedgerStorage
 import SeatLedger
 

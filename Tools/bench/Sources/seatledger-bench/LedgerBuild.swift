@@ -6,6 +6,7 @@ import Foundation
 import GroupSimulator
 import JWSVerification
 import LedgerEvents
+import LedgerIntake
 import LedgerStorage
 import SeatLedger
 

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerIntake
 
 // seatledger-bench: the in-process pieces of Tools/bench/run. Each subcommand prints one JSON
 // object on stdout (progress on stderr); `report` merges them into bench-results.json.

@@ -23,7 +23,7 @@ public struct InboundMessage: Sendable {
     /// The stored event that holds exactly these bytes (set by a re-run's lookup,
     /// ``Ledger/markingStored(_:)``): the message is not decoded again, and the store, finding
     /// its id, records it as a duplicate arrival as it would the decoded event.
-    var stored: NewEvent?
+    package var stored: NewEvent?
 
     /// Creates a message.
     ///

@@ -74,68 +74,6 @@ public struct SpoolDirectory: Sendable {
         return files
     }
 
-    /// Ingests pending files in batches; with `follow`, keeps polling until `shouldStop()`.
-    ///
-    /// `onProblem` is called for each entry that was refused without being read (see the type's
-    /// documentation); the CLI prints them and exits non-zero.
-    public func ingest(into ledger: Ledger, batchSize: Int = 256, follow: Bool = false, pollInterval: Double = 1,
-                       shouldStop: () -> Bool = { false }, onProblem: (SpoolProblem) -> Void = { _ in },
-                       onBatch: (IngestSummary) -> Void) throws {
-        let spool = try DirectoryDescriptor(path: url.path)
-        let done = try Self.subfolder("done", of: spool, at: url)
-        let rejected = try Self.subfolder("rejected", of: spool, at: url)
-        let processing = try Self.subfolder("processing", of: spool, at: url)
-        // This consumer's claims go to a folder of its own: another consumer on the same spool
-        // never reads them (it had read every file in `processing/` as a crashed run's claim).
-        let claim = try SpoolClaim(in: processing)
-        defer { claim.release() }
-        let mine = claim.folder
-        repeat {
-            // Claims no running consumer holds (a crashed one's) first, then the spool's own entries (each claimed in turn).
-            try claim.adoptAbandoned()
-            var names: [(name: [UInt8], claimed: Bool)] = try Self.entries(of: mine).filter(Self.isCandidate).map { ($0, true) }
-            names += try Self.entries(of: spool).filter(Self.isCandidate).map { ($0, false) }
-            var start = 0
-            while start < names.count {
-                let chunk = names[start..<min(start + batchSize, names.count)]
-                start += batchSize
-                var messages: [InboundMessage] = []
-                var claimedNames: [[UInt8]] = []
-                for entry in chunk {
-                    let shown = Self.printable(entry.name)
-                    // Claim: from here on the name in processing/ is ours, whatever a producer renames into the spool.
-                    var claimed = entry.name
-                    if !entry.claimed {
-                        guard let name = try Self.move(entry.name, from: spool, to: mine) else { continue }  // gone meanwhile (another consumer's)
-                        claimed = name
-                    }
-                    switch Self.read(claimed, in: mine, limit: maxMessageBytes) {
-                    case .message(let data, let rejection):
-                        messages.append(InboundMessage(raw: data, source: "spool:\(shown)", origin: .spool, preRejection: rejection,
-                                                       acceptsAPIResponses: acceptsAPIResponses))
-                        claimedNames.append(claimed)
-                    case .refused(let reason):
-                        _ = try Self.move(claimed, from: mine, to: rejected)
-                        onProblem(SpoolProblem(name: shown, reason: reason))
-                    }
-                }
-                guard !messages.isEmpty else { continue }
-                let (summary, outcomes) = try ledger.ingestBatch(messages)
-                for (name, outcome) in zip(claimedNames, outcomes) {
-                    if case .quarantined = outcome { _ = try Self.move(name, from: mine, to: rejected) } else {
-                        _ = try Self.move(name, from: mine, to: done)
-                    }
-                }
-                onBatch(summary)
-                if shouldStop() { return }
-            }
-            if follow {
-                let deadline = Date().addingTimeInterval(pollInterval)
-                while Date() < deadline, !shouldStop() { Thread.sleep(forTimeInterval: min(0.1, pollInterval)) }
-            }
-        } while follow && !shouldStop()
-    }
-
     // MARK: Names
 
     /// `name` for a terminal or a log: printable ASCII and valid UTF-8 as is; control characters,
@@ -175,7 +113,7 @@ public struct SpoolDirectory: Sendable {
     /// `name` as bytes, for the library callers who hold a `String`.
     public static func printable(_ name: String) -> String { printable(Array(name.utf8)) }
 
-    static func isCandidate(_ name: [UInt8]) -> Bool {
+    package static func isCandidate(_ name: [UInt8]) -> Bool {
         guard let first = name.first, first != UInt8(ascii: ".") else { return false }
         if name.count >= 4, name.suffix(4).elementsEqual(".tmp".utf8) { return false }
         return !subfolders.contains { name.elementsEqual($0.utf8) }
@@ -184,7 +122,7 @@ public struct SpoolDirectory: Sendable {
     // MARK: System calls (all relative to descriptors of the spool and its folders)
 
     /// The entries of a directory (not `.`/`..`), sorted by their bytes; subdirectories left out.
-    static func entries(of directory: DirectoryDescriptor) throws -> [[UInt8]] {
+    package static func entries(of directory: DirectoryDescriptor) throws -> [[UInt8]] {
         try listing(of: directory) { name, isDirectory in
             !isDirectory && name != [0x2E] && name != [0x2E, 0x2E]
         }
@@ -220,7 +158,7 @@ public struct SpoolDirectory: Sendable {
     }
 
     /// The folder `name` of the spool, created if missing; refused when it is a symbolic link or not a directory.
-    static func subfolder(_ name: String, of spool: DirectoryDescriptor, at url: URL) throws -> DirectoryDescriptor {
+    package static func subfolder(_ name: String, of spool: DirectoryDescriptor, at url: URL) throws -> DirectoryDescriptor {
         var info = stat()
         if fstatat(spool.fd, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
             guard errno == ENOENT else {
@@ -249,7 +187,7 @@ public struct SpoolDirectory: Sendable {
 
     /// Renames `name` from one folder into another, never over an existing file (a same-named
     /// file there gets a unique suffix). Returns the name it has there, or `nil` if it was gone.
-    static func move(_ name: [UInt8], from source: DirectoryDescriptor, to target: DirectoryDescriptor) throws -> [UInt8]? {
+    package static func move(_ name: [UInt8], from source: DirectoryDescriptor, to target: DirectoryDescriptor) throws -> [UInt8]? {
         var destination = name
         var info = stat()
         while (withCName(destination) { fstatat(target.fd, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 {
@@ -261,7 +199,7 @@ public struct SpoolDirectory: Sendable {
         throw SpoolError(message: "cannot move \(printable(name)) from \(printable(source.path)) to \(printable(target.path)): \(String(cString: strerror(errno)))")
     }
 
-    enum ReadResult {
+    package enum ReadResult {
         case message(Data, IngestRejection?)
         case refused(String)
     }
@@ -269,7 +207,7 @@ public struct SpoolDirectory: Sendable {
     /// Reads a claimed file through one descriptor opened without following links and without
     /// blocking (a FIFO would otherwise wait for a writer); over `limit` bytes, only the first
     /// 64 KiB are kept and the rest is hashed in chunks.
-    static func read(_ name: [UInt8], in folder: DirectoryDescriptor, limit: Int) -> ReadResult {
+    package static func read(_ name: [UInt8], in folder: DirectoryDescriptor, limit: Int) -> ReadResult {
         let fd = withCName(name) { openat(folder.fd, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY) }
         guard fd >= 0 else {
             let code = errno
@@ -330,6 +268,12 @@ public struct SpoolProblem: Sendable, Equatable, CustomStringConvertible {
     /// What it was.
     public let reason: String
 
+    /// A problem with the entry `name` (escaped for printing).
+    package init(name: String, reason: String) {
+        self.name = name
+        self.reason = reason
+    }
+
     /// The text a person reads (what the CLI prints for it).
     public var description: String { "\(name): \(reason); moved to rejected/ unread" }
 }
@@ -344,16 +288,16 @@ public struct SpoolProblem: Sendable, Equatable, CustomStringConvertible {
 /// belongs to no running consumer: ``adoptAbandoned()`` moves its files (and files an older
 /// version claimed directly into `processing/`) into this consumer's folder, each by one atomic
 /// rename, so a crashed consumer's claims are ingested once.
-final class SpoolClaim {
+package final class SpoolClaim {
     /// The `processing/` folder.
     let processing: DirectoryDescriptor
     /// This consumer's folder (locked while this object lives).
-    let folder: DirectoryDescriptor
+    package let folder: DirectoryDescriptor
     /// Its name in `processing/`.
     let name: [UInt8]
 
     /// Creates, locks and shows this consumer's claim folder in `processing`.
-    init(in processing: DirectoryDescriptor) throws {
+    package init(in processing: DirectoryDescriptor) throws {
         self.processing = processing
         let visible = "consumer-\(getpid())-\(UUID().uuidString.prefix(8).lowercased())"
         let hidden = "." + visible
@@ -372,7 +316,7 @@ final class SpoolClaim {
 
     /// Moves into this consumer's folder the files of every claim folder no running consumer holds
     /// (its lock taken here, then the folder removed) and the files directly in `processing/`.
-    func adoptAbandoned() throws {
+    package func adoptAbandoned() throws {
         for file in try SpoolDirectory.entries(of: processing).filter(SpoolDirectory.isCandidate) {
             _ = try SpoolDirectory.move(file, from: processing, to: folder)
         }
@@ -390,7 +334,7 @@ final class SpoolClaim {
 
     /// Removes the folder when it is empty (what a stop or an error left in it stays for the next
     /// run to take over); the lock goes with the descriptor.
-    func release() {
+    package func release() {
         _ = withCName(name) { unlinkat(processing.fd, $0, AT_REMOVEDIR) }
     }
 }
@@ -405,17 +349,17 @@ public struct SpoolError: Error, Sendable, CustomStringConvertible {
 
 /// An open directory, owned: closed in `deinit`. Spool operations go through it (`openat`,
 /// `renameat`), so a folder swapped for a link after the check is never followed.
-final class DirectoryDescriptor {
+package final class DirectoryDescriptor {
     let fd: Int32
     let path: String
 
-    init(fd: Int32, path: String) {
+    package init(fd: Int32, path: String) {
         self.fd = fd
         self.path = path
     }
 
     /// Opens the directory at `path` (which the operator named: a link to it is followed).
-    convenience init(path: String) throws {
+    package convenience init(path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             throw SpoolError(message: "cannot open the spool \(SpoolDirectory.printable(path)): \(String(cString: strerror(errno)))")
@@ -433,16 +377,6 @@ extension Unicode.GeneralCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned: return true
         default: return false
         }
-    }
-}
-
-extension SpoolDirectory {
-    /// Convenience for the CLI: stop when `stop` reports a signal.
-    public func ingest(into ledger: Ledger, batchSize: Int, follow: Bool, pollInterval: Double,
-                       stop: some StopRequest, onProblem: (SpoolProblem) -> Void = { _ in },
-                       onBatch: (IngestSummary) -> Void) throws {
-        try ingest(into: ledger, batchSize: batchSize, follow: follow, pollInterval: pollInterval,
-                   shouldStop: { stop.isStopped }, onProblem: onProblem, onBatch: onBatch)
     }
 }
 

@@ -21,7 +21,7 @@ extension MessageDecoder {
 
     /// Decodes `message` and derives, off the writer thread, the projection facts of each event
     /// it yields (their `position` and `recordedAt` are filled in when the events are appended).
-    func prepare(_ message: InboundMessage) -> PreparedMessage {
+    package func prepare(_ message: InboundMessage) -> PreparedMessage {
         // Bytes already stored (verified when they were): nothing to decode; the commit reports a duplicate.
         if let stored = message.stored { return PreparedMessage(result: .success([stored]), facts: []) }
         let result = decode(message)
@@ -42,14 +42,14 @@ extension MessageDecoder {
 }
 
 /// One message after the parallel stage: its events or its rejection, and the facts of each event.
-struct PreparedMessage: Sendable {
+package struct PreparedMessage: Sendable {
     /// What the decoder made of the message.
-    let result: Result<[NewEvent], IngestRejection>
+    package let result: Result<[NewEvent], IngestRejection>
     /// One entry per event of `result` (none for a rejection), with provisional position and recorded-at.
-    let facts: [EventFacts]
+    package let facts: [EventFacts]
 
     /// Wraps a decoder result whose facts the writer derives itself.
-    init(result: Result<[NewEvent], IngestRejection>, facts: [EventFacts]) {
+    package init(result: Result<[NewEvent], IngestRejection>, facts: [EventFacts]) {
         self.result = result
         self.facts = facts
     }
@@ -72,13 +72,13 @@ struct PreparedMessage: Sendable {
 /// thread joins in, oldest batch first (a thread that takes a batch already fully claimed moves on
 /// at once). `Sendable` without `@unchecked`: the channel and the exit signals are the only shared
 /// state, and the jobs are thread-safe.
-final class DecodeWorkers: Sendable {
+package final class DecodeWorkers: Sendable {
     private let decoder: MessageDecoder
     private let jobs = BoundedChannel<DecodeJob>(capacity: .max)
     private let exits: [OneShot<Void>]
 
     /// Starts the dedicated threads (at least one).
-    init(decoder: MessageDecoder, threads: Int = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)) {
+    package init(decoder: MessageDecoder, threads: Int = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)) {
         self.decoder = decoder
         self.exits = (0..<max(1, threads)).map { _ in OneShot() }
         for (index, exited) in exits.enumerated() {
@@ -92,7 +92,7 @@ final class DecodeWorkers: Sendable {
 
     /// Queues `batch` for the dedicated threads behind any batch submitted earlier; collect it
     /// with ``DecodeJob/finish(decoder:)``.
-    func submit(_ batch: [InboundMessage]) -> DecodeJob {
+    package func submit(_ batch: [InboundMessage]) -> DecodeJob {
         let job = DecodeJob(batch)
         for _ in exits { _ = jobs.trySend(job) }
         return job
@@ -100,7 +100,7 @@ final class DecodeWorkers: Sendable {
 
     /// Stops the threads once they finish what they hold (jobs not started are left to
     /// ``DecodeJob/finish(decoder:)``), and waits for them.
-    func close() {
+    package func close() {
         jobs.cancel()
         for exited in exits { exited.wait() }
     }
@@ -108,12 +108,12 @@ final class DecodeWorkers: Sendable {
 
 /// One batch being decoded by several threads, one message at a time (the kit's
 /// ``LedgerConcurrency/SharedWork``: results in input order).
-typealias DecodeJob = SharedWork<InboundMessage, PreparedMessage>
+package typealias DecodeJob = SharedWork<InboundMessage, PreparedMessage>
 
 extension SharedWork where Item == InboundMessage, Output == PreparedMessage {
     /// Decodes messages until none is left to claim.
-    func work(decoder: MessageDecoder) { work { decoder.prepare($0) } }
+    package func work(decoder: MessageDecoder) { work { decoder.prepare($0) } }
 
     /// Helps decode what is left, waits for the other threads, and returns the results in input order.
-    func finish(decoder: MessageDecoder) -> [PreparedMessage] { finish { decoder.prepare($0) } }
+    package func finish(decoder: MessageDecoder) -> [PreparedMessage] { finish { decoder.prepare($0) } }
 }

@@ -103,7 +103,7 @@ public struct MessageDecoder: Sendable {
 
     /// The JWS of `raw` when it is Apple's form (``plainSignedPayload(_:)``), ignoring a byte
     /// order mark and surrounding white space; `nil` for any other text.
-    static func plainSignedPayload(in raw: Data) -> String? {
+    package static func plainSignedPayload(in raw: Data) -> String? {
         raw.withUnsafeBytes { bytes -> String? in
             let all = bytes.bindMemory(to: UInt8.self)
             var start = byteOrderMarkLength(all), end = all.count
@@ -119,7 +119,7 @@ public struct MessageDecoder: Sendable {
     /// The JWS of a body that is exactly `{"signedPayload":"…"}` with a string free of escapes
     /// and quotes (the form Apple posts), without a general JSON parse; `nil` for any other text,
     /// which then takes the general path (and gives the same result for this form).
-    static func plainSignedPayload(_ body: UnsafeBufferPointer<UInt8>) -> String? {
+    package static func plainSignedPayload(_ body: UnsafeBufferPointer<UInt8>) -> String? {
         let prefix = signedPayloadPrefix, suffix = signedPayloadSuffix
         guard body.count > prefix.count + suffix.count, body.starts(with: prefix),
               body[(body.count - suffix.count)...].elementsEqual(suffix) else { return nil }
