@@ -184,4 +184,21 @@ struct EntitlementReadTests {
         }
         #expect(sources > 3, "m1 holds claims in many groups")
     }
+
+    @Test("a family member of an individual subscription is entitled through FAMILY_SHARED until their transaction's end")
+    func familySharedIndividual() throws {
+        let test = try TestLedger(), factory = try PayloadFactory()
+        let family = factory.transaction(originalTransactionId: "3000000000000042", appTransactionId: "706000000000000042",
+                                         productId: Self.individualProduct, inAppOwnershipType: "FAMILY_SHARED", quantity: 1,
+                                         expiresDate: Self.t0 + 29 * Self.day, multiSeatInfo: nil)
+        try Self.append(test, [try Self.individual(factory), try factory.notification(transaction: family)])
+        let answer = try test.ledger.entitlements("706000000000000042", asOf: Self.t0 + Self.day)
+        Self.rendersAlike(answer)
+        let product = try #require(answer.entitlements.first)
+        #expect(product.productId == Self.individualProduct && product.entitled)
+        #expect(product.grants.first?.source == .familyShared)
+        #expect(product.until == Self.t0 + 29 * Self.day)
+        let lapsed = try #require(try test.ledger.entitlements("706000000000000042", asOf: Self.t0 + 30 * Self.day).entitlements.first)
+        #expect(!lapsed.entitled && lapsed.grants.first?.source == .familyShared)
+    }
 }
