@@ -36,7 +36,7 @@ if [ ! -x "$venv/bin/schemathesis" ] || [ ! -x "$venv/bin/openapi-spec-validator
 fi
 
 "$bin" demo --keep "$work/demo.sqlite" > /dev/null
-token="$("$bin" token add api-contract-check --scope read --scope record --db "$work/demo.sqlite" 2> /dev/null)"
+token="$("$bin" token add api-contract-check --scope read --scope link --scope record --db "$work/demo.sqlite" 2> /dev/null)"
 "$bin" serve --db "$work/demo.sqlite" --listen 127.0.0.1:0 2> "$work/serve.log" &
 serve_pid=$!
 port=""
