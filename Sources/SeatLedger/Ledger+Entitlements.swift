@@ -31,14 +31,10 @@ public struct EntitlementAnswer: Sendable {
     /// source), for caching; `nil` when nothing entitled has a known end.
     public var changesAt: EpochMillis? { entitlements.compactMap(\.changesAt).min() }
 
-    /// The JSON contract (`Events/api/entitlements.md`).
-    public var json: JSONValue { json(withAsOf: true) }
-
-    /// The JSON contract, with `asOf` `null` when `withAsOf` is false (what an `ETag` digests:
-    /// the answer's content without the moment, which moves with the clock).
-    public func json(withAsOf: Bool) -> JSONValue {
+    /// The JSON contract (`Events/api/entitlements.md`); ``prettyJSON()`` writes it.
+    public var json: JSONValue {
         [
-            "identifier": .string(identifier), "asOf": withAsOf ? .timestamp(asOf) : .null, "knownAt": .timestamp(knownAt),
+            "identifier": .string(identifier), "asOf": .timestamp(asOf), "knownAt": .timestamp(knownAt),
             "bundleId": .string(bundleId), "environment": .string(environment),
             "person": [
                 "userIds": .array(userIds.map(JSONValue.string)),
@@ -80,12 +76,12 @@ extension Ledger {
     public func linkedIdentifiers(of identifier: String, knownAt: EpochMillis? = nil) throws -> [String] {
         let positions = try store.positions(mentioning: identifier, kind: .appUserId)
         guard !positions.isEmpty else { return [] }
-        return try personLinks(of: identifier, positions: Set(positions), knownAt: knownAt)
+        return try links(at: Set(positions), knownAt: knownAt)
             .filter { $0.userId == identifier }.flatMap(\.appleIdentifiers).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
     }
 
-    /// The links the StoreKit events among `positions` make, as known at `knownAt`.
-    func personLinks(of identifier: String, positions: Set<Int64>, knownAt: EpochMillis?) throws -> [IdentityLink] {
+    /// The links the StoreKit events at `positions` make, as known at `knownAt`.
+    func links(at positions: Set<Int64>, knownAt: EpochMillis?) throws -> [IdentityLink] {
         try links(in: try ProjectionMaintainer(store: store).loadFacts(positions), knownAt: knownAt)
     }
 
@@ -106,9 +102,14 @@ extension Ledger {
     /// linked to (with the conflicts among them), for reports about a person.
     public func personLinks(_ identifier: String, knownAt: EpochMillis? = nil) throws -> (links: [IdentityLink], conflicts: [LinkConflict]) {
         let ids = [identifier] + (try linkedIdentifiers(of: identifier, knownAt: knownAt))
-        let links = try personLinks(of: identifier, positions: try store.positions(mentioningAny: Set(ids)), knownAt: knownAt)
-            .filter { $0.userId == identifier || !Set(ids).isDisjoint(with: $0.appleIdentifiers) }
+        let links = Self.naming(identifier, orAnyOf: ids, try links(at: try store.positions(mentioningAny: Set(ids)), knownAt: knownAt))
         return (links, IdentityLink.conflicts(links))
+    }
+
+    /// The links (in their order) that name `identifier` as a user id or one of `ids` as an Apple identity.
+    static func naming(_ identifier: String, orAnyOf ids: [String], _ links: [IdentityLink]) -> [IdentityLink] {
+        let ids = Set(ids)
+        return links.filter { $0.userId == identifier || !ids.isDisjoint(with: $0.appleIdentifiers) }
     }
 
     /// The entitlements of the person `identifier` names, per product, at `asOf` with what was
@@ -154,14 +155,11 @@ extension Ledger {
                 }
             }
             guard found else { throw PersonNotFound(identifier: identifier) }
-            let searchedSet = Set(searched)
-            let person = links.filter { $0.userId == identifier || !searchedSet.isDisjoint(with: $0.appleIdentifiers) }
-                .sorted { ($0.recordedAt, $0.eventId) < ($1.recordedAt, $1.eventId) }
+            let person = Self.naming(identifier, orAnyOf: searched, links)
             return EntitlementAnswer(identifier: identifier, asOf: asOf, knownAt: knownAt, bundleId: configuration.bundleId,
                                      environment: configuration.environment.rawValue,
                                      userIds: Array(Set(person.map(\.userId))).sorted(), identifiers: searched,
                                      links: person, conflicts: IdentityLink.conflicts(person), entitlements: Entitlements.byProduct(grants))
         }
     }
-
 }
