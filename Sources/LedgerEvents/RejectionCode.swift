@@ -64,6 +64,8 @@ public struct RejectionCode: OpenStringEnum, ExpressibleByStringLiteral {
     public static let untrustedAPIResponse = Self(rawValue: "untrusted_api_response")
     /// `storekit_not_accepted_here`: a StoreKit input from a path that applies only Apple's notifications.
     public static let storeKitNotAcceptedHere = Self(rawValue: "storekit_not_accepted_here")
+    /// `no_ledger_for_notification`: a notification that fits no ledger of a `serve` deployment.
+    public static let noLedgerForNotification = Self(rawValue: "no_ledger_for_notification")
     /// `not_storekit_input`: a body posted to POST /v1/storekit that is no storeKit input.
     public static let notStoreKitInput = Self(rawValue: "not_storekit_input")
     /// `invalid_storekit`: storeKit is not an object with exactly one of signedTransaction and signedAppTransaction.
@@ -116,6 +118,7 @@ public struct RejectionCode: OpenStringEnum, ExpressibleByStringLiteral {
         (.messageTooLarge, "a spool file or queue entry over the size limit, kept as its first 64 KiB"),
         (.untrustedAPIResponse, "an apiResponse envelope from a path that applies only Apple's notifications"),
         (.storeKitNotAcceptedHere, "a StoreKit input from a path that applies only Apple's notifications"),
+        (.noLedgerForNotification, "a notification posted to a `serve` of several ledgers whose app and environment no ledger records, or to `/notifications/{ledger}` with an unknown name"),
         (.notStoreKitInput, "a body posted to POST /v1/storekit that is no storeKit input"),
         (.invalidStoreKit, "storeKit is not an object with exactly one of signedTransaction and signedAppTransaction"),
         (.invalidUserId, "storeKit.userId is not a non-empty string of at most 256 characters"),

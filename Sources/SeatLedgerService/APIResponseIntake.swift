@@ -66,9 +66,11 @@ extension LedgerService {
             // The table gives the route a scope, so dispatch authorized a token before this.
             throw APIError(status: 401, code: "unauthorized", message: "POST /v1/api-responses needs a bearer token of scope record")
         }
+        let ledger = try target(match)
+        fields["ledger"] = .string(ledger.name)
         let receipt: AppendReceipt
         do {
-            receipt = try await pool.appendReceipts([Self.apiResponseMessage(match.request.body, token: token)])[0]
+            receipt = try await ledger.pool.appendReceipts([Self.apiResponseMessage(match.request.body, token: token)])[0]
         } catch {
             fields["outcome"] = "not_stored"
             throw APIError(status: 503, code: "not_stored",

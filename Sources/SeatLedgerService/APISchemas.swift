@@ -998,8 +998,8 @@ enum APISchemas {
       "identifier": { "type": "string" },
       "asOf": { "type": "string", "format": "date-time" },
       "knownAt": { "type": ["string", "null"], "format": "date-time" },
-      "bundleId": { "type": "string" },
-      "environment": { "type": "string" },
+      "bundleId": { "type": ["string", "null"], "description": "The app of the answer; null when merged from ledgers of several apps (each entry names its own)." },
+      "environment": { "type": ["string", "null"], "description": "The environment of the answer; null when merged from both (each entry names its own)." },
       "person": {
         "type": "object",
         "required": ["userIds", "identifiers", "links", "conflicts"],
@@ -1026,7 +1026,7 @@ enum APISchemas {
     "additionalProperties": true
   },
   "MemberAccess": {
-    "description": "GET /v1/members/{id}: `hasAccess` is true when any membership gives access.",
+    "description": "GET /v1/members/{id}: `hasAccess` is true when any membership gives access. From several ledgers, each membership adds `ledger` (name, bundleId, environment).",
     "type": "object",
     "required": ["identifier", "hasAccess", "memberships"],
     "properties": {
@@ -1065,11 +1065,28 @@ enum APISchemas {
     ]
   },
   "Ready": {
+    "description": "Each ledger's readiness; `degraded` when some (not all) are not ready. `headPosition` is given when one ledger is reported (a service of one, or `?ledger=`).",
     "type": "object",
-    "required": ["status", "headPosition"],
+    "required": ["status", "ledgers"],
     "properties": {
-      "status": { "const": "ready" },
-      "headPosition": { "type": "integer", "minimum": 0 }
+      "status": { "enum": ["ready", "degraded"] },
+      "headPosition": { "type": "integer", "minimum": 0 },
+      "ledgers": {
+        "type": "array",
+        "items": {
+          "type": "object",
+          "required": ["name", "bundleId", "environment", "status"],
+          "properties": {
+            "name": { "type": "string" },
+            "bundleId": { "type": "string" },
+            "environment": { "type": "string" },
+            "status": { "enum": ["ready", "not_ready"] },
+            "headPosition": { "type": "integer", "minimum": 0 },
+            "message": { "type": "string" }
+          },
+          "additionalProperties": true
+        }
+      }
     },
     "additionalProperties": true
   },

@@ -21,16 +21,15 @@ import SeatLedger
 /// With ``ServiceConfiguration/supportDesk`` a second listener on the same pool serves the support
 /// desk's read-only pages (``SupportDeskRoutes``).
 public final class LedgerService: Sendable {
-    /// The pool every route reads and appends through.
-    public let pool: LedgerPool
+    /// The ledgers the service serves, in the deployment's order.
+    public let ledgers: [ServedLedger]
+    /// Where a notification that fits no ledger is kept, quarantined with its raw bytes.
+    public let unroutable: ServedLedger
     /// The configuration.
     public let configuration: ServiceConfiguration
     /// The counters `/metrics` shows.
     public let metrics = ServiceMetrics()
-    /// The latest notification the store could not write, for `/readyz`.
-    let storeFailures: StoreFailureWindow
     let log: RequestLog
-    let tokens: TokenAuthenticator
     private let server: HTTPServerBox
     private let supportServer: HTTPServerBox
 
@@ -39,13 +38,22 @@ public final class LedgerService: Sendable {
     /// The port of the support desk's listener, if it has one.
     public var supportPort: UInt16? { supportServer.server?.port }
 
-    /// Starts listening; logs the start line.
-    public init(pool: LedgerPool, configuration: ServiceConfiguration, log: RequestLog = RequestLog()) throws {
-        self.pool = pool
+    /// Serves one ledger, named `default`, as `seatledger serve --db` does; logs the start line.
+    public convenience init(pool: LedgerPool, configuration: ServiceConfiguration, log: RequestLog = RequestLog()) throws {
+        let ledger = try ServedLedger(name: "default", pool: pool, location: configuration.ledgerDescription, seatAPI: configuration.seatAPI,
+                                      notReadyAfterStoreFailure: configuration.notReadyAfterStoreFailure)
+        try self.init(ledgers: [ledger], configuration: configuration, log: log)
+    }
+
+    /// Starts listening for `ledgers` (at least one, names unique); a notification that fits
+    /// none is kept in `unroutable`'s quarantine (default the first). Logs the start line.
+    public init(ledgers: [ServedLedger], unroutable: ServedLedger? = nil, configuration: ServiceConfiguration,
+                log: RequestLog = RequestLog()) throws {
+        precondition(!ledgers.isEmpty && Set(ledgers.map(\.name)).count == ledgers.count, "a service needs ledgers with unique names")
+        self.ledgers = ledgers
+        self.unroutable = unroutable ?? ledgers[0]
         self.configuration = configuration
         self.log = log
-        self.tokens = TokenAuthenticator(pool: pool)
-        self.storeFailures = StoreFailureWindow(holdFor: configuration.notReadyAfterStoreFailure)
         self.server = HTTPServerBox()
         self.supportServer = HTTPServerBox()
         // libmicrohttpd's own messages become JSON lines of the log, never raw lines on stderr.
@@ -62,7 +70,7 @@ public final class LedgerService: Sendable {
         server.server = http
         var start: [String: JSONValue] = ["event": "start", "version": .string(configuration.build.version),
                                           "commit": .string(configuration.build.commit),
-                                          "ledger": .string(configuration.ledgerDescription),
+                                          "ledger": .string(ledgers.count == 1 ? ledgers[0].location : ledgers.map(\.name).joined(separator: ",")),
                                           "address": .string("\(configuration.http.host):\(http.port)")]
         if let desk = configuration.supportDesk {
             let support: HTTPServer
@@ -90,13 +98,13 @@ public final class LedgerService: Sendable {
     public func shutdown(drainTimeout: Duration = .seconds(30)) async {
         let http = server.server, support = supportServer.server
         support?.stopAccepting()
-        pool.endLongPolls()
+        for ledger in ledgers { ledger.pool.endLongPolls() }
         let drained = await Task.detached {
             let api = http?.stop(drainTimeout: drainTimeout) ?? true
             let desk = support?.stop(drainTimeout: drainTimeout) ?? true
             return api && desk
         }.value
-        await pool.close()
+        for ledger in ledgers { await ledger.pool.close() }
         log.log(["event": "stop", "drained": .bool(drained)])
     }
 
@@ -145,9 +153,9 @@ public final class LedgerService: Sendable {
         do {
             var match = match
             if let scope = match.route.scope.tokenScope {
-                let token = try tokens.authorizeBlocking(request.header("Authorization"), scope: scope)
-                match.token = token
-                fields["token"] = .string(token)
+                let grant = try authorizeBlocking(request.header("Authorization"), scope: scope)
+                match.grant = grant
+                fields["token"] = .string(grant.name)
             }
             try RouteParameters.check(request, route: match.route)
             result = .success(try read(self, match))
@@ -165,10 +173,11 @@ public final class LedgerService: Sendable {
     func receiveNotification(_ match: RouteMatch, respond: @escaping @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void) {
         let started = ContinuousClock.now
         let request = match.request, route = match.route.template
-        pool.appendReceipts([notificationMessage(request)]) { [self] result in
+        let (ledger, message) = notificationMessage(match)
+        ledger.pool.appendReceipts([message]) { [self] result in
             respond {
-                var fields: [String: JSONValue] = [:]
-                let answer = self.notificationAnswer(result.map { $0[0] }, fields: &fields)
+                var fields: [String: JSONValue] = ["ledger": .string(ledger.name)]
+                let answer = self.notificationAnswer(result.map { $0[0] }, ledger: ledger, fields: &fields)
                 return self.finish(request, route: route, fields: fields, started: started, .success(answer))
             }
         }
@@ -194,6 +203,9 @@ public final class LedgerService: Sendable {
         let longPoll = route == ServiceRoute.changes.template && (Int(request.queryValue("wait") ?? "") ?? 0) > 0
         metrics.observe(route: route, status: response.status, seconds: longPoll ? nil : seconds)
         if fields["outcome"] == nil { fields["outcome"] = response.status < 400 ? "ok" : "error" }
+        if fields["ledger"] == nil, let named = response.headers.first(where: { $0.name == "SeatLedger-Ledger" }) {
+            fields["ledger"] = .string(named.value)
+        }
         fields["method"] = .string(request.method)
         fields["path"] = .string(request.path)
         fields["status"] = .int(Int64(response.status))
@@ -203,11 +215,11 @@ public final class LedgerService: Sendable {
     }
 
     /// `GET /v1/entitlements/{id}`'s handler, with the configuration's clock.
-    var entitlementRoute: EntitlementRoute { EntitlementRoute(pool: pool, now: configuration.now) }
+    var entitlementRoute: EntitlementRoute { EntitlementRoute(service: self, now: configuration.now) }
 
-    /// The read routes' handlers, with the configuration's clock and limits.
-    var readRoutes: ReadRoutes {
-        ReadRoutes(pool: pool, now: configuration.now, maxPageSize: configuration.maxPageSize, maxChangeWait: configuration.maxChangeWait)
+    /// The read routes' handlers on `ledger`, with the configuration's clock and limits.
+    func readRoutes(_ ledger: ServedLedger) -> ReadRoutes {
+        ReadRoutes(pool: ledger.pool, now: configuration.now, maxPageSize: configuration.maxPageSize, maxChangeWait: configuration.maxChangeWait)
     }
 
     /// An error from the ledger as an answer: a reference that resolves to nothing is 404, a
@@ -232,38 +244,77 @@ public final class LedgerService: Sendable {
         route = match.route.template
         guard match.route.allows(request.method) else { throw match.route.methodNotAllowed(request.method) }
         if let scope = match.route.scope.tokenScope {
-            let token = try await tokens.authorize(request.header("Authorization"), scope: scope)
-            match.token = token
-            fields["token"] = .string(token)
+            let grant = try await authorize(request.header("Authorization"), scope: scope)
+            match.grant = grant
+            fields["token"] = .string(grant.name)
         }
         try RouteParameters.check(request, route: match.route)
         return try await match.route.handler(self, match, &fields)
     }
 
-    /// The seat routes' handlers (``SeatRoutes``: claim, unclaim, associate through Apple).
-    var seatRoutes: SeatRoutes {
-        SeatRoutes(pool: pool, now: configuration.now, settings: configuration.seatAPI, log: log)
+    /// The seat routes' handlers on `ledger` (``SeatRoutes``: claim, unclaim, associate through Apple).
+    func seatRoutes(_ ledger: ServedLedger) -> SeatRoutes {
+        SeatRoutes(pool: ledger.pool, now: configuration.now, settings: ledger.seatAPI, log: log)
     }
 
     // MARK: Health and metrics
 
-    func readiness() async throws -> HTTPResponse {
+    /// `/readyz`: every ledger (or the one `?ledger=` names) answers a read and commits a write
+    /// probe, and stored its latest notification. 200 while any is ready, each ledger's state in
+    /// `ledgers`; 503 when none is (so one ledger's outage does not take the others' traffic away).
+    func readiness(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var chosen = ledgers
+        if let name = request.queryValue("ledger") {
+            guard let named = ledger(named: name) else {
+                throw APIError(status: 404, code: "unknown_ledger", message: "this service has no ledger named \(name)")
+            }
+            chosen = [named]
+        }
+        var states: [JSONValue] = []
+        var ready: [(ServedLedger, Int64)] = []
+        var problems: [String] = []
+        for ledger in chosen {
+            var state = ledger.fields
+            do {
+                let head = try await Self.readiness(of: ledger)
+                ready.append((ledger, head))
+                state["status"] = "ready"
+                state["headPosition"] = .int(head)
+            } catch {
+                let message = (error as? APIError)?.message ?? "the ledger is not reachable or writable: \(error)"
+                problems.append(chosen.count == 1 ? message : "\(ledger.name): \(message)")
+                state["status"] = "not_ready"
+                state["message"] = .string(message)
+            }
+            states.append(.object(state))
+        }
+        guard !ready.isEmpty else {
+            throw APIError(status: 503, code: "not_ready", message: problems.joined(separator: "; "), headers: [("Retry-After", "5")],
+                           details: chosen.count == 1 ? [:] : ["ledgers": .array(states)])
+        }
+        var body: [String: JSONValue] = ["status": ready.count == chosen.count ? "ready" : "degraded", "ledgers": .array(states)]
+        if chosen.count == 1 { body["headPosition"] = .int(ready[0].1) }
+        return .json(.object(body))
+    }
+
+    /// One ledger's readiness: its head, or the reason it is not ready.
+    private static func readiness(of ledger: ServedLedger) async throws -> Int64 {
         do {
             // The writer commits a write that reaches the disk (a full disk or a file size limit
-            // fails it, as it fails every append: the load balancer should stop sending Apple's
-            // notifications here), and a reader sees the store.
-            let head = try await pool.write { ledger in
+            // fails it, as it fails every append: Apple's notifications for it should go
+            // elsewhere), and a reader sees the store.
+            let head = try await ledger.pool.write { ledger in
                 try ledger.store.probeWrite()
                 return try ledger.store.head().position
             }
-            _ = try await pool.read { ledger in try ledger.store.head().position }
-            if let failure = storeFailures.recent() {
+            _ = try await ledger.pool.read { ledger in try ledger.store.head().position }
+            if let failure = ledger.storeFailures.recent() {
                 let seconds = failure.ago.components.seconds
                 throw APIError(status: 503, code: "not_ready",
                                message: "a notification could not be stored \(seconds) s ago: \(failure.reason)",
                                headers: [("Retry-After", "5")])
             }
-            return .json(["status": "ready", "headPosition": .int(head)])
+            return head
         } catch let error as APIError {
             throw error
         } catch {
@@ -272,16 +323,20 @@ public final class LedgerService: Sendable {
     }
 
     func metricsResponse() async throws -> HTTPResponse {
-        let read = try? await pool.read { ledger -> (newest: Int64?, open: Int) in
-            let head = try ledger.store.head().position
-            return (head == 0 ? nil : try ledger.store.event(at: head)?.recordedAt, try ledger.store.quarantineCount(state: "open"))
-        }
+        var states: [ServiceMetrics.LedgerState] = []
         let now = Timestamp.millis(Date())
-        let age = (read?.newest).map { Double(now - $0) / 1000 }
+        for ledger in ledgers {
+            let read = try? await ledger.pool.read { ledger -> (newest: Int64?, open: Int) in
+                let head = try ledger.store.head().position
+                return (head == 0 ? nil : try ledger.store.event(at: head)?.recordedAt, try ledger.store.quarantineCount(state: "open"))
+            }
+            states.append(ServiceMetrics.LedgerState(name: ledger.name, headPosition: ledger.pool.headPosition,
+                                                     newestEventAgeSeconds: (read?.newest).map { Double(now - $0) / 1000 },
+                                                     openQuarantineItems: read?.open))
+        }
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
-                            text: metrics.render(headPosition: pool.headPosition, newestEventAgeSeconds: age,
-                                                 inFlight: server.server?.activeRequests ?? 0, build: configuration.build,
-                                                 openQuarantineItems: read?.open, process: ProcessMetrics.current()))
+                            text: metrics.render(ledgers: states, inFlight: server.server?.activeRequests ?? 0, build: configuration.build,
+                                                 process: ProcessMetrics.current()))
     }
 }
 

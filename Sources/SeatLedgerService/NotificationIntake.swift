@@ -48,38 +48,70 @@ extension LedgerService {
         }
     }
 
-    /// `POST /notifications`: appends the body exactly as received; 200 once the outcome is
-    /// durable (appended, duplicate, or quarantined with its raw bytes), 503 with `Retry-After`
-    /// when nothing could be stored, so Apple retries.
-    func receiveNotification(_ request: HTTPRequest, fields: inout [String: JSONValue]) async -> HTTPResponse {
-        let message = notificationMessage(request)
+    /// `POST /notifications` and `/notifications/{ledger}` by the async handler (the polling
+    /// thread's path is ``receiveNotification(_:respond:)``; the answers are the same).
+    func receiveNotification(_ match: RouteMatch, fields: inout [String: JSONValue]) async -> HTTPResponse {
+        let (ledger, message) = notificationMessage(match)
+        fields["ledger"] = .string(ledger.name)
         let result: Result<AppendReceipt, any Error>
         do {
-            result = .success(try await pool.appendReceipts([message])[0])
+            result = .success(try await ledger.pool.appendReceipts([message])[0])
         } catch {
             result = .failure(error)
         }
-        return notificationAnswer(result, fields: &fields)
+        return notificationAnswer(result, ledger: ledger, fields: &fields)
     }
 
-    /// The message a posted notification is (counted as received): an `apiResponse` envelope is
-    /// marked for quarantine (``envelopeOnWebhook``).
-    func notificationMessage(_ request: HTTPRequest) -> InboundMessage {
-        metrics.received()
-        let preRejection = Self.isAPIResponseEnvelope(request.body) ? Self.envelopeOnWebhook : nil
-        return InboundMessage(raw: request.body, source: "webhook", origin: .webhook, preRejection: preRejection)
+    /// The ledger a notification goes to and the message it is appended as (origin `webhook`).
+    ///
+    /// `/notifications/{ledger}` names it; `/notifications` of a one-ledger service goes to that
+    /// ledger (which quarantines another app's or environment's notification, naming the
+    /// mismatch); of a several-ledger service, to the one ledger whose app and environment the
+    /// payload claims (unverified: that ledger verifies it). A body that fits none, or names a
+    /// ledger that does not exist, is kept in ``unroutable``'s quarantine as
+    /// `no_ledger_for_notification` with its raw bytes; a body with no claim to read (not JSON,
+    /// no signed payload) goes there too, to be quarantined for what is wrong with it.
+    func notificationMessage(_ match: RouteMatch) -> (ServedLedger, InboundMessage) {
+        let request = match.request
+        var ledger = ledgers.count == 1 ? ledgers[0] : unroutable
+        var preRejection = Self.isAPIResponseEnvelope(request.body) ? Self.envelopeOnWebhook : nil
+        if match.route.pathParameters.contains("ledger") {
+            let name = match.path("ledger")
+            if let named = self.ledger(named: name) {
+                ledger = named
+            } else {
+                ledger = unroutable
+                preRejection = preRejection ?? IngestRejection(
+                    code: .noLedgerForNotification,
+                    reason: "posted to /notifications/\(name), and this service has no ledger named \(name) (it serves "
+                        + ledgers.map(\.name).joined(separator: ", ") + "); check the URL in App Store Connect")
+            }
+        } else if ledgers.count > 1, preRejection == nil, let claims = RoutingClaims.of(request.body) {
+            let fitting = ledgers.filter { $0.records(claims) }
+            if fitting.count == 1 {
+                ledger = fitting[0]
+            } else {
+                preRejection = IngestRejection(
+                    code: .noLedgerForNotification,
+                    reason: "the notification names bundle id \(claims.bundleId ?? "(none)") and environment \(claims.environment ?? "(none)"), which "
+                        + (fitting.isEmpty ? "no ledger of this service records" : "several ledgers of this service record (" + fitting.map(\.name).joined(separator: ", ") + ")")
+                        + "; add its ledger to the configuration, or post it to /notifications/{ledger}")
+            }
+        }
+        metrics.received(ledger: ledger.name)
+        return (ledger, InboundMessage(raw: request.body, source: "webhook", origin: .webhook, preRejection: preRejection))
     }
 
     /// The answer to a posted notification once its append ended (counted in the metrics; the
     /// log line's fields set): 200 with what became of it, or 503 when nothing was stored.
-    func notificationAnswer(_ result: Result<AppendReceipt, any Error>, fields: inout [String: JSONValue]) -> HTTPResponse {
+    func notificationAnswer(_ result: Result<AppendReceipt, any Error>, ledger: ServedLedger, fields: inout [String: JSONValue]) -> HTTPResponse {
         let receipt: AppendReceipt
         switch result {
         case .success(let stored):
             receipt = stored
         case .failure(let error):
-            metrics.failed()
-            storeFailures.failed("\(error)")
+            metrics.failed(ledger: ledger.name)
+            ledger.storeFailures.failed("\(error)")
             fields["outcome"] = "not_stored"
             return APIError(status: 503, code: "not_stored",
                             message: "the notification could not be stored (nothing was recorded; retry): \(error)",
@@ -88,17 +120,17 @@ extension LedgerService {
         let body: JSONValue
         switch receipt.outcome {
         case .appended(let positions, _):
-            metrics.appended()
+            metrics.appended(ledger: ledger.name)
             fields["outcome"] = "appended"
             body = ["result": "appended", "positions": .array(positions.map { .int($0) })]
             if let first = positions.first { fields["position"] = .int(first) }
         case .duplicate(let position):
-            metrics.duplicate()
+            metrics.duplicate(ledger: ledger.name)
             fields["outcome"] = "duplicate"
             fields["position"] = .int(position)
             body = ["result": "duplicate", "existingPosition": .int(position)]
         case .quarantined(let id, let rejection):
-            metrics.quarantined(reason: rejection.code.rawValue)
+            metrics.quarantined(ledger: ledger.name, reason: rejection.code.rawValue)
             fields["outcome"] = "quarantined"
             fields["quarantineId"] = .int(id)
             fields["reason"] = .string(rejection.code.rawValue)

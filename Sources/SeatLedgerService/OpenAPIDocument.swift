@@ -87,8 +87,17 @@ enum OpenAPIDocument {
         if route.scope != .none {
             add(.error(401, "No bearer token, or one unknown or revoked", codes: ["unauthorized"],
                        examples: ["no token": APIExamples.unauthorized], headers: ["WWW-Authenticate"]))
-            add(.error(403, "None of the token's scopes is `\(route.scope.rawValue)`", codes: ["forbidden"],
-                       examples: route.scope == .seats ? ["read token": APIExamples.forbidden] : [:]))
+            add(.error(403, "None of the token's scopes is `\(route.scope.rawValue)`, or the token does not open the ledger `ledger` names",
+                       codes: ["forbidden"], examples: route.scope == .seats ? ["read token": APIExamples.forbidden] : [:]))
+            add(.error(404, "`ledger` names no ledger of the deployment", codes: ["unknown_ledger"]))
+            switch route.ledgers {
+            case .one:
+                add(.error(400, "The token opens several ledgers and `ledger` names none (the body names `ledgers`)", codes: ["ledger_required"]))
+            case .search:
+                add(.error(409, "Several ledgers know the reference and `ledger` names none (the body names `ledgers`)", codes: ["ambiguous_reference"]))
+            case .merged:
+                break
+            }
         }
         var operation: [String: JSONValue] = [
             "operationId": .string(operationId(route, method: method)),

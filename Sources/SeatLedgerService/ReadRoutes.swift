@@ -55,30 +55,37 @@ struct ReadRoutes: Sendable {
     }
 
     /// Runs `read` on the calling thread (``LedgerPool/blockingRead(_:)``), errors as answers.
-    private func readingNow<T>(_ read: (Ledger) throws -> T) throws -> T {
+    func readingNow<T>(_ read: (Ledger) throws -> T) throws -> T {
         do { return try pool.blockingRead(read) } catch { throw LedgerService.describe(error) }
     }
 
-    /// `GET /v1/members/{id}`: `{"identifier", "hasAccess", "memberships": <member show --json>}`.
+    /// `GET /v1/members/{id}` of one ledger: `{"identifier", "hasAccess", "memberships": <member show --json>}`.
     func member(_ identifier: String, _ request: HTTPRequest) async throws -> HTTPResponse {
-        try await reading(try memberRead(identifier, request))
+        Self.memberAnswer(identifier, try await reading(try membershipsRead(identifier, request)))
     }
 
     /// ``member(_:_:)`` on the calling thread, which may block (``LedgerService/handleImmediately(_:)``).
     func memberNow(_ identifier: String, _ request: HTTPRequest) throws -> HTTPResponse {
-        try readingNow(try memberRead(identifier, request))
+        Self.memberAnswer(identifier, try readingNow(try membershipsRead(identifier, request)))
     }
 
-    /// `GET /v1/members/{id}` as one read: the parameters checked now, the answer made in the read.
-    private func memberRead(_ identifier: String, _ request: HTTPRequest) throws(APIError) -> @Sendable (Ledger) throws -> HTTPResponse {
+    /// The member's memberships in this ledger (`member show --json`), on the calling thread.
+    func membershipsNow(_ identifier: String, _ request: HTTPRequest) throws -> JSONValue {
+        try readingNow(try membershipsRead(identifier, request))
+    }
+
+    /// The answer of `GET /v1/members/{id}` for these memberships.
+    static func memberAnswer(_ identifier: String, _ memberships: JSONValue) -> HTTPResponse {
+        let hasAccess = memberships.arrayValue?.contains { $0["member"]?["hasAccess"]?.boolValue == true } ?? false
+        return .json(["identifier": .string(identifier), "hasAccess": .bool(hasAccess), "memberships": memberships])
+    }
+
+    /// The memberships as one read: the parameters checked now, the answer made in the read.
+    private func membershipsRead(_ identifier: String, _ request: HTTPRequest) throws(APIError) -> @Sendable (Ledger) throws -> JSONValue {
         let now = now()
         let asOf = try Self.clock(request, "asOf", now: now) ?? now
         let knownAt = try Self.clock(request, "knownAt", now: now)
-        return { ledger in
-            let memberships = try ledger.memberAccessJSON(identifier, asOf: asOf, knownAt: knownAt)
-            let hasAccess = memberships.arrayValue?.contains { $0["member"]?["hasAccess"]?.boolValue == true } ?? false
-            return .json(["identifier": .string(identifier), "hasAccess": .bool(hasAccess), "memberships": memberships])
-        }
+        return { ledger in try ledger.memberAccessJSON(identifier, asOf: asOf, knownAt: knownAt) }
     }
 
     /// `GET /v1/groups/{ref}`: `group show --json`.
@@ -219,5 +226,27 @@ struct ReadRoutes: Sendable {
         }
         let next = changes.last?["position"]?.int64Value ?? after
         return .json(["changes": .array(changes), "next": .int(next), "head": .int(observedHead)])
+    }
+}
+
+extension LedgerService {
+    /// `GET /v1/members/{id}` over the request's candidate ledgers (``candidates(_:)``): one
+    /// ledger's answer as it is (named by its headers); over several, every ledger's memberships
+    /// in the deployment's order, each with a `ledger` object (name, bundle id, environment).
+    func members(_ match: RouteMatch) throws -> HTTPResponse {
+        let identifier = match.path("id")
+        let candidates = try candidates(match)
+        if candidates.count == 1 {
+            return Self.named(try readRoutes(candidates[0]).memberNow(identifier, match.request), by: candidates[0])
+        }
+        var memberships: [JSONValue] = []
+        for ledger in candidates {
+            for membership in try readRoutes(ledger).membershipsNow(identifier, match.request).arrayValue ?? [] {
+                guard case .object(var members) = membership else { continue }
+                members["ledger"] = ledger.json
+                memberships.append(.object(members))
+            }
+        }
+        return ReadRoutes.memberAnswer(identifier, .array(memberships))
     }
 }

@@ -72,6 +72,17 @@ enum PollingThreadAnswer: Sendable {
     case handedOn(@Sendable (LedgerService, RouteMatch) -> ImmediateAnswer)
 }
 
+/// How a `/v1` route uses the ledgers a request may reach (``LedgerService/candidates(_:)``).
+enum LedgerUse: Sendable {
+    /// One ledger: a page, a feed, or a body to append (`ledger`, the token's only ledger, or the
+    /// one the body's app and environment name); else 400 `ledger_required`.
+    case one
+    /// The one ledger that knows the reference; 409 `ambiguous_reference` when several do.
+    case search
+    /// Every ledger's answer, merged.
+    case merged
+}
+
 /// One segment of a path template.
 enum TemplateSegment: Sendable, Equatable {
     case literal(String)
@@ -89,6 +100,8 @@ struct ServiceRoute: Sendable {
     let template: String
     let scope: RouteScope
     let query: QueryRule
+    /// How it uses the deployment's ledgers (its OpenAPI errors).
+    let ledgers: LedgerUse
     /// The answer on the polling thread, if it has one.
     let immediate: PollingThreadAnswer?
     /// The answer by the async handler (also for an ``immediate`` route when ``LedgerService/handle(_:)`` is called).
@@ -100,13 +113,14 @@ struct ServiceRoute: Sendable {
     /// The names of the template's path parameters, in order.
     let pathParameters: [String]
 
-    init(_ methods: [String], _ template: String, scope: RouteScope, query: QueryRule, immediate: PollingThreadAnswer? = nil,
-         document: RouteDocument,
+    init(_ methods: [String], _ template: String, scope: RouteScope, query: QueryRule, ledgers: LedgerUse = .search,
+         immediate: PollingThreadAnswer? = nil, document: RouteDocument,
          handler: @escaping @Sendable (LedgerService, RouteMatch, inout [String: JSONValue]) async throws -> HTTPResponse) {
         self.methods = methods
         self.template = template
         self.scope = scope
         self.query = query
+        self.ledgers = ledgers
         self.immediate = immediate
         self.handler = handler
         self.document = document
@@ -149,8 +163,12 @@ struct RouteMatch: Sendable {
     let request: HTTPRequest
     /// The path parameters' values, in the template's order.
     let values: [String]
-    /// The name of the token that authorized the request (set by dispatch for a route with a scope).
-    var token: String?
+    /// The token that authorized the request and the ledgers it opens (set by dispatch for a
+    /// route with a scope).
+    var grant: TokenGrant?
+
+    /// The name of the token that authorized the request.
+    var token: String? { grant?.name }
 
     /// The value of path parameter `name` (one of the template's).
     func path(_ name: String) -> String {

@@ -207,3 +207,38 @@ struct SeatRoutes: Sendable {
         return text
     }
 }
+
+extension LedgerService {
+    /// A seat operation on the ledger that knows the group (``searching(_:_:)``'s rule: 404 when
+    /// none of the request's candidate ledgers does, 409 when several do), with that ledger's
+    /// App Store Server API settings; the answer names the ledger.
+    func seatOperation(_ match: RouteMatch, fields: inout [String: JSONValue],
+                       _ operation: (SeatRoutes, inout [String: JSONValue]) async throws -> HTTPResponse) async throws -> HTTPResponse {
+        let reference = match.path("ref")
+        var holders: [ServedLedger] = []
+        var failure: (any Error)?
+        let candidates = try candidates(match)
+        if candidates.count == 1 {
+            holders = candidates
+        } else {
+            for ledger in candidates {
+                do {
+                    if try await !ledger.pool.read({ ledger in try ledger.groupKeys(for: reference) }).isEmpty { holders.append(ledger) }
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        guard holders.count == 1 else {
+            if holders.count > 1 {
+                throw APIError(status: 409, code: "ambiguous_reference",
+                               message: "the reference is known to \(holders.count) ledgers (" + holders.map(\.name).joined(separator: ", ") + "): add ?ledger=",
+                               details: ["ledgers": .array(holders.map(\.json))])
+            }
+            if let failure { throw LedgerService.describe(failure) }
+            throw APIError(status: 404, code: "not_found", message: "no ledger this token opens knows group \(reference)")
+        }
+        fields["ledger"] = .string(holders[0].name)
+        return LedgerService.named(try await operation(seatRoutes(holders[0]), &fields), by: holders[0])
+    }
+}

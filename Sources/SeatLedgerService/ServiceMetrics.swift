@@ -23,38 +23,54 @@ public final class ServiceMetrics: Sendable {
         var sum = 0.0
     }
 
-    private struct State {
+    /// One ledger's notification counters.
+    private struct NotificationCounts {
         var received = 0
         var appended = 0
         var duplicate = 0
         var failed = 0
-        var oversize = 0
         var quarantined: [String: Int] = [:]
+    }
+
+    private struct State {
+        var notifications: [String: NotificationCounts] = [:]
+        var oversize = 0
         var requests: [String: Int] = [:]  // "route\u{0}status"
         var latency: [String: Histogram] = [:]
     }
 
+    /// What `/metrics` reads from one ledger at a scrape.
+    public struct LedgerState: Sendable {
+        /// The ledger's name (the `ledger` label).
+        public var name: String
+        /// Its last position.
+        public var headPosition: Int64
+        /// Seconds since its newest event was recorded (`nil`: empty, or not readable).
+        public var newestEventAgeSeconds: Double?
+        /// Its open quarantine items (`nil`: not readable).
+        public var openQuarantineItems: Int?
+
+        /// Creates a ledger's state.
+        public init(name: String, headPosition: Int64, newestEventAgeSeconds: Double?, openQuarantineItems: Int?) {
+            self.name = name
+            self.headPosition = headPosition
+            self.newestEventAgeSeconds = newestEventAgeSeconds
+            self.openQuarantineItems = openQuarantineItems
+        }
+    }
+
     private let state = Mutex(State())
 
-    /// Creates an empty registry.
+    /// Creates empty counters.
     public init() {}
 
-    /// A notification arrived (before its outcome is known).
-    func received() { state.withLock { $0.received += 1 } }
-    /// A notification was appended.
-    func appended() { state.withLock { $0.appended += 1 } }
-    /// A notification was already in the ledger.
-    func duplicate() { state.withLock { $0.duplicate += 1 } }
-    /// A notification was quarantined with `reason` (its rejection code).
-    func quarantined(reason: String) { state.withLock { $0.quarantined[reason, default: 0] += 1 } }
-    /// A notification could not be stored (503).
-    func failed() { state.withLock { $0.failed += 1 } }
-    /// A body was over the limit (413).
+    func received(ledger: String) { state.withLock { $0.notifications[ledger, default: .init()].received += 1 } }
+    func appended(ledger: String) { state.withLock { $0.notifications[ledger, default: .init()].appended += 1 } }
+    func duplicate(ledger: String) { state.withLock { $0.notifications[ledger, default: .init()].duplicate += 1 } }
+    func quarantined(ledger: String, reason: String) { state.withLock { $0.notifications[ledger, default: .init()].quarantined[reason, default: 0] += 1 } }
+    func failed(ledger: String) { state.withLock { $0.notifications[ledger, default: .init()].failed += 1 } }
     func oversize() { state.withLock { $0.oversize += 1 } }
 
-    /// One answered request on `route` (a pattern such as `/v1/groups/{ref}`, never the raw path);
-    /// `seconds` is `nil` for a request that waited on purpose (a long poll of `/v1/changes`), which
-    /// is counted but kept out of the latency histogram, where its wait would read as slowness.
     func observe(route: String, status: Int, seconds: Double?) {
         state.withLock { state in
             state.requests["\(route)\u{0}\(status)", default: 0] += 1
@@ -77,31 +93,39 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// The text exposition (format 0.0.4), with the ledger gauges given by the caller.
-    public func render(headPosition: Int64, newestEventAgeSeconds: Double?, inFlight: Int, build: ServiceBuild,
-                       openQuarantineItems: Int? = nil) -> String {
-        render(headPosition: headPosition, newestEventAgeSeconds: newestEventAgeSeconds, inFlight: inFlight, build: build,
-               openQuarantineItems: openQuarantineItems, process: nil)
+    /// The Prometheus text exposition (format 0.0.4): the counters, with each ledger's
+    /// notification counters, head, newest event age and open quarantine items labelled
+    /// `ledger="NAME"`.
+    public func render(ledgers: [LedgerState], inFlight: Int, build: ServiceBuild) -> String {
+        render(ledgers: ledgers, inFlight: inFlight, build: build, process: nil)
     }
 
-    /// The text exposition with this process's `process_*` series (`process` read at the scrape).
-    func render(headPosition: Int64, newestEventAgeSeconds: Double?, inFlight: Int, build: ServiceBuild,
-                openQuarantineItems: Int?, process: ProcessMetrics?) -> String {
+    func render(ledgers: [LedgerState], inFlight: Int, build: ServiceBuild, process: ProcessMetrics?) -> String {
         let snapshot = state.withLock { $0 }
         var out = "# HELP seatledger_build_info The running build: its version and commit.\n# TYPE seatledger_build_info gauge\n"
         out += "seatledger_build_info{version=\"\(Self.label(build.version))\",commit=\"\(Self.label(build.commit))\"} 1\n"
-        func counter(_ name: String, _ help: String, _ value: Int) {
-            out += "# HELP seatledger_\(name) \(help)\n# TYPE seatledger_\(name) counter\nseatledger_\(name) \(value)\n"
+        let names = ledgers.map(\.name)
+        func perLedger(_ name: String, _ type: String, _ help: String, _ value: (String) -> Int?) {
+            out += "# HELP seatledger_\(name) \(help)\n# TYPE seatledger_\(name) \(type)\n"
+            for ledger in names {
+                if let value = value(ledger) { out += "seatledger_\(name){ledger=\"\(Self.label(ledger))\"} \(value)\n" }
+            }
         }
-        counter("notifications_received_total", "Notification requests received on POST /notifications.", snapshot.received)
-        counter("notifications_appended_total", "Notifications appended to the ledger.", snapshot.appended)
-        counter("notifications_duplicate_total", "Notifications already in the ledger (acknowledged again).", snapshot.duplicate)
-        out += "# HELP seatledger_notifications_quarantined_total Notifications refused and quarantined with their raw bytes, by reason.\n"
+        let counts = { (ledger: String) in snapshot.notifications[ledger] ?? NotificationCounts() }
+        perLedger("notifications_received_total", "counter", "Notification requests received on POST /notifications, by the ledger they were routed to.") { counts($0).received }
+        perLedger("notifications_appended_total", "counter", "Notifications appended to the ledger.") { counts($0).appended }
+        perLedger("notifications_duplicate_total", "counter", "Notifications already in the ledger (acknowledged again).") { counts($0).duplicate }
+        out += "# HELP seatledger_notifications_quarantined_total Notifications refused and quarantined with their raw bytes, by ledger and reason "
+            + "(no_ledger_for_notification: fits no ledger of the deployment).\n"
         out += "# TYPE seatledger_notifications_quarantined_total counter\n"
-        for (reason, value) in snapshot.quarantined.sorted(by: { $0.key < $1.key }) {
-            out += "seatledger_notifications_quarantined_total{reason=\"\(Self.label(reason))\"} \(value)\n"
+        for ledger in names {
+            for (reason, value) in counts(ledger).quarantined.sorted(by: { $0.key < $1.key }) {
+                out += "seatledger_notifications_quarantined_total{ledger=\"\(Self.label(ledger))\",reason=\"\(Self.label(reason))\"} \(value)\n"
+            }
         }
-        counter("notifications_failed_total", "Notifications that could not be stored (answered 503).", snapshot.failed)
-        counter("notifications_oversize_total", "Requests whose body exceeded the limit (answered 413, nothing stored).", snapshot.oversize)
+        perLedger("notifications_failed_total", "counter", "Notifications that could not be stored (answered 503).") { counts($0).failed }
+        out += "# HELP seatledger_notifications_oversize_total Requests whose body exceeded the limit (answered 413, nothing stored).\n"
+        out += "# TYPE seatledger_notifications_oversize_total counter\nseatledger_notifications_oversize_total \(snapshot.oversize)\n"
         out += "# HELP seatledger_http_requests_total HTTP requests answered, by route and status.\n# TYPE seatledger_http_requests_total counter\n"
         for (key, value) in snapshot.requests.sorted(by: { $0.key < $1.key }) {
             let parts = key.split(separator: "\u{0}", omittingEmptySubsequences: false)
@@ -120,14 +144,14 @@ public final class ServiceMetrics: Sendable {
         }
         out += "# HELP seatledger_http_requests_in_flight Requests received and not yet answered (this scrape included).\n"
         out += "# TYPE seatledger_http_requests_in_flight gauge\nseatledger_http_requests_in_flight \(inFlight)\n"
-        out += "# HELP seatledger_ledger_head_position The ledger's last position.\n# TYPE seatledger_ledger_head_position gauge\n"
-        out += "seatledger_ledger_head_position \(headPosition)\n"
-        out += "# HELP seatledger_ledger_newest_event_age_seconds Seconds since the newest event was recorded.\n"
+        perLedger("ledger_head_position", "gauge", "The ledger's last position.") { name in ledgers.first { $0.name == name }.map { Int($0.headPosition) } }
+        out += "# HELP seatledger_ledger_newest_event_age_seconds Seconds since the ledger's newest event was recorded.\n"
         out += "# TYPE seatledger_ledger_newest_event_age_seconds gauge\n"
-        if let age = newestEventAgeSeconds { out += "seatledger_ledger_newest_event_age_seconds \(age)\n" }
-        if let openQuarantineItems {
-            out += "# HELP seatledger_quarantine_open_items Quarantined inputs still open (read from the ledger: survives restarts).\n"
-            out += "# TYPE seatledger_quarantine_open_items gauge\nseatledger_quarantine_open_items \(openQuarantineItems)\n"
+        for ledger in ledgers {
+            if let age = ledger.newestEventAgeSeconds { out += "seatledger_ledger_newest_event_age_seconds{ledger=\"\(Self.label(ledger.name))\"} \(age)\n" }
+        }
+        perLedger("quarantine_open_items", "gauge", "Quarantined inputs still open (read from the ledger: survives restarts).") { name in
+            ledgers.first { $0.name == name }?.openQuarantineItems
         }
         if let process { out += process.exposition }
         return out

@@ -7,7 +7,7 @@ extension RouteTable {
     /// listener has its own pages: ``SupportDeskRoutes``). Matched in order; no two templates
     /// match the same path.
     static let service = RouteTable(routes: [
-        .notifications, .healthz, .readyz, .metrics, .openAPI,
+        .notifications, .ledgerNotifications, .healthz, .readyz, .metrics, .openAPI,
         .groups, .changes, .group, .member, .entitlements, .replay, .diff, .audit,
         .claimSeat, .unclaimSeat, .associateSeat,
         .storeKit, .apiResponses,
@@ -32,6 +32,11 @@ private func anyCase(_ values: Set<String>) -> String {
 private func clock(_ name: String, _ meaning: String, times: Int = 1) -> QueryParameter {
     QueryParameter(name, times: times, schema: ["type": "string", "minLength": 1], "\(meaning). \(clockText)")
 }
+
+/// `ledger`: which ledger of the deployment a `/v1` request reads or writes.
+private let ledgerParameter = QueryParameter("ledger", schema: ["type": "string", "minLength": 1],
+                                             "The ledger to read or write, by its name in the deployment (`serve --config`); default every ledger the token opens "
+                                                 + "(a page or a feed needs one when the token opens several)")
 
 private let asOf = clock("asOf", "The valid time asked about (default now)")
 private let knownAt = clock("knownAt", "The transaction time: only what the ledger had recorded by then (default everything)")
@@ -67,7 +72,31 @@ extension ServiceRoute {
                 .error(503, "Nothing could be stored; Apple retries", codes: ["not_stored"], headers: ["Retry-After"]),
             ])
     ) { service, match, fields in
-        await service.receiveNotification(match.request, fields: &fields)
+        await service.receiveNotification(match, fields: &fields)
+    }
+
+    /// `POST /notifications/{ledger}`: Apple's webhook for one ledger of the deployment (the URL
+    /// to paste in App Store Connect per app and environment).
+    static let ledgerNotifications = ServiceRoute(
+        ["POST"], "/notifications/{ledger}", scope: .none, query: .unchecked,
+        immediate: .handedOn { service, match in .later { respond in service.receiveNotification(match, respond: respond) } },
+        document: RouteDocument(
+            "App Store Server Notifications V2 for one ledger",
+            "As `POST /notifications`, appended to the ledger the path names (its name in `serve --config`): paste "
+                + "`https://HOST/notifications/NAME` as the Production or Sandbox URL of the app that ledger records. A name the deployment "
+                + "does not have is answered 200 and the body kept in quarantine (`no_ledger_for_notification`), never appended elsewhere.",
+            pathParameters: ["ledger": "The ledger's name in the deployment"],
+            requestBody: RequestBodyDocument(description: "Apple's `{\"signedPayload\": \"<JWS>\"}`; any other bytes, none included, are quarantined.", required: false,
+                                             media: [MediaDocument(type: "application/json", schema: .reference("SignedNotification"),
+                                                                   examples: ["Apple's form": ["signedPayload": "eyJhbGciOiJFUzI1NiIsIng1YyI6WyJ…"]])]),
+            responses: [
+                .json(200, "Durable: appended, duplicate or quarantined", schema: "NotificationReceipt",
+                      examples: ["appended": APIExamples.appended, "quarantined": APIExamples.quarantined]),
+                .error(413, "The body is over `--max-body`; nothing was stored", codes: ["body_too_large"]),
+                .error(503, "Nothing could be stored in that ledger; Apple retries", codes: ["not_stored"], headers: ["Retry-After"]),
+            ])
+    ) { service, match, fields in
+        await service.receiveNotification(match, fields: &fields)
     }
 
     /// `GET /healthz`: liveness.
@@ -89,8 +118,8 @@ extension ServiceRoute {
                 .json(200, "Ready", schema: "Ready", examples: ["demo ledger": APIExamples.ready]),
                 .error(503, "Not ready; a load balancer should send Apple's retries elsewhere", codes: ["not_ready"], headers: ["Retry-After"]),
             ])
-    ) { service, _, _ in
-        try await service.readiness()
+    ) { service, match, _ in
+        try await service.readiness(match.request)
     }
 
     /// `GET /metrics`: Prometheus text.
@@ -121,26 +150,29 @@ extension ServiceRoute {
     /// `GET /v1/groups`: a page of groups.
     static let groups = ServiceRoute(
         ["GET"], "/v1/groups", scope: .read,
-        query: .only([asOf, knownAt, limit,
+        query: .only([ledgerParameter, asOf, knownAt, limit,
                       QueryParameter("cursor", "The last `groupKey` of the previous page (its `nextCursor`)"),
                       QueryParameter("status", schema: ["type": "string", "pattern": .string(anyCase(GroupStatus.knownValues))],
                                      "Only groups with this status, in any case: " + GroupStatus.knownValues.sorted().joined(separator: ", ")),
                       QueryParameter("product", "Only groups of this product id")]),
+        ledgers: .one,
         document: RouteDocument(
             "List groups", "Every group's `group show --json`, by group key, a page at a time.",
             responses: [.json(200, "A page of groups; `nextCursor` is null on the last page", schema: "GroupsPage",
                               examples: ["limit=1": APIExamples.groupsPage]), unavailable])
     ) { service, match, _ in
-        try await service.readRoutes.groups(match.request)
+        let ledger = try service.single(match)
+        return LedgerService.named(try await service.readRoutes(ledger).groups(match.request), by: ledger)
     }
 
     /// `GET /v1/changes`: the change feed.
     static let changes = ServiceRoute(
         ["GET"], "/v1/changes", scope: .read,
-        query: .only([QueryParameter("after", schema: ["type": "integer", "minimum": 0, "maximum": .int(Int64.max)], "The cursor: events after this position (default 0)"),
+        query: .only([ledgerParameter, QueryParameter("after", schema: ["type": "integer", "minimum": 0, "maximum": .int(Int64.max)], "The cursor: events after this position (default 0)"),
                       limit,
                       QueryParameter("wait", schema: ["type": "integer", "minimum": 0, "maximum": .int(ServiceConfiguration.defaultMaxChangeWait.components.seconds)],
                                      "Seconds to wait for an event when there is none after `after` yet (default 0)")]),
+        ledgers: .one,
         document: RouteDocument(
             "Change feed",
             "Committed events after position `after`, in position order, each with the keys of the groups it touched. Keep `next` as the cursor.",
@@ -149,42 +181,47 @@ extension ServiceRoute {
                                codes: ["cursor_past_head"], examples: ["after=999999": APIExamples.cursorPastHead]),
                         unavailable])
     ) { service, match, _ in
-        try await service.readRoutes.changes(match.request)
+        let ledger = try service.single(match)
+        return LedgerService.named(try await service.readRoutes(ledger).changes(match.request), by: ledger)
     }
 
     /// `GET /v1/groups/{ref}`: `group show --json`, answered on the polling thread.
     static let group = ServiceRoute(
-        ["GET"], "/v1/groups/{ref}", scope: .read, query: .only([asOf, knownAt]),
-        immediate: .blockingRead { service, match in try service.readRoutes.groupNow(match.path("ref"), match.request) },
+        ["GET"], "/v1/groups/{ref}", scope: .read, query: .only([ledgerParameter, asOf, knownAt]),
+        immediate: .blockingRead { service, match in
+            try service.searchingNow(match) { ledger in try service.readRoutes(ledger).groupNow(match.path("ref"), match.request) }
+        },
         document: RouteDocument(
             "One group", "Exactly `seatledger group show REF --json`.", pathParameters: groupRef,
             responses: [.json(200, "The group's state", schema: "GroupState", examples: ["demo group": APIExamples.group]), notFound, unavailable])
     ) { service, match, _ in
-        try await service.readRoutes.group(match.path("ref"), match.request)
+        try await service.searching(match) { ledger in try await service.readRoutes(ledger).group(match.path("ref"), match.request) }
     }
 
     /// `GET /v1/members/{id}`: access of a member, answered on the polling thread.
     static let member = ServiceRoute(
-        ["GET"], "/v1/members/{id}", scope: .read, query: .only([asOf, knownAt]),
-        immediate: .blockingRead { service, match in try service.readRoutes.memberNow(match.path("id"), match.request) },
+        ["GET"], "/v1/members/{id}", scope: .read, query: .only([ledgerParameter, asOf, knownAt]),
+        ledgers: .merged,
+        immediate: .blockingRead { service, match in try service.members(match) },
         document: RouteDocument(
             "Does this member have access?", "`hasAccess` and `seatledger member show ID --json` as `memberships`.",
             pathParameters: ["id": "An app transaction id, original transaction id or member reference"],
             responses: [.json(200, "The member's memberships (none for an unknown id)", schema: "MemberAccess",
                               examples: ["demo member": APIExamples.member]), notFound, unavailable])
     ) { service, match, _ in
-        try await service.readRoutes.member(match.path("id"), match.request)
+        try service.members(match)
     }
 
     /// `GET /v1/entitlements/{id}`: a person's entitlements per product (`seatledger entitlements ID --json`).
     static let entitlements = ServiceRoute(
         ["GET"], "/v1/entitlements/{id}", scope: .read,
-        query: .only([asOf, knownAt,
+        query: .only([ledgerParameter, asOf, knownAt,
                       QueryParameter("product", times: 16, schema: ["type": "string", "minLength": 1],
                                      "Only this product (give it up to 16 times for several)"),
                       QueryParameter("environment", schema: ["type": "string", "enum": .array(AppStoreEnvironment.knownValues.sorted().map(JSONValue.string))],
                                      "Only entitlements of this environment (this ledger's, else none)")]),
-        immediate: .blockingRead { service, match in try service.entitlementRoute.answerNow(match.path("id"), match.request) },
+        ledgers: .merged,
+        immediate: .blockingRead { service, match in try service.entitlementRoute.answerNow(match) },
         document: RouteDocument(
             "Is this person entitled to a product?",
             "For each product: entitled now (or at `asOf` / `knownAt`), since when, until when (the next moment it ends without news), "
@@ -200,24 +237,24 @@ extension ServiceRoute {
                         .error(404, "Nothing in the ledger names the identifier, or no route for the path", codes: ["not_found"]),
                         unavailable])
     ) { service, match, _ in
-        try await service.entitlementRoute.answer(match.path("id"), match.request)
+        try await service.entitlementRoute.answer(match)
     }
 
     /// `GET /v1/groups/{ref}/replay`: `replay --json`.
     static let replay = ServiceRoute(
         ["GET"], "/v1/groups/{ref}/replay", scope: .read,
-        query: .only([clock("from", "The first moment replayed"), clock("to", "The last moment replayed"), knownAt]),
+        query: .only([ledgerParameter, clock("from", "The first moment replayed"), clock("to", "The last moment replayed"), knownAt]),
         document: RouteDocument(
             "Replay a group", "The group's changes over time, as `seatledger replay REF --json`.", pathParameters: groupRef,
             responses: [.json(200, "The replay", schema: "Replay", examples: ["demo group": APIExamples.replay]), notFound, unavailable])
     ) { service, match, _ in
-        try await service.readRoutes.replay(match.path("ref"), match.request)
+        try await service.searching(match) { ledger in try await service.readRoutes(ledger).replay(match.path("ref"), match.request) }
     }
 
     /// `GET /v1/groups/{ref}/diff`: `diff --json`.
     static let diff = ServiceRoute(
         ["GET"], "/v1/groups/{ref}/diff", scope: .read,
-        query: .only([clock("knownAt", "Two transaction times to compare (give it twice)", times: 2),
+        query: .only([ledgerParameter, clock("knownAt", "Two transaction times to compare (give it twice)", times: 2),
                       clock("asOf", "Two valid times to compare (give it twice), or the one moment of another comparison", times: 2),
                       QueryParameter("against", schema: ["type": "string", "enum": ["apple"]], "`apple`: the ledger against Apple's last recorded seat info")]),
         document: RouteDocument(
@@ -227,13 +264,13 @@ extension ServiceRoute {
                               examples: ["knownAt twice": APIExamples.diffKnownAt, "against=apple": APIExamples.diffApple]),
                         notFound, unavailable])
     ) { service, match, _ in
-        try await service.readRoutes.diff(match.path("ref"), match.request)
+        try await service.searching(match) { ledger in try await service.readRoutes(ledger).diff(match.path("ref"), match.request) }
     }
 
     /// `GET /v1/groups/{ref}/audit`: `audit group`.
     static let audit = ServiceRoute(
         ["GET"], "/v1/groups/{ref}/audit", scope: .read,
-        query: .only([QueryParameter("format", schema: ["type": "string", "enum": ["json", "markdown", "html", "text"]], "The report's format (default json)"),
+        query: .only([ledgerParameter, QueryParameter("format", schema: ["type": "string", "enum": ["json", "markdown", "html", "text"]], "The report's format (default json)"),
                       asOf]),
         document: RouteDocument(
             "Audit a group", "`seatledger audit group REF` in the format asked for.", pathParameters: groupRef,
@@ -244,7 +281,7 @@ extension ServiceRoute {
                 MediaDocument(type: "text/plain", schema: ["type": "string"]),
             ], headers: []), notFound, unavailable])
     ) { service, match, _ in
-        try await service.readRoutes.audit(match.path("ref"), match.request)
+        try await service.searching(match) { ledger in try await service.readRoutes(ledger).audit(match.path("ref"), match.request) }
     }
 
     /// The answers every seat operation may give besides its success.
@@ -262,7 +299,7 @@ extension ServiceRoute {
 
     /// `POST /v1/groups/{ref}/seats`: Claim Seat through Apple.
     static let claimSeat = ServiceRoute(
-        ["POST"], "/v1/groups/{ref}/seats", scope: .seats, query: .only([]),
+        ["POST"], "/v1/groups/{ref}/seats", scope: .seats, query: .only([ledgerParameter, ]),
         document: RouteDocument(
             "Claim a seat", "Claim Seat through the App Store Server API, as `seatledger seats claim`: the requestIdentifier is stored before the call "
                 + "and the response recorded as an event. The same `requestId` again answers the same claim (200, no call). Apple's 4xx refusals keep "
@@ -273,12 +310,13 @@ extension ServiceRoute {
             responses: [.json(201, "Claimed", schema: "SeatResult"), .json(200, "The same claim again (resumed or replayed)", schema: "SeatResult")]
                 + seatFailures)
     ) { service, match, fields in
-        try await service.seatRoutes.claim(match.path("ref"), match.request, fields: &fields)
+        try await service.seatOperation(match, fields: &fields) { routes, fields in try await routes.claim(match.path("ref"), match.request, fields: &fields) }
     }
 
     /// `POST /v1/storekit`: the app server posts what the app sent it (``LedgerService/receiveStoreKit(_:fields:)``).
     static let storeKit = ServiceRoute(
-        ["POST"], "/v1/storekit", scope: .link, query: .only([]),
+        ["POST"], "/v1/storekit", scope: .link, query: .only([ledgerParameter, ]),
+        ledgers: .one,
         document: RouteDocument(
             "Post a StoreKit input from the app",
             "What the app sent its server after the person signed in or bought: a transaction's `jwsRepresentation` or a signed "
@@ -308,23 +346,25 @@ extension ServiceRoute {
                 .error(503, "Nothing could be stored; retry", codes: ["not_stored"], headers: ["Retry-After"]),
             ])
     ) { service, match, fields in
-        try await service.receiveStoreKit(match.request, fields: &fields)
+        try await service.receiveStoreKit(match, fields: &fields)
     }
 
     /// `DELETE /v1/groups/{ref}/seats/{seatClaimId}`: Unclaim Seat through Apple.
     static let unclaimSeat = ServiceRoute(
-        ["DELETE"], "/v1/groups/{ref}/seats/{seatClaimId}", scope: .seats, query: .only([]),
+        ["DELETE"], "/v1/groups/{ref}/seats/{seatClaimId}", scope: .seats, query: .only([ledgerParameter, ]),
         document: RouteDocument(
             "Unclaim a seat", "Unclaim Seat through the App Store Server API, recorded (revoke the member's access in your app too).",
             pathParameters: groupRef.merging(["seatClaimId": seatClaimId]) { $1 },
             responses: [.json(200, "Unclaimed", schema: "SeatResult")] + seatFailures)
     ) { service, match, fields in
-        try await service.seatRoutes.unclaim(match.path("ref"), seatClaimId: match.path("seatClaimId"), fields: &fields)
+        try await service.seatOperation(match, fields: &fields) { routes, fields in
+            try await routes.unclaim(match.path("ref"), seatClaimId: match.path("seatClaimId"), fields: &fields)
+        }
     }
 
     /// `POST /v1/groups/{ref}/seats/{seatClaimId}/associate`: Associate Seat through Apple.
     static let associateSeat = ServiceRoute(
-        ["POST"], "/v1/groups/{ref}/seats/{seatClaimId}/associate", scope: .seats, query: .only([]),
+        ["POST"], "/v1/groups/{ref}/seats/{seatClaimId}/associate", scope: .seats, query: .only([ledgerParameter, ]),
         document: RouteDocument(
             "Associate a seat", "Associate Seat through the App Store Server API, recorded; access unchanged.",
             pathParameters: groupRef.merging(["seatClaimId": seatClaimId]) { $1 },
@@ -333,13 +373,16 @@ extension ServiceRoute {
                                                                    examples: ["associate": ["appTransactionId": "704000000000000002"]])]),
             responses: [.json(200, "Associated", schema: "SeatResult")] + seatFailures)
     ) { service, match, fields in
-        try await service.seatRoutes.associate(match.path("ref"), seatClaimId: match.path("seatClaimId"), match.request, fields: &fields)
+        try await service.seatOperation(match, fields: &fields) { routes, fields in
+            try await routes.associate(match.path("ref"), seatClaimId: match.path("seatClaimId"), match.request, fields: &fields)
+        }
     }
 
     /// `POST /v1/api-responses`: an App Store Server API response the app server got itself,
     /// recorded as `seatledger record` records it (``LedgerService/recordAPIResponse(_:fields:)``).
     static let apiResponses = ServiceRoute(
-        ["POST"], "/v1/api-responses", scope: .record, query: .only([]),
+        ["POST"], "/v1/api-responses", scope: .record, query: .only([ledgerParameter, ]),
+        ledgers: .one,
         document: RouteDocument(
             "Record an App Store Server API response",
             "For an app server that calls the App Store Server API itself (Claim Seat, Get Seat Info …): the `{\"apiResponse\": {…}}` "

@@ -53,15 +53,18 @@ extension LedgerService {
     /// Appends a posted StoreKit input: 201 with the event and the identities it links, 200 for
     /// the same input again, 400 (``APIError``: the rejection's code, its reason, the quarantine
     /// id) when it was refused and quarantined, 503 when nothing could be stored.
-    func receiveStoreKit(_ request: HTTPRequest, fields: inout [String: JSONValue]) async throws(APIError) -> HTTPResponse {
+    func receiveStoreKit(_ match: RouteMatch, fields: inout [String: JSONValue]) async throws(APIError) -> HTTPResponse {
+        let request = match.request
+        let ledger = try target(match)
+        fields["ledger"] = .string(ledger.name)
         let token = fields["token"]?.stringValue ?? "(none)"
         let message = InboundMessage(raw: request.body, source: Self.storeKitSource(token: token), origin: .appServer,
                                      preRejection: Self.storeKitBodyProblem(request.body))
         let receipt: AppendReceipt
         do {
-            receipt = try await pool.appendReceipts([message])[0]
+            receipt = try await ledger.pool.appendReceipts([message])[0]
         } catch {
-            storeFailures.failed("\(error)")
+            ledger.storeFailures.failed("\(error)")
             fields["outcome"] = "not_stored"
             throw APIError(status: 503, code: "not_stored", message: "the StoreKit input could not be stored (nothing was recorded; retry): \(error)",
                            headers: [("Retry-After", "5")])

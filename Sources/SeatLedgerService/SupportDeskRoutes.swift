@@ -23,8 +23,12 @@ import SupportDesk
 /// Every page takes `asOf` and `knownAt` (ISO 8601, epoch ms, `now`, `7d`…: the CLI's rule), as the JSON API. No token: the
 /// listener is meant for loopback behind an SSH tunnel or a proxy with the company's sign-in.
 /// Responses forbid scripts, framing and outside resources (`Content-Security-Policy`).
+///
+/// In a service of several ledgers the search looks in every one: an identifier one ledger
+/// knows opens its page there (every link then carries `ledger=`, and the page says which
+/// ledger it shows); one several ledgers know lists them, each a link to the search in it.
 struct SupportDeskRoutes: Sendable {
-    let pool: LedgerPool
+    let ledgers: [ServedLedger]
     let now: @Sendable () -> EpochMillis
     /// Whether a request must name a loopback host (`Host: localhost:…`, `127.0.0.1:…`, `[::1]:…`):
     /// the desk listens on loopback and has no sign-in of its own, so a web page whose name an
@@ -61,6 +65,12 @@ struct SupportDeskRoutes: Sendable {
                               + "open it as http://localhost:PORT (through an SSH tunnel from elsewhere)")
             }
             clocks = try Self.clocks(request, now: clocks.now)
+            if let name = Self.value(request, "ledger") {
+                guard ledgers.contains(where: { $0.name == name }) else {
+                    throw Failure(status: 404, message: "no ledger named \(name) here; it serves " + ledgers.map(\.name).joined(separator: ", "))
+                }
+                clocks.ledger = name
+            }
             switch request.path {
             case "/":
                 route = "desk /"
@@ -108,16 +118,36 @@ struct SupportDeskRoutes: Sendable {
 
     private func search(_ q: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
         let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt
-        let outcome = try await reading { ledger -> DeskSearch.Outcome in
-            // The app's user id: the member page of the person the app server linked it to.
-            if try !ledger.linkedIdentifiers(of: q, knownAt: knownAt).isEmpty { return .member(q) }
-            let keys = try ledger.groupKeys(for: q)
-            // Nothing: the ledger's own GroupNotFound ("no group or member matches …"), as `group show` says it.
-            guard !keys.isEmpty else { _ = try ledger.groupState(q, asOf: asOf, knownAt: knownAt); return .nothing }
-            let groups = keys.compactMap { key in try? ledger.groupState(key, asOf: asOf, knownAt: knownAt) }
-            let members = (try? ledger.memberAccess(q, asOf: asOf, knownAt: knownAt)) ?? []
-            return DeskSearch.resolve(q, groups: groups, members: members.map { ($0.group, $0.member) })
+        let searched = clocks.ledger.map { name in ledgers.filter { $0.name == name } } ?? ledgers
+        var found: [(ServedLedger, DeskSearch.Outcome)] = []
+        var notFound: (any Error)?
+        for ledger in searched {
+            do {
+                let outcome = try await ledger.pool.read { ledger -> DeskSearch.Outcome in
+                    // The app's user id: the member page of the person the app server linked it to.
+                    if try !ledger.linkedIdentifiers(of: q, knownAt: knownAt).isEmpty { return .member(q) }
+                    let keys = try ledger.groupKeys(for: q)
+                    // Nothing: the ledger's own GroupNotFound ("no group or member matches …"), as `group show` says it.
+                    guard !keys.isEmpty else { _ = try ledger.groupState(q, asOf: asOf, knownAt: knownAt); return .nothing }
+                    let groups = keys.compactMap { key in try? ledger.groupState(key, asOf: asOf, knownAt: knownAt) }
+                    let members = (try? ledger.memberAccess(q, asOf: asOf, knownAt: knownAt)) ?? []
+                    return DeskSearch.resolve(q, groups: groups, members: members.map { ($0.group, $0.member) })
+                }
+                if outcome != .nothing { found.append((ledger, outcome)) }
+            } catch let error as GroupNotFound {
+                notFound = error
+            }
         }
+        guard found.count <= 1 else {
+            let entries = found.map { LedgersPage.Entry(name: $0.0.name, bundleId: $0.0.bundleId, environment: $0.0.environment.rawValue) }
+            return Self.page(LedgersPage.render(query: q, ledgers: entries, clocks: clocks))
+        }
+        guard let (ledger, outcome) = found.first else {
+            if let notFound { throw notFound }
+            throw Failure(status: 404, message: "no group or member matches \(q)")
+        }
+        var clocks = clocks
+        if ledgers.count > 1 { clocks.ledger = ledger.name }
         switch outcome {
         case .nothing: throw Failure(status: 404, message: "no group or member matches \(q)")
         case .group(let key): return Self.redirect(DeskLink.group(key, clocks))
@@ -128,7 +158,7 @@ struct SupportDeskRoutes: Sendable {
 
     private func group(_ reference: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
         let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt, now = clocks.now
-        let model = try await reading { ledger -> GroupPage.Model in
+        let model = try await reading(clocks) { ledger -> GroupPage.Model in
             let state = try ledger.groupState(reference, asOf: asOf, knownAt: knownAt)
             let key = state.groupKey
             // Anomalies and actions as `audit group` finds them; the replay at the page's clocks.
@@ -148,13 +178,13 @@ struct SupportDeskRoutes: Sendable {
     /// `audit member` at the page's clocks (`knownAt` included, which the CLI report does not take).
     private func memberAudit(_ identifier: String, _ clocks: DeskClocks) async throws -> MemberAudit {
         let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt, now = clocks.now
-        return try await reading { ledger in try ledger.auditMember(identifier, asOf: asOf, knownAt: knownAt, now: now) }
+        return try await reading(clocks) { ledger in try ledger.auditMember(identifier, asOf: asOf, knownAt: knownAt, now: now) }
     }
 
     private func groupReport(_ reference: String, format text: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
         let format = try Self.format(text, allowed: ["markdown", "html", "json"])
         let asOf = clocks.effectiveAsOf, now = clocks.now
-        let (key, report) = try await reading { ledger in
+        let (key, report) = try await reading(clocks) { ledger in
             let audit = try ledger.auditGroup(reference, asOf: asOf, now: now)
             return (audit.state.groupKey, audit.render(format, color: false))
         }
@@ -164,19 +194,24 @@ struct SupportDeskRoutes: Sendable {
     private func memberReport(_ identifier: String, format text: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
         if text == "member-json" {
             let asOf = clocks.effectiveAsOf, knownAt = clocks.knownAt
-            let json = try await reading { ledger in try ledger.memberAccessJSON(identifier, asOf: asOf, knownAt: knownAt) }
+            let json = try await reading(clocks) { ledger in try ledger.memberAccessJSON(identifier, asOf: asOf, knownAt: knownAt) }
             return Self.download(json.prettyString(), format: .json, name: "member-\(identifier)")
         }
         let format = try Self.format(text, allowed: ["markdown", "html", "json", "member-json"])
         let asOf = clocks.effectiveAsOf, now = clocks.now
-        let report = try await reading { ledger in try ledger.auditMember(identifier, asOf: asOf, now: now).render(format, color: false) }
+        let report = try await reading(clocks) { ledger in try ledger.auditMember(identifier, asOf: asOf, now: now).render(format, color: false) }
         return Self.download(report, format: format, name: "audit-member-\(identifier)")
     }
 
     // MARK: Helpers
 
-    private func reading<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
-        try await pool.read(body)
+    /// Reads the page's ledger: the one its `ledger` parameter names, or the only one. A page of a
+    /// service of several reached without one (an old bookmark) is a 404 pointing at the search.
+    private func reading<T: Sendable>(_ clocks: DeskClocks, _ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
+        guard let ledger = clocks.ledger.flatMap({ name in ledgers.first { $0.name == name } }) ?? (ledgers.count == 1 ? ledgers[0] : nil) else {
+            throw Failure(status: 404, message: "this desk serves \(ledgers.count) ledgers and the link names none: search for the identifier from /")
+        }
+        return try await ledger.pool.read(body)
     }
 
     /// A query parameter's value without the blanks around it (a pasted identifier often has
@@ -252,7 +287,7 @@ extension LedgerService {
         let clock = ContinuousClock()
         let started = clock.now
         var route = "desk"
-        var routes = SupportDeskRoutes(pool: pool, now: configuration.now)
+        var routes = SupportDeskRoutes(ledgers: ledgers, now: configuration.now)
         routes.checksHost = configuration.supportDesk.map { $0.host.hasPrefix("127.") } ?? true
         let response = await routes.answer(request, route: &route)
         let elapsed = clock.now - started

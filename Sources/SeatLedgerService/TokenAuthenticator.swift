@@ -49,7 +49,7 @@ public final class TokenAuthenticator: Sendable {
         }
     }
 
-    private func records() async throws -> [APITokenRecord] {
+    func records() async throws -> [APITokenRecord] {
         let now = ContinuousClock.now
         if let cached = cachedRecords(at: now) { return cached }
         let fresh = try await pool.read { ledger in try ledger.store.apiTokens() }
@@ -57,7 +57,7 @@ public final class TokenAuthenticator: Sendable {
         return fresh
     }
 
-    private func recordsBlocking() throws -> [APITokenRecord] {
+    func recordsBlocking() throws -> [APITokenRecord] {
         let now = ContinuousClock.now
         if let cached = cachedRecords(at: now) { return cached }
         let fresh = try pool.blockingRead { ledger in try ledger.store.apiTokens() }
@@ -91,10 +91,10 @@ public final class TokenAuthenticator: Sendable {
         return try Self.match(presented, scope: scope, in: stored)
     }
 
-    private static let challenge = [(name: "WWW-Authenticate", value: "Bearer realm=\"seatledger\"")]
+    static let challenge = [(name: "WWW-Authenticate", value: "Bearer realm=\"seatledger\"")]
 
     /// The SHA-256 of the token in a `Bearer` header, or a 401 ``APIError`` naming what is wrong with the header.
-    private static func presentedDigest(_ header: String?) throws(APIError) -> String {
+    static func presentedDigest(_ header: String?) throws(APIError) -> String {
         guard let header, !header.isEmpty else {
             throw APIError(status: 401, code: "unauthorized", message: "this endpoint needs an Authorization: Bearer <token> header (make one with `seatledger token add NAME --scope read`)", headers: challenge)
         }
@@ -104,7 +104,7 @@ public final class TokenAuthenticator: Sendable {
         return digest(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
     }
 
-    private static func unreadable(_ error: any Error) -> APIError {
+    static func unreadable(_ error: any Error) -> APIError {
         APIError(status: 503, code: "ledger_unavailable", message: "cannot read the token table: \(error)", headers: [("Retry-After", "5")])
     }
 
@@ -112,14 +112,20 @@ public final class TokenAuthenticator: Sendable {
     /// constant time) when `scope` is one of its scopes, or a 401/403 ``APIError`` (the 403 names
     /// the token, its scopes and the scope needed).
     private static func match(_ presented: String, scope: String, in stored: [APITokenRecord]) throws(APIError) -> String {
-        var match: APITokenRecord?
-        for record in stored where constantTimeEqual(record.sha256, presented) { match = record }
-        guard let match, match.revokedAt == nil else {
+        guard let match = find(presented, in: stored), match.revokedAt == nil else {
             throw APIError(status: 401, code: "unauthorized", message: "the bearer token is unknown or revoked", headers: challenge)
         }
         guard match.has(scope: scope) else {
             throw APIError(status: 403, code: "forbidden", message: "token \(match.name) has \(match.scopesText); this endpoint needs scope \(scope)")
         }
         return match.name
+    }
+
+    /// The stored token whose digest is `presented`, if any (revoked or not), compared with
+    /// every one in constant time.
+    static func find(_ presented: String, in stored: [APITokenRecord]) -> APITokenRecord? {
+        var match: APITokenRecord?
+        for record in stored where constantTimeEqual(record.sha256, presented) { match = record }
+        return match
     }
 }

@@ -10,6 +10,9 @@ public struct DeskClocks: Sendable, Hashable {
     public var knownAt: EpochMillis?
     /// The service's now (the default `asOf`).
     public var now: EpochMillis
+    /// The ledger the page reads, in a service of several (`serve --config`): every link to
+    /// another page carries it; `nil` in a service of one.
+    public var ledger: String? = nil
 
     /// Creates clocks.
     public init(asOf: EpochMillis? = nil, knownAt: EpochMillis? = nil, now: EpochMillis) {
@@ -29,9 +32,15 @@ public struct DeskClocks: Sendable, Hashable {
         return out
     }
 
-    /// "as of 2026-11-02T00:00:00.000Z (now), with everything recorded".
+    /// The query parameters of a link to another page: the clocks and the ledger.
+    public var linkParameters: [(name: String, value: String)] {
+        parameters + (ledger.map { [("ledger", $0)] } ?? [])
+    }
+
+    /// "as of 2026-11-02T00:00:00.000Z (now), with everything recorded" (and "in ledger NAME").
     public var description: String {
         "as of \(Timestamp.iso8601(effectiveAsOf))\(asOf == nil ? " (now)" : ""), "
             + (knownAt.map { "with what was recorded by \(Timestamp.iso8601($0))" } ?? "with everything recorded")
+            + (ledger.map { " in ledger \($0)" } ?? "")
     }
 }

@@ -50,6 +50,7 @@ enum DeskLayout {
     /// The form that re-shows a page at other clocks (`asOf`, `knownAt`), keeping `name=value`.
     static func clockForm(action: String, name: String, value: String, clocks: DeskClocks) -> String {
         var html = "<form class=\"clocks\" method=\"get\" action=\"\(e(action))\"><input type=\"hidden\" name=\"\(e(name))\" value=\"\(e(value))\">"
+        if let ledger = clocks.ledger { html += "<input type=\"hidden\" name=\"ledger\" value=\"\(e(ledger))\">" }
         html += "<label>As of (Apple's time)<input name=\"asOf\" value=\"\(e(clocks.asOf.map(Timestamp.iso8601) ?? ""))\" placeholder=\"now\"></label>"
         html += "<label>Known at (what the ledger had recorded)<input name=\"knownAt\" value=\"\(e(clocks.knownAt.map(Timestamp.iso8601) ?? ""))\" placeholder=\"everything recorded\"></label>"
         html += "<button type=\"submit\">Show</button></form>"

@@ -4,27 +4,27 @@
 public enum DeskLink {
     /// The search page: `/search?q=…`.
     public static func search(_ query: String, _ clocks: DeskClocks) -> String {
-        path("/search", [("q", query)] + clocks.parameters)
+        path("/search", [("q", query)] + clocks.linkParameters)
     }
 
     /// A group's page: `/group?ref=…`.
     public static func group(_ reference: String, _ clocks: DeskClocks) -> String {
-        path("/group", [("ref", reference)] + clocks.parameters)
+        path("/group", [("ref", reference)] + clocks.linkParameters)
     }
 
     /// A member's page: `/member?id=…`.
     public static func member(_ identifier: String, _ clocks: DeskClocks) -> String {
-        path("/member", [("id", identifier)] + clocks.parameters)
+        path("/member", [("id", identifier)] + clocks.linkParameters)
     }
 
     /// A group's report download: `/group/report?ref=…&format=markdown|html|json`.
     public static func groupReport(_ reference: String, format: String, _ clocks: DeskClocks) -> String {
-        path("/group/report", [("ref", reference), ("format", format)] + clocks.parameters)
+        path("/group/report", [("ref", reference), ("format", format)] + clocks.linkParameters)
     }
 
     /// A member's report download: `/member/report?id=…&format=markdown|html|json|member-json`.
     public static func memberReport(_ identifier: String, format: String, _ clocks: DeskClocks) -> String {
-        path("/member/report", [("id", identifier), ("format", format)] + clocks.parameters)
+        path("/member/report", [("id", identifier), ("format", format)] + clocks.linkParameters)
     }
 
     /// `path?name=value&…`, each name and value percent-encoded.

@@ -270,7 +270,10 @@ struct ImmediateReadTests {
         }
         #expect(events == 2)
         #expect(quarantined.map { String(decoding: $0.raw, as: UTF8.self) }.sorted() == ["not json", #"{"apiResponse":{"kind":"transactionInfo"}}"#])
-        #expect(service.metrics.render(headPosition: 2, newestEventAgeSeconds: nil, inFlight: 0, build: ServiceBuild(version: "v", commit: "c")).contains("seatledger_notifications_appended_total 2\n"))
+        let state = ServiceMetrics.LedgerState(name: "default", headPosition: 2, newestEventAgeSeconds: nil, openQuarantineItems: 2)
+        let text = service.metrics.render(ledgers: [state], inFlight: 0, build: ServiceBuild(version: "v", commit: "c"))
+        #expect(text.contains("seatledger_notifications_appended_total{ledger=\"default\"} 2\n"))
+        #expect(text.contains("seatledger_notifications_quarantined_total{ledger=\"default\",reason=\"api_response_on_webhook\"} 1\n"))
         await pool.close()
         let closed = try await later(post(bodies[1]))
         #expect(closed.status == 503 && closed.json["error"] == "not_stored" && closed.headers.contains("Retry-After: 5"))
@@ -293,22 +296,22 @@ struct RouteParameterTests {
         // (method, path, query, token, the message's words)
         let cases: [(String, String, [(name: String, value: String)], String, [String])] = [
             ("GET", "/v1/members/m1", [("asof", "2025-06-15T00:00:00Z")], reader,
-             ["unknown query parameter asof (did you mean asOf?)", "/v1/members/{id} takes asOf, knownAt"]),
+             ["unknown query parameter asof (did you mean asOf?)", "/v1/members/{id} takes ledger, asOf, knownAt"]),
             ("GET", "/v1/groups/\(g)", [("asOf", "2025-06-15T00:00:00Z"), ("knownat", "2025-06-15T00:00:00Z")], reader,
-             ["unknown query parameter knownat (did you mean knownAt?)", "/v1/groups/{ref} takes asOf, knownAt"]),
+             ["unknown query parameter knownat (did you mean knownAt?)", "/v1/groups/{ref} takes ledger, asOf, knownAt"]),
             ("GET", "/v1/groups/\(g)", [("asOf", "2025-06-15T00:00:00Z"), ("asOf", "2026-06-15T00:00:00Z")], reader,
              ["query parameter asOf is given 2 times; give it once"]),
             ("GET", "/v1/groups", [("page", "2")], reader,
-             ["unknown query parameter page: /v1/groups takes asOf, knownAt, limit, cursor, status, product"]),
+             ["unknown query parameter page: /v1/groups takes ledger, asOf, knownAt, limit, cursor, status, product"]),
             ("GET", "/v1/groups", [("limit", "1"), ("limit", "500")], reader, ["query parameter limit is given 2 times; give it once"]),
             ("GET", "/v1/groups/\(g)/replay", [("asOf", "2025-06-15T00:00:00Z")], reader,
-             ["unknown query parameter asOf: /v1/groups/{ref}/replay takes from, to, knownAt"]),
+             ["unknown query parameter asOf: /v1/groups/{ref}/replay takes ledger, from, to, knownAt"]),
             ("GET", "/v1/groups/\(g)/diff", [("knownAt", "1"), ("knownAt", "2"), ("knownAt", "3")], reader,
              ["query parameter knownAt is given 3 times; give it at most 2 times"]),
-            ("GET", "/v1/groups/\(g)/audit", [("fmt", "html")], reader, ["unknown query parameter fmt: /v1/groups/{ref}/audit takes format, asOf"]),
-            ("GET", "/v1/changes", [("since", "0")], reader, ["unknown query parameter since: /v1/changes takes after, limit, wait"]),
+            ("GET", "/v1/groups/\(g)/audit", [("fmt", "html")], reader, ["unknown query parameter fmt: /v1/groups/{ref}/audit takes ledger, format, asOf"]),
+            ("GET", "/v1/changes", [("since", "0")], reader, ["unknown query parameter since: /v1/changes takes ledger, after, limit, wait"]),
             ("DELETE", "/v1/groups/\(g)/seats/claim-1", [("force", "1")], seats,
-             ["unknown query parameter force: /v1/groups/{ref}/seats/{seatClaimId} takes no query parameters"]),
+             ["unknown query parameter force: /v1/groups/{ref}/seats/{seatClaimId} takes ledger"]),
         ]
         for (method, path, query, token, words) in cases {
             let request = HTTPRequest(method: method, path: path, query: query, headers: [("Authorization", "Bearer \(token)")])

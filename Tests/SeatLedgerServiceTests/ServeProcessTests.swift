@@ -102,7 +102,7 @@ struct ServeProcessTests {
         let changes = try client.request("GET", "/v1/changes?after=0&wait=1", headers: [("Authorization", "Bearer \(token)")])
         #expect(changes.status == 200)
         var text = String(decoding: try client.request("GET", "/metrics").body, as: UTF8.self)
-        #expect(metric(text, "seatledger_quarantine_open_items") == 2)
+        #expect(metric(text, "seatledger_quarantine_open_items{ledger=\"default\"}") == 2)
         #expect(text.contains("seatledger_http_requests_total{route=\"/v1/changes\",status=\"200\"} 1\n"))
         #expect(!text.contains("seatledger_http_request_duration_seconds_count{route=\"/v1/changes\"}"),
                 "the long poll's wait is not a latency")
@@ -118,7 +118,7 @@ struct ServeProcessTests {
         serve = try ServeProcess(db: fixture.path)
         client = try RawHTTPClient(port: serve.port)
         text = String(decoding: try client.request("GET", "/metrics").body, as: UTF8.self)
-        #expect(metric(text, "seatledger_quarantine_open_items") == 2, "the gauge is the ledger's, not a counter reset by the restart")
+        #expect(metric(text, "seatledger_quarantine_open_items{ledger=\"default\"}") == 2, "the gauge is the ledger's, not a counter reset by the restart")
         #expect(serve.stop() == 0)
     }
 
@@ -194,13 +194,13 @@ struct ServeProcessTests {
         #expect(tooLarge.status == 413)
 
         let metrics = try client.request("GET", "/metrics").text
-        #expect(metrics.contains("seatledger_notifications_received_total 6"))
-        #expect(metrics.contains("seatledger_notifications_appended_total 3"))
-        #expect(metrics.contains("seatledger_notifications_duplicate_total 1"))
-        #expect(metrics.contains("seatledger_notifications_quarantined_total{reason=\"not_jws\"} 1"))
-        #expect(metrics.contains("seatledger_notifications_quarantined_total{reason=\"api_response_on_webhook\"} 1"))
+        #expect(metrics.contains("seatledger_notifications_received_total{ledger=\"default\"} 6"))
+        #expect(metrics.contains("seatledger_notifications_appended_total{ledger=\"default\"} 3"))
+        #expect(metrics.contains("seatledger_notifications_duplicate_total{ledger=\"default\"} 1"))
+        #expect(metrics.contains("seatledger_notifications_quarantined_total{ledger=\"default\",reason=\"not_jws\"} 1"))
+        #expect(metrics.contains("seatledger_notifications_quarantined_total{ledger=\"default\",reason=\"api_response_on_webhook\"} 1"))
         #expect(metrics.contains("seatledger_notifications_oversize_total 1"))
-        #expect(metrics.contains("seatledger_ledger_head_position 3"))
+        #expect(metrics.contains("seatledger_ledger_head_position{ledger=\"default\"} 3"))
         #expect(metrics.contains("seatledger_http_request_duration_seconds_count{route=\"/notifications\"}"))
         #expect(try client.request("GET", "/readyz").status == 200)
 

@@ -128,8 +128,9 @@ struct StoreKitRouteTests {
             // The handler after the token check (which reads the token table, also closed below).
             var fields: [String: JSONValue] = ["token": "app-server"]
             let request = HTTPRequest(method: "POST", path: "/v1/storekit", body: Self.body(userId: userId, signedTransaction: try Self.signedPurchase()))
+            let match = try #require(RouteTable.service.match(request))
             do {
-                return try await service.receiveStoreKit(request, fields: &fields)
+                return try await service.receiveStoreKit(match, fields: &fields)
             } catch {
                 return error.response
             }

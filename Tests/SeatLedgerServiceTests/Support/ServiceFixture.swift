@@ -38,11 +38,13 @@ final class LedgerFixture: @unchecked Sendable {
     let directory: URL
     let path: String
 
-    init() throws {
+    /// A ledger of `bundleId` in `environment` (default the test app in Sandbox).
+    init(bundleId: String = "com.example.reps", environment: AppStoreEnvironment = .sandbox) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         path = directory.appendingPathComponent("ledger.sqlite").path
-        let configuration = try LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil)
+        let configuration = try LedgerConfiguration(bundleId: bundleId, environment: environment,
+                                                    appAppleId: environment == .production ? Notifications.appAppleId : nil)
         _ = try Ledger.create(path: path, configuration: configuration,
                               rootCertificates: try TrustAnchor.load(contentsOf: Repository.pki.appendingPathComponent("root.pem")))
     }
@@ -54,9 +56,12 @@ final class LedgerFixture: @unchecked Sendable {
 enum Notifications {
     static let signedDate: EpochMillis = 1_748_779_200_000
     static let day: EpochMillis = 86_400_000
+    /// The app Apple id of the test apps' Production ledgers and notifications.
+    static let appAppleId: Int64 = 1_234_567_890
 
-    /// `count` bodies `{"signedPayload":"…"}`, each a purchase of its own group `2100000000000000 + index`.
-    static func subscribed(count: Int, offset: Int = 0) throws -> [Data] {
+    /// `count` bodies `{"signedPayload":"…"}`, each a purchase of its own group `2100000000000000 + index`,
+    /// of `bundleId` in `environment` (default the test app in Sandbox).
+    static func subscribed(count: Int, offset: Int = 0, bundleId: String = "com.example.reps", environment: String = "Sandbox") throws -> [Data] {
         let signer = try JWSSigner.loadTestPKI(directory: Repository.pki)
         let results = Mutex<[Int: Result<Data, any Error>]>([:])
         DispatchQueue.concurrentPerform(iterations: count) { index in
@@ -65,18 +70,19 @@ enum Notifications {
                 "originalTransactionId": .string(otid), "transactionId": .string(otid), "appTransactionId": .string("7060\(otid)"),
                 "productId": "com.example.reps.team.monthly", "inAppOwnershipType": "PURCHASED", "quantity": 5,
                 "purchaseDate": .int(signedDate - day), "originalPurchaseDate": .int(signedDate - day),
-                "expiresDate": .int(signedDate + 29 * day), "bundleId": "com.example.reps", "environment": "Sandbox",
+                "expiresDate": .int(signedDate + 29 * day), "bundleId": .string(bundleId), "environment": .string(environment),
                 "signedDate": .int(signedDate), "type": "Auto-Renewable Subscription", "subscriptionGroupIdentifier": "21000001",
                 "storefront": "USA", "storefrontId": "143441", "transactionReason": "PURCHASE", "currency": "USD", "price": 9990,
                 "multiSeatInfo": ["invitationManagement": "DEVELOPER", "priceTiers": [["price": 9990, "quantity": 5]]],
             ]
             let result = Result { () throws -> Data in
+                var data: [String: JSONValue] = ["bundleId": .string(bundleId), "environment": .string(environment), "bundleVersion": "1.0", "status": 1,
+                                                 "signedTransactionInfo": .string(try signer.sign(payload: transaction))]
+                if environment == "Production" { data["appAppleId"] = .int(appAppleId) }
                 let payload: JSONValue = [
                     "notificationType": "SUBSCRIBED", "subtype": "INITIAL_BUY",
                     "notificationUUID": .string("00000000-0000-4000-8000-\(String(format: "%012d", offset + index))"),
-                    "signedDate": .int(signedDate), "version": "2.0",
-                    "data": ["bundleId": "com.example.reps", "environment": "Sandbox", "bundleVersion": "1.0", "status": 1,
-                             "signedTransactionInfo": .string(try signer.sign(payload: transaction))],
+                    "signedDate": .int(signedDate), "version": "2.0", "data": .object(data),
                 ]
                 return Data(JSONValue.object(["signedPayload": .string(try signer.sign(payload: payload))]).canonicalString().utf8)
             }
