@@ -87,6 +87,30 @@ public struct LedgerDeployment: Sendable {
         return LedgerDeployment(file: file, findings: findings, problems: problems)
     }
 
+    /// Opens a pool on each ledger, in the file's order (check it first: ``check(_:pinnedRoots:)``).
+    /// On a failure the pools already opened are closed before the error is thrown.
+    public func open(readers: Int, seatAPI defaults: SeatAPISettings,
+                     notReadyAfterStoreFailure: Duration = .seconds(30)) async throws -> [ServedLedger] {
+        var served: [ServedLedger] = []
+        for finding in findings {
+            do {
+                let pool = try LedgerPool.open(path: finding.entry.db, readers: readers)
+                do {
+                    served.append(try ServedLedger(name: finding.entry.name, pool: pool, location: finding.location,
+                                                   seatAPI: Self.seatAPI(finding.entry, defaults: defaults),
+                                                   notReadyAfterStoreFailure: notReadyAfterStoreFailure))
+                } catch {
+                    await pool.close()
+                    throw error
+                }
+            } catch {
+                for ledger in served { await ledger.pool.close() }
+                throw DeploymentFileError(file: "ledger \(finding.entry.name)", message: "cannot open \(finding.location): \(error)")
+            }
+        }
+        return served
+    }
+
     /// The seat endpoints' settings of `entry`: its credentials and base URL, else `defaults`.
     public static func seatAPI(_ entry: DeploymentFile.LedgerEntry, defaults: SeatAPISettings) -> SeatAPISettings {
         var settings = defaults

@@ -88,6 +88,9 @@ public struct SimulationOptions: Sendable, Hashable {
     /// Added to the group index before identifiers are derived, so streams of different
     /// scenarios can share one ledger (built-ins use ``BuiltInLifecycles/options(for:seed:)``).
     public var groupIndexBase = 0
+    /// The app the notifications name (`data.bundleId` and the transactions'); a ledger of
+    /// another app refuses them, so streams of several apps can feed several ledgers.
+    public var bundleId = SimulatedApp.bundleId
     public var faults = FaultDrills()
 
     public init(seed: UInt64 = 0, accelerated: Bool = false) {
@@ -158,6 +161,13 @@ final class ScenarioEngine {
     private var memberOrder: [String] = []
     private var consumerGroupId: String?
     private var organizationGroupIds: [String: String] = [:]
+
+    /// `transaction` naming `bundleId` (the simulated app's unless the options name another).
+    static func naming(_ bundleId: String, _ transaction: JSONValue) -> JSONValue {
+        guard bundleId != SimulatedApp.bundleId, case .object(var members) = transaction else { return transaction }
+        members["bundleId"] = .string(bundleId)
+        return .object(members)
+    }
 
     init(scenario: Scenario, options: SimulationOptions, groupIndex: Int) {
         self.scenario = scenario
@@ -262,7 +272,7 @@ final class ScenarioEngine {
         if includeData {
             var d: [String: JSONValue] = [
                 "appAppleId": .int(SimulatedApp.appAppleId),
-                "bundleId": .string(SimulatedApp.bundleId),
+                "bundleId": .string(options.bundleId),
                 "bundleVersion": .string(SimulatedApp.bundleVersion),
                 "environment": .string(SimulatedApp.environment),
             ]
@@ -270,7 +280,7 @@ final class ScenarioEngine {
             data = d
         }
         let draft = NotificationDraft(payload: payload, data: data,
-                                      transaction: includeData ? transaction?.json(signedDate: time) : nil,
+                                      transaction: includeData ? transaction.map { Self.naming(options.bundleId, $0.json(signedDate: time)) } : nil,
                                       renewal: includeData ? renewal?.json(signedDate: time) : nil)
         if includeData, let transaction {
             truth.transactions.append(TxVersion(tx: transaction, signedDate: time, occurredAt: time, eventId: uuid))

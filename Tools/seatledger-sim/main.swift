@@ -24,6 +24,8 @@ OUTPUT
 
 RUN
   --seed N                seeds identifiers, UUIDs and fault-drill draws (default 0)
+  --bundle-id ID          the app the notifications name (default com.example.reps; for a ledger of
+                          another app, e.g. several ledgers behind one `serve --config`)
   --accelerated           sandbox time: every duration ÷ 8640 (30 days → 5 minutes)
   --start ISO8601         scenario start (default 2026-10-01T00:00:00Z, or the file's "start")
   --load N                N groups × the lifecycle, each with its own identifiers, streamed
@@ -97,7 +99,7 @@ func main() throws -> Int32 {
     var values: [String: String] = [:]
     var flags: Set<String> = []
     let valued: Set<String> = ["--lifecycle", "--scenario", "--print-scenario", "--regenerate", "--check", "--out", "--expect",
-                               "--history-out", "--seed", "--start", "--load", "--unclaim-shape", "--revoked-seat-quantity",
+                               "--history-out", "--seed", "--bundle-id", "--start", "--load", "--unclaim-shape", "--revoked-seat-quantity",
                                "--pki", "--drop", "--duplicate", "--delay", "--reorder"]
     let boolean: Set<String> = ["--list", "--list-steps", "--list-events", "--accelerated"]
     while !args.isEmpty {
@@ -167,6 +169,12 @@ func main() throws -> Int32 {
     if let seed = values["--seed"] {
         guard let n = UInt64(seed) else { throw UsageError("--seed must be a non-negative integer") }
         options.seed = n
+    }
+    if let bundleId = values["--bundle-id"] {
+        guard !bundleId.isEmpty, bundleId.allSatisfy({ $0.isLetter || $0.isNumber || ".-".contains($0) }) else {
+            throw UsageError("--bundle-id must be a bundle id such as com.example.focus, got \(bundleId)")
+        }
+        options.bundleId = bundleId
     }
     options.accelerated = flags.contains("--accelerated")
     if let start = values["--start"] {
