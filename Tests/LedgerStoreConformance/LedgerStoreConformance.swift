@@ -31,7 +31,7 @@ public enum LedgerStoreConformance {
         ConformanceCheck("group snapshots: store, replace, range by bytes, validity, delete, clear, all or nothing, readers", groupSnapshots),
         ConformanceCheck("claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing", claimRequests),
         ConformanceCheck("configuration and trust roots", configurationAndRoots),
-        ConformanceCheck("transactions: all or nothing, afterAppend failure appends nothing, writes do not nest, a read joins an open transaction", transactions),
+        ConformanceCheck("transactions: all or nothing, a failure after the append appends nothing, writes do not nest, a read joins an open transaction", transactions),
         ConformanceCheck("openReader: committed data only, one snapshot per read, refuses writes", reader),
         ConformanceCheck("create refuses an existing ledger; open finds it again", createAndOpen),
         ConformanceCheck("probeWrite: commits and changes nothing a read sees; refused inside a transaction and on a read-only reader", probeWrite),
@@ -360,8 +360,10 @@ public enum LedgerStoreConformance {
         #expect(try store.eventsForFacts([1, 3][...]).map(\.metadata.position) == [1, 3])
         #expect(try store.eventsForFacts([][...]).isEmpty)
 
-        // Facts stored by afterAppend are visible to reads in the same transaction and commit with it.
-        let result = try store.commit(events: [TestData.apiEvent(4), TestData.apiEvent(5)]) { appended in
+        // Facts stored after the append, in its transaction, are visible to reads in it and commit with it.
+        let result = try store.write {
+            let result = try store.append(events: [TestData.apiEvent(4), TestData.apiEvent(5)])
+            let appended = result.appended
             for event in appended { try store.storeFacts(position: event.position, facts: FactsCodec.encode(EventFacts(event))) }
             let seen = try store.facts(at: Set(appended.map(\.position)))
             #expect(seen.count == 2)
@@ -369,6 +371,7 @@ public enum LedgerStoreConformance {
             // Stored again after they were read (written) in this transaction: replaced, not refused.
             try store.storeFacts(position: 4, facts: Data([4, 4]))
             try store.storeFacts(position: 4, facts: Data([4, 4, 4]))
+            return result
         }
         #expect(try store.facts(at: [4]) == [4: Data([4, 4, 4])])
         let blob = try #require(try store.facts(at: [5])[5])
@@ -589,13 +592,16 @@ public enum LedgerStoreConformance {
         #expect(try other.store.trustRoots().isEmpty)
     }
 
-    /// transactions: all or nothing, afterAppend failure appends nothing, writes do not nest, a read
+    /// transactions: all or nothing, a failure after the append appends nothing, writes do not nest, a read
     /// joins an open transaction
     public static func transactions(_ engine: any ConformanceEngine) throws {
         let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         #expect(throws: Refused.self) {
-            _ = try store.commit(events: [TestData.apiEvent(1)], rejections: [TestData.rejection("a")]) { _ in throw Refused() }
+            _ = try store.write {
+                _ = try store.append(events: [TestData.apiEvent(1)], rejections: [TestData.rejection("a")])
+                throw Refused()
+            }
         }
         #expect(try store.head().position == 0)
         #expect(try store.quarantine().isEmpty)
