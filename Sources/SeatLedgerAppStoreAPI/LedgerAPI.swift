@@ -78,7 +78,7 @@ public final class LedgerAPI {
     ///
     /// - Returns: the connection and warnings for the user (e.g. a key file readable by others).
     public static func connect(_ ledger: Ledger, options: LedgerAPIOptions = LedgerAPIOptions()) throws -> (LedgerAPI, [String]) {
-        let stored = try ledger.store.configValues()
+        let stored = try ledger.settings()
         let env = options.environment
         func nonEmpty(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
         let haveAll = nonEmpty(options.issuerId ?? env[APICredentials.issuerIdVariable]) != nil
