@@ -167,7 +167,7 @@ extension Ledger {
     public func setAPICredentialsFile(_ path: String) throws -> [String] {
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
         let (_, warnings) = try APICredentials.resolve(environment: [:], credentialsFile: absolute)
-        try store.setConfigValue(LedgerAPISettings.credentialsFile, absolute)
+        try storeSetting(LedgerAPISettings.credentialsFile, absolute)
         return warnings
     }
 
@@ -179,6 +179,6 @@ extension Ledger {
                 throw APIUsageError("the base URL must be an http(s) URL, got \(LedgerAPI.withoutUserInformation(url))")
             }
         }
-        try store.setConfigValue(LedgerAPISettings.baseURL, url)
+        try storeSetting(LedgerAPISettings.baseURL, url)
     }
 }
