@@ -22,6 +22,7 @@ public enum LedgerStoreConformance {
         ConformanceCheck("append: positions 1…N, head, the chain as EventChain computes it, verifyChain", appendHeadAndChain),
         ConformanceCheck("idempotency: the same event twice in a batch and across batches appends once; every arrival is counted", idempotency),
         ConformanceCheck("quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release, no commit over an item resolved meanwhile", quarantine),
+        ConformanceCheck("linear commit: the append's head is the stored head, the work after it commits or rolls back with it, a multi-event retry links its row once", linearCommit),
         ConformanceCheck("retraction: a second retraction of one event is refused inside its transaction and appends nothing", retraction),
         ConformanceCheck("reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints", reads),
         ConformanceCheck("identifier index: a notification is found under its own id by every lookup, and a copy keeps it so", ownIdentifier),
@@ -36,6 +37,42 @@ public enum LedgerStoreConformance {
         ConformanceCheck("create refuses an existing ledger; open finds it again", createAndOpen),
         ConformanceCheck("probeWrite: commits and changes nothing a read sees; refused inside a transaction and on a read-only reader", probeWrite),
     ]
+
+    /// linear commit: the append's head is the stored head, the work after it commits or rolls back
+    /// with it, a multi-event retry links its row once
+    public static func linearCommit(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let store = fixture.store
+        let first = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(2), TestData.apiEvent(1)])
+        #expect(first.head == 2)
+        #expect(try store.head().position == 2)
+        #expect(try store.commit(events: []).head == nil, "nothing to write: no head read")
+        #expect(try store.commit(events: [TestData.apiEvent(2)]).head == 2, "only a duplicate: the head as locked")
+        // The append, then the caller's own work, in one transaction: both or neither.
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try store.write {
+                let result = try store.append(events: [TestData.apiEvent(3)])
+                try store.storeFacts(position: try #require(result.head), facts: Data([3]))
+                throw Refused()
+            }
+        }
+        #expect(try store.head().position == 2)
+        #expect(try store.facts(at: [3]).isEmpty)
+        // Two events from one quarantined input: its row ends with the last resolution, linked once.
+        let quarantined = try store.commit(events: [], rejections: [TestData.rejection("envelope")])
+        let id = try #require(quarantined.quarantineIds.first)
+        let linksBefore = try store.recordLinks()?.count
+        let retried = try store.commitRetry(events: [
+            NewEventForRetry(quarantineId: id, event: TestData.apiEvent(4), isPrimary: true),
+            NewEventForRetry(quarantineId: id, event: TestData.apiEvent(5), isPrimary: false),
+        ])
+        #expect(retried.outcomes == [.appended(position: 3), .appended(position: 4)])
+        #expect(retried.head == 4)
+        #expect(try store.quarantineRecord(id: id)?.resolution == "appended at position 4")
+        #expect(try store.recordLinks()?.count == linksBefore.map { $0 + 1 })
+        #expect(try store.verifyRecordChain()?.findings.isEmpty ?? true)
+    }
 
     /// retraction: a second retraction of one event is refused inside its transaction and appends nothing
     public static func retraction(_ engine: any ConformanceEngine) throws {

@@ -15,6 +15,13 @@ public struct QuarantineRetryPlan: Sendable {
         public let state: String
         /// The resolution text.
         public let resolution: String
+
+        /// Creates a resolution.
+        public init(id: Int64, state: String, resolution: String) {
+            self.id = id
+            self.state = state
+            self.resolution = resolution
+        }
     }
 
     /// One resolution per row, in the order the rows were first resolved.
