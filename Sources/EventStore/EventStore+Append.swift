@@ -5,29 +5,6 @@ import LedgerEvents
 import LedgerStorage
 
 extension EventStore {
-    /// Appends a batch of verified events and quarantines a batch of rejections, atomically.
-    ///
-    /// Duplicates (same event id already stored, or twice in the batch) append nothing and are
-    /// logged in `arrivals`. `afterAppend` runs inside the same transaction with the appended
-    /// events, so projections commit with the events or not at all.
-    public func commit(events: [NewEvent], rejections: [QuarantineItem] = [],
-                       afterAppend: (([LedgerEvent]) throws -> Void)? = nil) throws -> BatchResult {
-        try write {
-            try commitInTransaction(events: events, rejections: rejections, afterAppend: afterAppend)
-        }
-    }
-
-    /// Appends a retraction unless the event it withdraws is retracted already, checked inside the
-    /// write transaction (`BEGIN IMMEDIATE` holds the write lock, so no other writer commits between
-    /// the check and the append): ``EventAlreadyRetracted``.
-    public func commitRetraction(_ retraction: NewEvent, retracting eventId: String,
-                                 afterAppend: (([LedgerEvent]) throws -> Void)? = nil) throws -> BatchResult {
-        try write {
-            try EventAlreadyRetracted.check(eventId, retractions: positions(mentioning: eventId, kind: .retractedEventId))
-            return try commitInTransaction(events: [retraction], rejections: [], afterAppend: afterAppend)
-        }
-    }
-
     /// Inserts one `events` row (every column, hashes included).
     static let insertEventSQL = """
         INSERT INTO events(position, event_id, kind, type, subtype, status, occurred_at, recorded_at, source,
@@ -37,48 +14,61 @@ extension EventStore {
     /// Inserts one `event_decoded` row.
     static let insertDecodedSQL = "INSERT INTO event_decoded(position, decoded, verification, decoder_version) VALUES (?, ?, ?, ?)"
 
-    /// The append core, inside the caller's write transaction: ``AppendPlan`` and
-    /// ``QuarantinePlan`` decide; this writes their rows with prepared statements.
-    func commitInTransaction(events: [NewEvent], rejections: [QuarantineItem],
-                             afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
-        let now = clock()
-        let plan = AppendPlan(events: events, head: try head(), recordedAt: now, stored: try storedPositions(of: events))
-        let insertEvent = try connection.prepare(Self.insertEventSQL)
-        let insertDecoded = try connection.prepare(Self.insertDecodedSQL)
-        var previousHash = plan.previousHash
-        for (event, source) in zip(plan.appended, plan.appendedSources) {
-            insertEvent.reset()
-            try insertEvent.bind([
-                .integer(event.position), .text(event.eventId), .text(event.kind.rawValue), .optional(event.type),
-                .optional(event.subtype), .optional(event.status), .integer(event.occurredAt), .integer(event.recordedAt),
-                .text(event.source), .text(event.origin.rawValue), .blob(event.raw), .blob(previousHash), .blob(event.hash),
-            ]).run()
-            insertDecoded.reset()
-            try insertDecoded.bind(.integer(event.position), .text(source.decodedText), .text(source.verificationText),
-                                   .integer(EventStore.decoderVersion)).run()
-            try insertKeys(IdentifierIndexRows.stored(source.identifiers, eventId: event.eventId, kind: event.kind), position: event.position)
-            previousHash = event.hash
+    /// The write transaction (`BEGIN IMMEDIATE`) holds the file's write lock already: reads the head.
+    public func lockHeadForAppend() throws(SQLiteError) -> (position: Int64, hash: Data) { try head() }
+
+    /// Writes the plan's rows with prepared statements: `events`, `event_decoded`, `event_keys`,
+    /// `arrivals` and `quarantine` (ids from the rowid). The head is the last `events` row.
+    public func writeAppend(_ plan: AppendPlan, quarantine: QuarantinePlan) throws(SQLiteError) -> [Int64] {
+        let now = plan.recordedAt
+        if !plan.appended.isEmpty {
+            let insertEvent = try connection.prepare(Self.insertEventSQL)
+            let insertDecoded = try connection.prepare(Self.insertDecodedSQL)
+            var previousHash = plan.previousHash
+            for (event, source) in zip(plan.appended, plan.appendedSources) {
+                insertEvent.reset()
+                try insertEvent.bind([
+                    .integer(event.position), .text(event.eventId), .text(event.kind.rawValue), .optional(event.type),
+                    .optional(event.subtype), .optional(event.status), .integer(event.occurredAt), .integer(event.recordedAt),
+                    .text(event.source), .text(event.origin.rawValue), .blob(event.raw), .blob(previousHash), .blob(event.hash),
+                ]).run()
+                insertDecoded.reset()
+                try insertDecoded.bind(.integer(event.position), .text(source.decodedText), .text(source.verificationText),
+                                       .integer(EventStore.decoderVersion)).run()
+                try insertKeys(IdentifierIndexRows.stored(source.identifiers, eventId: event.eventId, kind: event.kind), position: event.position)
+                previousHash = event.hash
+            }
         }
-        let insertArrival = try connection.prepare(
-            "INSERT INTO arrivals(event_id, recorded_at, source, duplicate) VALUES (?, ?, ?, ?)")
-        for arrival in plan.arrivals {
-            insertArrival.reset()
-            try insertArrival.bind(.text(arrival.eventId), .integer(now), .text(arrival.source),
-                                   .integer(arrival.duplicate ? 1 : 0)).run()
+        if !plan.arrivals.isEmpty {
+            let insertArrival = try connection.prepare(
+                "INSERT INTO arrivals(event_id, recorded_at, source, duplicate) VALUES (?, ?, ?, ?)")
+            for arrival in plan.arrivals {
+                insertArrival.reset()
+                try insertArrival.bind(.text(arrival.eventId), .integer(now), .text(arrival.source),
+                                       .integer(arrival.duplicate ? 1 : 0)).run()
+            }
         }
-        let (quarantineIds, earlierQuarantineIds) = try quarantine(rejections, at: now)
-        if let afterAppend { try afterAppend(plan.appended) }
-        return BatchResult(outcomes: plan.outcomes, quarantineIds: quarantineIds, appended: plan.appended,
-                           earlierQuarantineIds: earlierQuarantineIds)
+        guard !quarantine.new.isEmpty else { return [] }
+        let insert = try connection.prepare(
+            "INSERT INTO quarantine(recorded_at, source, error_code, reason, raw, raw_sha256) VALUES (?, ?, ?, ?, ?, ?)")
+        var newIds: [Int64] = []
+        for entry in quarantine.new {
+            let item = entry.item
+            insert.reset()
+            try insert.bind(.integer(now), .text(item.source), .text(item.errorCode.rawValue), .text(item.reason), .blob(item.raw),
+                            .text(entry.digest)).run()
+            newIds.append(connection.lastInsertRowID)
+        }
+        return newIds
     }
 
-    /// Positions of the batch's ids already stored, keyed by the ids' bytes (``AppendPlan``'s input).
-    private func storedPositions(of events: [NewEvent]) throws(SQLiteError) -> [[UInt8]: Int64] {
-        guard !events.isEmpty else { return [:] }
+    /// Positions of the given ids already stored, keyed by the ids' bytes, one lookup each.
+    public func storedPositions(ofEventIds eventIds: [String]) throws(SQLiteError) -> [[UInt8]: Int64] {
+        guard !eventIds.isEmpty else { return [:] }
         let find = try connection.prepare("SELECT position FROM events WHERE event_id = ?")
         defer { find.reset() }
         var stored: [[UInt8]: Int64] = [:]
-        for id in AppendPlan.distinctIds(of: events) {
+        for id in eventIds {
             find.reset()
             try find.bind(.text(id))
             if try find.step() { stored[Array(id.utf8)] = find.int64(0) }
@@ -86,35 +76,19 @@ extension EventStore {
         return stored
     }
 
-    /// Quarantines `rejections` as ``QuarantinePlan`` says (the same bytes refused for the same
-    /// reason are kept once while open), each new row linked into the record chain.
-    private func quarantine(_ rejections: [QuarantineItem], at now: EpochMillis) throws -> (ids: [Int64], earlier: Set<Int64>) {
-        guard !rejections.isEmpty else { return ([], []) }
+    /// The lowest open quarantine id per (digest, error code), one lookup per digest.
+    public func openQuarantineIds(digests: Set<String>) throws(SQLiteError) -> [QuarantinePlan.Key: Int64] {
+        guard !digests.isEmpty else { return [:] }
         let findOpen = try connection.prepare(
             "SELECT error_code, min(id) FROM quarantine WHERE raw_sha256 = ? AND state = 'open' GROUP BY error_code")
         defer { findOpen.reset() }
         var open: [QuarantinePlan.Key: Int64] = [:]
-        for digest in Set(QuarantinePlan.digests(of: rejections)) {
+        for digest in digests {
             findOpen.reset()
             try findOpen.bind(.text(digest))
             while try findOpen.step() { open[QuarantinePlan.Key(digest: digest, errorCode: RejectionCode(rawValue: findOpen.text(0)))] = findOpen.int64(1) }
         }
-        let plan = QuarantinePlan(rejections: rejections, open: open)
-        let insert = try connection.prepare(
-            "INSERT INTO quarantine(recorded_at, source, error_code, reason, raw, raw_sha256) VALUES (?, ?, ?, ?, ?, ?)")
-        var newIds: [Int64] = []
-        for entry in plan.new {
-            let item = entry.item
-            insert.reset()
-            try insert.bind(.integer(now), .text(item.source), .text(item.errorCode.rawValue), .text(item.reason), .blob(item.raw),
-                            .text(entry.digest)).run()
-            let id = connection.lastInsertRowID
-            newIds.append(id)
-            let record = QuarantineRecord(id: id, recordedAt: now, source: item.source, errorCode: item.errorCode, reason: item.reason,
-                                          raw: item.raw, state: "open", resolvedAt: nil, resolution: nil)
-            try linkRecords([(.quarantine, String(id), RecordChain.quarantineDigest(record))])
-        }
-        return plan.quarantineIds(newIds: newIds)
+        return open
     }
 
     /// Indexes an event under its identifiers with multi-row `INSERT OR IGNORE`s of up to

@@ -7,6 +7,12 @@ extension EventStore: LedgerStore {
     /// The file path.
     public var location: String { path }
 
+    /// The file (``path``): this process checks it for damage and marks it.
+    public var checkedFile: String? { path }
+
+    /// A read snapshot is a shared lock held for the read: cheaper than one per statement.
+    public var readsInOneSnapshot: Bool { true }
+
     /// An embedded file has no server connection to lose.
     public func isConnectionLoss(_ error: any Error) -> Bool { false }
 
@@ -27,9 +33,7 @@ extension EventStore: LedgerStore {
 
     /// `SQLITE_TOOBIG` ("string or blob too big"), `SQLITE_MISMATCH` or `SQLITE_RANGE`.
     public func refusesInput(_ error: any Error) -> Bool {
-        let sqlite: SQLiteError
-        if let error = error as? SQLiteError { sqlite = error } else if case .database(let error as SQLiteError)? = error as? LedgerStoreError { sqlite = error } else { return false }
-        return sqlite.isRefusalOfValue
+        (LedgerStoreError.databaseFailure(in: error) as? SQLiteError)?.isRefusalOfValue ?? false
     }
 
     /// Nothing to do: an embedded file has no server connection.

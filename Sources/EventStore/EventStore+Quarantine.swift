@@ -1,5 +1,7 @@
 import AppStoreModels
 import Foundation
+import LedgerEvents
+import LedgerStorage
 
 extension EventStore {
     /// Quarantined inputs, oldest first; `state` filters (`open`, `released`, `duplicate`).
@@ -43,43 +45,19 @@ extension EventStore {
                          resolution: statement.optionalText(8))
     }
 
-    /// Marks a quarantined input resolved by a retry (called inside the retry's transaction).
-    func resolveQuarantine(id: Int64, state: String, resolution: String, at time: EpochMillis) throws(SQLiteError) {
-        try connection.prepare("UPDATE quarantine SET state = ?, resolved_at = ?, resolution = ? WHERE id = ?")
-            .bind(.text(state), .integer(time), .text(resolution), .integer(id)).run()
-        if let record = try quarantineRecord(id: id) {
-            try linkRecords([(.quarantine, String(id), RecordChain.quarantineDigest(record))])
-        }
+    /// The rows' states (the write transaction holds the file's write lock already).
+    public func lockQuarantineStates(ids: [Int64]) throws(SQLiteError) -> [Int64: String] {
+        var states: [Int64: String] = [:]
+        for id in ids { states[id] = try quarantineRecord(id: id)?.state }
+        return states
     }
 
-    /// Commits a retry: the events appended, and each quarantine id's resolution, atomically.
-    ///
-    /// A retried item that is rejected again stays `open` (its row is not duplicated).
-    public func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)? = nil) throws -> BatchResult {
-        try write {
-            // Inside the write lock: an item another command resolved since the caller read it is
-            // not applied (a dismissal must not be overridden by a retry, nor recorded twice).
-            var states: [Int64: String] = [:]
-            for id in Set(events.map(\.quarantineId)) { states[id] = try quarantineRecord(id: id)?.state }
-            try QuarantineItemNotOpen.check(events, states: states)
-            let result = try commitInTransaction(events: events.map(\.event), rejections: [], afterAppend: afterAppend)
-            let now = clock()
-            for (item, outcome) in zip(events, result.outcomes) {
-                switch outcome {
-                case .appended(let position):
-                    let (state, resolution) = item.appendedResolution(at: position)
-                    try resolveQuarantine(id: item.quarantineId, state: state, resolution: resolution, at: now)
-                case .duplicate(let position):
-                    if item.isPrimary {
-                        try resolveQuarantine(id: item.quarantineId, state: "duplicate",
-                                              resolution: "already in the ledger at position \(position)", at: now)
-                    }
-                }
-            }
-            return result
+    /// Sets each row's state and resolution, one `UPDATE` each.
+    public func resolveQuarantine(_ resolutions: [QuarantineRetryPlan.Resolution], at now: EpochMillis) throws(SQLiteError) {
+        let update = try connection.prepare("UPDATE quarantine SET state = ?, resolved_at = ?, resolution = ? WHERE id = ?")
+        for resolved in resolutions {
+            update.reset()
+            try update.bind(.text(resolved.state), .integer(now), .text(resolved.resolution), .integer(resolved.id)).run()
         }
     }
 }
-
-import LedgerEvents
-import LedgerStorage

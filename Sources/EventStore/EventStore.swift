@@ -182,14 +182,15 @@ public final class EventStore {
         try connection.execute("PRAGMA secure_delete = FAST")
     }
 
-    /// Runs `body` in one write transaction (all or nothing).
+    /// Runs `body` in one write transaction (all or nothing). SQLite's failures leave it as
+    /// ``LedgerStoreError/database(_:)``; `body`'s own errors pass through.
     public func write<T>(_ body: () throws -> T) throws -> T {
-        try connection.writeTransaction(body)
+        do { return try connection.writeTransaction(body) } catch { throw LedgerStoreError.wrapping(error) }
     }
 
-    /// Runs `body` in one read snapshot.
+    /// Runs `body` in one read snapshot. SQLite's failures leave it as ``LedgerStoreError/database(_:)``.
     public func read<T>(_ body: () throws -> T) throws -> T {
-        try connection.readTransaction(body)
+        do { return try connection.readTransaction(body) } catch { throw LedgerStoreError.wrapping(error) }
     }
 
     // MARK: Configuration
@@ -301,7 +302,7 @@ extension EventStore: RecordChainStorage {
     }
 
     /// ``appendRecordLinks(_:)`` with SQLite's error type.
-    func linkRecords(_ items: [(kind: RecordChain.Kind, subject: String, digest: Data)]) throws(SQLiteError) {
+    public func linkRecords(_ items: [(kind: RecordChain.Kind, subject: String, digest: Data)]) throws(SQLiteError) {
         do { try appendRecordLinks(items) } catch let error as SQLiteError { throw error } catch {
             throw SQLiteError(resultCode: SQLITE_ERROR, message: "\(error)", sql: "INSERT INTO record_chain", path: path)
         }

@@ -3,7 +3,7 @@ import Foundation
 import JWSVerification
 import LedgerEvents
 
-/// What happened to one message handed to ``EventStore/commit(events:rejections:afterAppend:)``.
+/// What happened to one message handed to ``LedgerStore/append(events:rejections:)``.
 public enum AppendOutcome: Sendable, Equatable {
     /// Appended at this position.
     case appended(position: Int64)
@@ -42,12 +42,17 @@ public struct BatchResult: Sendable {
     /// The ids of ``quarantineIds`` that were open before this batch: the same bytes refused for
     /// the same reason by an earlier run (kept once; nothing new was stored for them).
     public let earlierQuarantineIds: Set<Int64>
+    /// The last position once the batch is written, as the append read it under its lock (other
+    /// processes' earlier appends included); `nil` when the batch held nothing to write.
+    public let head: Int64?
 
     /// Creates a result (for other ``LedgerStore`` implementations).
-    public init(outcomes: [AppendOutcome], quarantineIds: [Int64], appended: [LedgerEvent], earlierQuarantineIds: Set<Int64> = []) {
+    public init(outcomes: [AppendOutcome], quarantineIds: [Int64], appended: [LedgerEvent], earlierQuarantineIds: Set<Int64> = [],
+                head: Int64? = nil) {
         self.outcomes = outcomes
         self.quarantineIds = quarantineIds
         self.appended = appended
         self.earlierQuarantineIds = earlierQuarantineIds
+        self.head = head
     }
 }

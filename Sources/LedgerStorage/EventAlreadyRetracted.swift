@@ -24,7 +24,7 @@ public struct EventAlreadyRetracted: Error, Sendable, Equatable, CustomStringCon
     /// Throws when `positions` (of the events that name `eventId` as a
     /// ``IdentifierKind/retractedEventId``, read inside the committing transaction while the
     /// engine's append lock is held) is not empty: the check every engine's
-    /// ``EventLog/commitRetraction(_:retracting:afterAppend:)`` runs before it appends.
+    /// ``LedgerStore/appendRetraction(_:retracting:)`` runs before it appends.
     public static func check(_ eventId: String, retractions positions: [Int64]) throws(EventAlreadyRetracted) {
         if let earlier = positions.min() { throw EventAlreadyRetracted(eventId: eventId, retractionPosition: earlier) }
     }

@@ -4,23 +4,30 @@ import LedgerEvents
 
 /// The storage a ledger runs on: the embedded SQLite `EventStore` (the default) or another
 /// engine (`PostgresEventStore`). The pipeline, projections and reports talk only to this protocol,
-/// the sum of small roles: ``TransactionalStore``, ``EventLog``, ``QuarantineStore``,
+/// the sum of small roles: ``TransactionalStore``, ``EventLog``, ``AppendRows``, ``QuarantineStore``,
 /// ``FactsStore``, ``GroupIndexStore``, ``GroupSnapshotStore``, ``SeatClaimStore`` and ``SettingsStore``.
 ///
 /// Every implementation gives the same guarantees: an append-only, gap-free, hash-chained log in
 /// commit order; idempotency by event id enforced by a unique constraint; quarantine of rejected
 /// input with its raw bytes; projections written in the same transaction as the events they
 /// follow from. A store is used from one thread at a time. The policy those guarantees need is
-/// written once in this module (``AppendPlan``, ``QuarantinePlan``, ``ChainContinuity``,
-/// ``ClaimResumption``, ``RecordChain``); an engine supplies rows and transactions.
+/// written once in this module (``LedgerAppend``, ``AppendPlan``, ``QuarantinePlan``,
+/// ``QuarantineRetryPlan``, ``ChainContinuity``, ``ClaimResumption``, ``RecordChain``); an engine
+/// supplies rows and transactions.
 ///
 /// ```swift
 /// let store: any LedgerStore = try EventStore.open(at: "ledger.sqlite")
 /// let (position, hash) = try store.head()
 /// ```
-public protocol LedgerStore: TransactionalStore, EventLog, QuarantineStore, FactsStore, GroupIndexStore, GroupSnapshotStore, SeatClaimStore, SettingsStore {}
+public protocol LedgerStore: TransactionalStore, EventLog, AppendRows, QuarantineStore, FactsStore, GroupIndexStore, GroupSnapshotStore, SeatClaimStore, SettingsStore {}
 
 extension LedgerStore {
+    /// Default: none (the server guards its own pages).
+    public var checkedFile: String? { nil }
+
+    /// Default: a statement at a time.
+    public var readsInOneSnapshot: Bool { false }
+
     /// Default: runs `body`.
     public func withGroupKeyIndexBuiltAfter<T>(_ body: () throws -> T) throws -> T { try body() }
 
@@ -46,22 +53,6 @@ extension LedgerStore {
 extension LedgerStore {
     /// No structural check of its own (a server engine checks its storage itself).
     public func integrityProblems() throws -> [String] { [] }
-
-    /// Appends verified events (and quarantines rejections) atomically.
-    public func commit(events: [NewEvent], rejections: [QuarantineItem] = [],
-                       afterAppend: (([LedgerEvent]) throws -> Void)? = nil) throws -> BatchResult {
-        try commit(events: events, rejections: rejections, afterAppend: afterAppend)
-    }
-
-    /// Appends events that were quarantined and now verify.
-    public func commitRetry(events: [NewEventForRetry]) throws -> BatchResult {
-        try commitRetry(events: events, afterAppend: nil)
-    }
-
-    /// Appends a retraction of `eventId` unless one is recorded already (``EventAlreadyRetracted``).
-    public func commitRetraction(_ retraction: NewEvent, retracting eventId: String) throws -> BatchResult {
-        try commitRetraction(retraction, retracting: eventId, afterAppend: nil)
-    }
 
     /// Recomputes the hash chain from the raw bytes.
     public func verifyChain() throws -> ChainVerification { try verifyChain(progress: nil) }

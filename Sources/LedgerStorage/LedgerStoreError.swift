@@ -12,7 +12,8 @@ public enum LedgerStoreError: Error, Sendable, CustomStringConvertible {
     case alreadyExists(path: String)
     /// The stored configuration is incomplete or unreadable.
     case badConfiguration(String)
-    /// The database engine failed (SQLite: a `SQLiteError`).
+    /// The database engine failed: its own error (SQLite's `SQLiteError`, PostgreSQL's
+    /// `PostgresError`), whose text is this error's text.
     case database(any DatabaseFailure)
     /// The location is a URL of a kind no ledger lives at (`redis://…`); `hint` says what to do.
     case unsupportedLocation(scheme: String, hint: String)
@@ -48,17 +49,31 @@ public enum LedgerStoreError: Error, Sendable, CustomStringConvertible {
 }
 
 extension LedgerStoreError {
+    /// `error` as a store's transactions throw it: an engine's own failure wrapped in
+    /// ``database(_:)`` (one type for every engine), anything else (the caller's own errors thrown
+    /// through the transaction, errors already wrapped) unchanged.
+    public static func wrapping(_ error: any Error) -> any Error {
+        if let failure = error as? any DatabaseFailure { return LedgerStoreError.database(failure) }
+        return error
+    }
+
+    /// The engine's own failure `error` is or wraps (``database(_:)``), to match an engine's codes.
+    public static func databaseFailure(in error: any Error) -> (any DatabaseFailure)? {
+        if let failure = error as? any DatabaseFailure { return failure }
+        if case .database(let failure)? = error as? LedgerStoreError { return failure }
+        return nil
+    }
+
     /// Whether `error` says the database file is damaged (SQLite `SQLITE_CORRUPT` / `SQLITE_NOTADB`
     /// met while reading a ledger it had opened), as opposed to a usage or environment failure.
     public static func isCorruption(_ error: any Error) -> Bool {
-        if let error = error as? any DatabaseFailure { return error.isCorruption }
-        if case .database(let inner)? = error as? LedgerStoreError { return inner.isCorruption }
-        return false
+        databaseFailure(in: error)?.isCorruption ?? false
     }
 }
 
-/// A failure of a database engine's own call (SQLite's `SQLiteError`), which ``LedgerStoreError``
-/// carries without this module knowing the engine.
+/// A failure of a database engine's own call (SQLite's `SQLiteError`, PostgreSQL's
+/// `PostgresError`), which ``LedgerStoreError/database(_:)`` carries without this module knowing
+/// the engine.
 public protocol DatabaseFailure: Error, Sendable, CustomStringConvertible {
     /// Whether it says the stored database is damaged (not a usage or environment failure).
     var isCorruption: Bool { get }

@@ -90,7 +90,7 @@ public struct QuarantineItemNotOpen: Error, Sendable, CustomStringConvertible {
 
     /// Throws for the first of `items`' quarantine ids whose state in `states` (as read inside
     /// the committing transaction, with the rows locked where the engine needs it) is not `open`:
-    /// the check every engine's ``EventLog/commitRetry(events:afterAppend:)`` runs first.
+    /// the check ``LedgerStore/appendRetry(events:)`` runs first.
     public static func check(_ items: [NewEventForRetry], states: [Int64: String]) throws(QuarantineItemNotOpen) {
         for item in items where item.isPrimary && states[item.quarantineId] != "open" {
             throw QuarantineItemNotOpen(id: item.quarantineId, state: states[item.quarantineId])

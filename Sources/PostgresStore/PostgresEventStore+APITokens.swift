@@ -4,7 +4,7 @@ import PostgresClient
 
 extension PostgresEventStore {
     private static func isMissingTokenTable(_ error: any Error) -> Bool {
-        (error as? PostgresError)?.sqlState == "42P01"
+        PostgresError.in(error)?.sqlState == "42P01"
     }
 
     /// Adds a token (its SHA-256 only), creating `api_tokens` on a ledger that predates it.

@@ -42,54 +42,30 @@ extension PostgresEventStore {
                          state: try row.text(6), resolvedAt: try row.optionalInt64(7), resolution: try row.optionalText(8))
     }
 
-    /// Commits a retry: the events appended, and each quarantine id's resolution, atomically.
-    ///
-    /// A retried item that is rejected again stays `open` (its row is not duplicated). When several
-    /// events come from one quarantined input, its row ends with the last resolution, as in SQLite.
-    public func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
-        try write {
-            // The rows locked first, then their states read: a concurrent retry or dismissal of the
-            // same item waits here and then finds it resolved (not applied twice, not overridden).
-            var states: [Int64: String] = [:]
-            let ids = Array(Set(events.map(\.quarantineId))).sorted()
-            if !ids.isEmpty {
-                for row in try connection.run("SELECT id, state FROM quarantine WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE",
-                                              [PostgresArrayLiteral.integers(ids)]) {
-                    states[try row.int64(0)] = try row.text(1)
-                }
-            }
-            try QuarantineItemNotOpen.check(events, states: states)
-            let result = try appendInTransaction(events: events.map(\.event), rejections: [], afterAppend: afterAppend)
-            let now = clock()
-            var order: [Int64] = []
-            var resolutions: [Int64: (state: String, resolution: String)] = [:]
-            for (item, outcome) in zip(events, result.outcomes) {
-                let resolution: (String, String)
-                switch outcome {
-                case .appended(let position):
-                    resolution = item.appendedResolution(at: position)
-                case .duplicate(let position):
-                    guard item.isPrimary else { continue }
-                    resolution = ("duplicate", "already in the ledger at position \(position)")
-                }
-                if resolutions.updateValue(resolution, forKey: item.quarantineId) == nil { order.append(item.quarantineId) }
-            }
-            if !order.isEmpty {
-                try connection.run("""
-                    UPDATE quarantine q SET state = u.state, resolved_at = $4, resolution = u.resolution
-                    FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(id, state, resolution)
-                    WHERE q.id = u.id
-                    """, [
-                        PostgresArrayLiteral.integers(order),
-                        PostgresArrayLiteral.texts(order.map { resolutions[$0]?.state ?? "" }),
-                        PostgresArrayLiteral.texts(order.map { resolutions[$0]?.resolution ?? "" }),
-                        .int64(now),
-                    ])
-                try linkRecords(try order.compactMap { id in
-                    try quarantineRecord(id: id).map { (.quarantine, String(id), RecordChain.quarantineDigest($0)) }
-                })
-            }
-            return result
+    /// Locks the rows (`FOR UPDATE`, in id order) and reads their states: a concurrent retry or
+    /// dismissal of the same item waits here, then finds it resolved.
+    public func lockQuarantineStates(ids: [Int64]) throws -> [Int64: String] {
+        guard !ids.isEmpty else { return [:] }
+        var states: [Int64: String] = [:]
+        for row in try connection.run("SELECT id, state FROM quarantine WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE",
+                                      [PostgresArrayLiteral.integers(ids.sorted())]) {
+            states[try row.int64(0)] = try row.text(1)
         }
+        return states
+    }
+
+    /// Sets every row's state and resolution in one `UPDATE … FROM unnest(…)`.
+    public func resolveQuarantine(_ resolutions: [QuarantineRetryPlan.Resolution], at now: EpochMillis) throws {
+        guard !resolutions.isEmpty else { return }
+        try connection.run("""
+            UPDATE quarantine q SET state = u.state, resolved_at = $4, resolution = u.resolution
+            FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(id, state, resolution)
+            WHERE q.id = u.id
+            """, [
+                PostgresArrayLiteral.integers(resolutions.map(\.id)),
+                PostgresArrayLiteral.texts(resolutions.map(\.state)),
+                PostgresArrayLiteral.texts(resolutions.map(\.resolution)),
+                .int64(now),
+            ])
     }
 }

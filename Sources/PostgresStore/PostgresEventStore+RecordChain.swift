@@ -21,7 +21,7 @@ extension PostgresEventStore: RecordChainStorage {
     }
 
     /// ``appendRecordLinks(_:)`` when the ledger has a record chain (``hasRecordChain``).
-    func linkRecords(_ items: [(kind: RecordChain.Kind, subject: String, digest: Data)]) throws {
+    public func linkRecords(_ items: [(kind: RecordChain.Kind, subject: String, digest: Data)]) throws {
         guard hasRecordChain else { return }
         try appendRecordLinks(items)
     }

@@ -34,6 +34,8 @@ public final class PostgresEventStore: LedgerStore {
     /// Positions appended by the open write transaction: no facts row can exist for them yet, so
     /// their facts are bulk-loaded with COPY instead of an upsert.
     var appendedInTransaction: ClosedRange<Int64>?
+    /// The head row as this transaction's append lock read it, and as its appends moved it.
+    var lockedHead: LockedHead?
     /// Positions whose facts this transaction already copied (storing them again needs the upsert).
     var factsCopiedInTransaction = Set<Int64>()
     /// Whether the ledger has a `record_chain` (schema 3): a ledger of schema 2 that a member of
@@ -145,7 +147,7 @@ public final class PostgresEventStore: LedgerStore {
             // A ledger from before tokens were chained: link them once (a role that may not is left as it is).
             do {
                 try store.write { try store.linkTokensOnce() }
-            } catch let error as PostgresError where error.sqlState == "42501" {}
+            } catch where PostgresError.in(error)?.sqlState == "42501" {}
         }
         return store
     }
@@ -216,7 +218,7 @@ public final class PostgresEventStore: LedgerStore {
     /// Whether `error` ended the session: a dropped connection, class 08, or the server terminating
     /// it (57P0x: restart, shutdown, `pg_terminate_backend`).
     public func isConnectionLoss(_ error: any Error) -> Bool {
-        guard let error = error as? PostgresError else { return false }
+        guard let error = PostgresError.in(error) else { return false }
         return connection.sessionAware(error).isConnectionFailure
     }
 
@@ -224,7 +226,7 @@ public final class PostgresEventStore: LedgerStore {
     /// one input's values caused. Integrity constraints (23) are not counted: they can come from
     /// the store's own state (the append-only triggers).
     public func refusesInput(_ error: any Error) -> Bool {
-        guard let error = error as? PostgresError, error.kind == .server, let state = error.sqlState else { return false }
+        guard let error = PostgresError.in(error), error.kind == .server, let state = error.sqlState else { return false }
         return state.hasPrefix("22") || state.hasPrefix("54")
     }
 
@@ -236,6 +238,7 @@ public final class PostgresEventStore: LedgerStore {
         transactionState = .none
         pendingFacts.removeAll()
         appendedInTransaction = nil
+        lockedHead = nil
         factsCopiedInTransaction.removeAll()
         try connection.reconnect()
         try configureSession()
@@ -243,7 +246,8 @@ public final class PostgresEventStore: LedgerStore {
 
     // MARK: Transactions
 
-    /// Runs `body` in one READ COMMITTED write transaction (all or nothing).
+    /// Runs `body` in one READ COMMITTED write transaction (all or nothing). PostgreSQL's
+    /// failures leave it as ``LedgerStoreError/database(_:)``; `body`'s own errors pass through.
     ///
     /// Transactions do not nest, as with SQLite: calling `write` or ``read(_:)`` inside one throws
     /// a `.usage` ``PostgresError``. Appends inside it serialise on the `ledger_head` row lock,
@@ -257,6 +261,7 @@ public final class PostgresEventStore: LedgerStore {
             transactionState = .none
             pendingFacts.removeAll()
             appendedInTransaction = nil
+            lockedHead = nil
             factsCopiedInTransaction.removeAll()
         }
         do {
@@ -266,7 +271,7 @@ public final class PostgresEventStore: LedgerStore {
                 return value
             }
         } catch {
-            throw connection.sessionAware(error)
+            throw LedgerStoreError.wrapping(connection.sessionAware(error))
         }
     }
 
@@ -284,6 +289,7 @@ public final class PostgresEventStore: LedgerStore {
     }
 
     /// Runs `body` in one read-only snapshot (REPEATABLE READ READ ONLY). Does not nest.
+    /// PostgreSQL's failures leave it as ``LedgerStoreError/database(_:)``.
     public func read<T>(_ body: () throws -> T) throws -> T {
         // Inside a transaction already open on this store, `body` reads in that one.
         guard transactionState == .none else { return try body() }
@@ -292,7 +298,7 @@ public final class PostgresEventStore: LedgerStore {
         do {
             return try connection.transaction(isolation: .repeatableRead, readOnly: true, body)
         } catch {
-            throw connection.sessionAware(error)
+            throw LedgerStoreError.wrapping(connection.sessionAware(error))
         }
     }
 

@@ -66,8 +66,10 @@ extension Ledger {
             }
         }
         let maintainer = ProjectionMaintainer(store: store)
-        let result = try store.commitRetry(events: retryEvents) { appended in
-            try maintainer.update(after: appended)
+        let result = try store.write {
+            let result = try store.appendRetry(events: retryEvents)
+            try maintainer.update(after: result.appended)
+            return result
         }
         for (item, outcome) in zip(retryEvents, result.outcomes) where item.isPrimary {
             switch outcome {
@@ -114,10 +116,12 @@ extension Ledger {
                              occurredAt: now, raw: raw, decoded: decision, identifiers: [], verification: [],
                              source: "quarantine dismiss #\(id)", origin: .operatorDecision)
         let maintainer = ProjectionMaintainer(store: store)
-        let result = try store.commitRetry(events: [NewEventForRetry(quarantineId: id, event: event, isPrimary: true,
-                                                                     resolvedState: "dismissed",
-                                                                     resolutionText: "dismissed by \(actor): \(trimmed)")]) { appended in
-            try maintainer.update(after: appended)
+        let dismissal = NewEventForRetry(quarantineId: id, event: event, isPrimary: true, resolvedState: "dismissed",
+                                         resolutionText: "dismissed by \(actor): \(trimmed)")
+        let result = try store.write {
+            let result = try store.appendRetry(events: [dismissal])
+            try maintainer.update(after: result.appended)
+            return result
         }
         guard case .appended(let position)? = result.outcomes.first else {
             throw CorrectionError("the dismissal of #\(id) was already recorded")

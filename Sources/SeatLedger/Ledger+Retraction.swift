@@ -66,8 +66,10 @@ extension Ledger {
         // is a read before it, and two retractions racing past it must not both be recorded.
         let result: BatchResult
         do {
-            result = try store.commitRetraction(event, retracting: target.eventId) { appended in
-                try maintainer.update(after: appended)
+            result = try store.write {
+                let result = try store.appendRetraction(event, retracting: target.eventId)
+                try maintainer.update(after: result.appended)
+                return result
             }
         } catch let error as EventAlreadyRetracted {
             throw CorrectionError("event #\(target.position) was already retracted at position \(error.retractionPosition)")

@@ -192,6 +192,10 @@ public final class Ledger {
         return keys.count
     }
 
+    /// The last position after this ledger's latest commit that wrote anything, as its append read
+    /// it under the append lock (`nil` before one): what a writer reports without reading the head again.
+    var committedHead: Int64?
+
     /// Whether this connection was opened for reads only (``open(path:readOnly:)``).
     public private(set) var isReadOnly = false
 
@@ -280,9 +284,13 @@ public final class Ledger {
         let result: BatchResult
         var touched = Set<String>()
         do {
-            result = try store.commit(events: events, rejections: rejections) { appended in
-                touched = try maintainer.update(after: appended, provisionalFacts: facts, eventKeys: eventKeys,
+            // One unit of work in one transaction: the engine writes the log's rows, then the
+            // projections follow from what it appended.
+            result = try store.write {
+                let result = try store.append(events: events, rejections: rejections)
+                touched = try maintainer.update(after: result.appended, provisionalFacts: facts, eventKeys: eventKeys,
                                                 foldsSnapshots: !deferringSnapshots)
+                return result
             }
         } catch {
             projectionCache.abandon()
@@ -290,6 +298,7 @@ public final class Ledger {
             throw LedgerSoundness.noting(error, in: store)
         }
         projectionCache.commit()
+        if let head = result.head { committedHead = max(committedHead ?? head, head) }
         if deferringSnapshots { snapshotsToFold.formUnion(touched) }
         // Items open before this batch but created by an earlier batch of this ledger are this run's own.
         let earlier = result.earlierQuarantineIds.subtracting(quarantinedHere)

@@ -1,4 +1,3 @@
-import EventStore
 import Foundation
 import LedgerStorage
 
@@ -38,22 +37,22 @@ enum LedgerSoundness {
     /// Throws ``DamagedLedgerError`` when `store` must not be written: a damage marker exists, or
     /// (small files) `quick_check` finds a problem, which is then recorded.
     static func requireSound(_ store: any LedgerStore) throws {
-        guard let file = store as? EventStore else { return }  // PostgreSQL: the server guards its own pages
-        let marker = markerPath(for: file.path)
+        guard let path = store.checkedFile else { return }  // PostgreSQL: the server guards its own pages
+        let marker = markerPath(for: path)
         if let recorded = try? String(contentsOfFile: marker, encoding: .utf8) {
-            throw DamagedLedgerError(path: file.path, problem: recorded.trimmingCharacters(in: .whitespacesAndNewlines), marker: marker)
+            throw DamagedLedgerError(path: path, problem: recorded.trimmingCharacters(in: .whitespacesAndNewlines), marker: marker)
         }
-        let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         guard size <= fullCheckLimitBytes else { return }
         let problems: [String]
         do {
-            problems = try file.integrityProblems()
+            problems = try store.integrityProblems()
         } catch where LedgerStoreError.isCorruption(error) {
             problems = ["\(error)"]
         }
         guard !problems.isEmpty else { return }
         let problem = problems.joined(separator: "; ")
-        throw DamagedLedgerError(path: file.path, problem: problem, marker: record(problem, for: file.path))
+        throw DamagedLedgerError(path: path, problem: problem, marker: record(problem, for: path))
     }
 
     /// Records damage found in the file at `path`; returns the marker's path, or `nil` when it could not be written.
@@ -66,8 +65,8 @@ enum LedgerSoundness {
 
     /// Rethrows `error`, first recording the damage when it is SQLite's `SQLITE_CORRUPT` on a file ledger.
     static func noting(_ error: any Error, in store: any LedgerStore) -> any Error {
-        guard LedgerStoreError.isCorruption(error), let file = store as? EventStore else { return error }
-        return DamagedLedgerError(path: file.path, problem: "\(error)", marker: record("\(error)", for: file.path))
+        guard LedgerStoreError.isCorruption(error), let path = store.checkedFile else { return error }
+        return DamagedLedgerError(path: path, problem: "\(error)", marker: record("\(error)", for: path))
     }
 }
 

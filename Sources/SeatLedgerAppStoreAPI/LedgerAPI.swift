@@ -78,7 +78,7 @@ public final class LedgerAPI {
     ///
     /// - Returns: the connection and warnings for the user (e.g. a key file readable by others).
     public static func connect(_ ledger: Ledger, options: LedgerAPIOptions = LedgerAPIOptions()) throws -> (LedgerAPI, [String]) {
-        let stored = try ledger.store.configValues()
+        let stored = try ledger.settings()
         let env = options.environment
         func nonEmpty(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
         let haveAll = nonEmpty(options.issuerId ?? env[APICredentials.issuerIdVariable]) != nil
@@ -167,7 +167,7 @@ extension Ledger {
     public func setAPICredentialsFile(_ path: String) throws -> [String] {
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
         let (_, warnings) = try APICredentials.resolve(environment: [:], credentialsFile: absolute)
-        try store.setConfigValue(LedgerAPISettings.credentialsFile, absolute)
+        try storeSetting(LedgerAPISettings.credentialsFile, absolute)
         return warnings
     }
 
@@ -179,6 +179,6 @@ extension Ledger {
                 throw APIUsageError("the base URL must be an http(s) URL, got \(LedgerAPI.withoutUserInformation(url))")
             }
         }
-        try store.setConfigValue(LedgerAPISettings.baseURL, url)
+        try storeSetting(LedgerAPISettings.baseURL, url)
     }
 }

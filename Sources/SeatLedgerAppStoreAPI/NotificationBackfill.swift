@@ -220,12 +220,12 @@ public struct NotificationBackfill {
 
     /// The stored cursor.
     public static func cursor(of ledger: Ledger) throws -> BackfillCursor {
-        let text = try ledger.store.configValues()[LedgerAPISettings.backfillCursor]
+        let text = try ledger.setting(LedgerAPISettings.backfillCursor)
         return BackfillCursor(json: text.flatMap { try? JSONValue.parse($0) })
     }
 
     private func save(_ cursor: BackfillCursor) throws {
-        try api.ledger.store.setConfigValue(LedgerAPISettings.backfillCursor, cursor.json.canonicalString())
+        try api.ledger.storeSetting(LedgerAPISettings.backfillCursor, cursor.json.canonicalString())
     }
 
     /// Fetches `[since, until)` (minus what earlier runs covered) and ingests every page.
@@ -388,7 +388,7 @@ public struct NotificationBackfill {
                 if let final = recorded.last {
                     switch final.outcome {
                     case .appended(let positions, _):
-                        let fresh = try api.ledger.store.events(at: positions).filter { $0.kind == .notification }
+                        let fresh = try api.ledger.events(at: positions).filter { $0.kind == .notification }
                         report.newNotifications += fresh.map {
                             BackfilledNotification(notificationUUID: $0.eventId, type: $0.type, subtype: $0.subtype,
                                                    signedDate: $0.occurredAt, position: $0.position)
@@ -441,7 +441,7 @@ public struct NotificationBackfill {
         for (message, outcome) in zip(messages, outcomes) {
             switch outcome {
             case .appended(let positions, _):
-                report.newNotifications += try api.ledger.store.events(at: positions).filter { $0.kind == .notification }.map {
+                report.newNotifications += try api.ledger.events(at: positions).filter { $0.kind == .notification }.map {
                     BackfilledNotification(notificationUUID: $0.eventId, type: $0.type, subtype: $0.subtype,
                                            signedDate: $0.occurredAt, position: $0.position)
                 }

@@ -127,15 +127,15 @@ public struct SeatOperations {
     ///   - now: `asOf` of the guards.
     public func claim(_ reference: String, appTransactionId: String?, memberRef: String?, requestIdentifier: String? = nil,
                       now: EpochMillis) throws -> SeatOperationResult {
-        let store = api.ledger.store
+        let ledger = api.ledger
         let state = try api.ledger.groupState(reference, asOf: now)
         let otid = try purchaser(of: state, reference: reference)
         // The request `beginClaimRequest` will resume, by the same policy (bytes, not Swift's `==`,
         // which would take a canonically equivalent member ref for this one and skip the seat guard
         // for a claim that then starts a new request).
-        let existing = ClaimResumption.resumable(among: try store.pendingClaimRequests(originalTransactionId: otid),
+        let existing = ClaimResumption.resumable(among: try ledger.pendingClaimRequests(originalTransactionId: otid),
                                                  memberRef: memberRef, appTransactionId: appTransactionId)
-        let explicit = try requestIdentifier.flatMap { try store.claimRequest($0) }
+        let explicit = try requestIdentifier.flatMap { try ledger.claimRequest($0) }
         if let explicit, explicit.state == ClaimRequestRecord.claimed {
             throw SeatClaimRefusal(code: "already_claimed", message:
                 "request \(explicit.requestIdentifier) already claimed seat \(explicit.seatClaimId ?? "?"); nothing to resume")
@@ -145,7 +145,7 @@ public struct SeatOperations {
                                             checkSeats: !resuming).first {
             throw refusal
         }
-        let (record, resumed) = try store.beginClaimRequest(
+        let (record, resumed) = try ledger.beginClaimRequest(
             originalTransactionId: otid, memberRef: memberRef, appTransactionId: appTransactionId,
             newIdentifier: UUID().uuidString.lowercased(), explicitIdentifier: requestIdentifier, now: Timestamp.millis(Date()))
         var notes: [String] = []
@@ -157,10 +157,10 @@ public struct SeatOperations {
         var call = APICall.claimSeat(originalTransactionId: otid, requestIdentifier: record.requestIdentifier,
                                      appTransactionId: record.appTransactionId ?? appTransactionId)
         if let memberRefUsed { call = call.with(context: "memberRef", .string(memberRefUsed)) }
-        try store.noteClaimAttempts(record.requestIdentifier, count: 1, now: Timestamp.millis(Date()))
+        try ledger.noteClaimAttempts(record.requestIdentifier, count: 1, now: Timestamp.millis(Date()))
         let (result, recorded) = try api.perform(call)
         if result.attempts.count > 1 {
-            try store.noteClaimAttempts(record.requestIdentifier, count: result.attempts.count - 1, now: Timestamp.millis(Date()))
+            try ledger.noteClaimAttempts(record.requestIdentifier, count: result.attempts.count - 1, now: Timestamp.millis(Date()))
         }
         // Read the response into locals once (the 6.3 optimizer crashes on repeated optional
         // projections of `result` here in release builds).
@@ -183,15 +183,15 @@ public struct SeatOperations {
             lastError = result.summary
             notes.append("the claim's outcome is unknown; run the same `seats claim` again to retry with requestIdentifier \(record.requestIdentifier)")
         }
-        try store.updateClaimRequest(record.requestIdentifier, state: finalState, seatClaimId: seatClaimId, lastStatus: status,
-                                     lastError: lastError, now: Timestamp.millis(Date()))
+        try ledger.recordClaimOutcome(record.requestIdentifier, state: finalState, seatClaimId: seatClaimId, lastStatus: status,
+                                      lastError: lastError, now: Timestamp.millis(Date()))
         // A 2xx without a seatClaimId took no seat we know of: not a success (the request stays
         // pending, and the same claim resumes it).
         let problem = succeeded && seatClaimId == nil
             ? "Apple answered \(httpStatus.map(String.init) ?? "2xx") without a seatClaimId; the request stays pending: "
                 + "run the same `seats claim` again to resume it (requestIdentifier \(record.requestIdentifier))"
             : nil
-        return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: try store.claimRequest(record.requestIdentifier),
+        return SeatOperationResult(result: result, originalTransactionId: otid, claimRequest: try ledger.claimRequest(record.requestIdentifier),
                                    resumed: resumed, quarantined: Self.quarantined(recorded), notes: notes, confirmation: nil,
                                    succeeded: succeeded && seatClaimId != nil, problem: problem)
     }

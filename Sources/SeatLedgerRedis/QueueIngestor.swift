@@ -165,7 +165,7 @@ public final class QueueIngestor {
                     onBatch(stats)
                 })
                 if drained { break }
-            } catch where ledger.store.isConnectionLoss(error) {
+            } catch where ledger.isConnectionLoss(error) {
                 // The database restarted or is unreachable: the batch in flight was not committed
                 // and not acknowledged. Reconnect with backoff, then re-read our pending entries
                 // (the ledger's idempotency makes any re-run safe).
@@ -175,7 +175,7 @@ public final class QueueIngestor {
                     let jitter = Double.random(in: 0...(backoff / 2))
                     Thread.sleep(forTimeInterval: backoff + jitter)
                     backoff = min(backoff * 2, options.maxBackoffSeconds)
-                    if (try? ledger.store.reconnect()) != nil { break }
+                    if (try? ledger.reconnect()) != nil { break }
                 }
             } catch let error as RedisError where error.isConnectionError || error.isNoGroup || error.isTransient {
                 // Redis restarted or unreachable (or the group vanished with the data, or the server is

@@ -22,6 +22,7 @@ public enum LedgerStoreConformance {
         ConformanceCheck("append: positions 1…N, head, the chain as EventChain computes it, verifyChain", appendHeadAndChain),
         ConformanceCheck("idempotency: the same event twice in a batch and across batches appends once; every arrival is counted", idempotency),
         ConformanceCheck("quarantine: ids, de-duplication of the same open bytes, retry resolutions, re-quarantine after release, no commit over an item resolved meanwhile", quarantine),
+        ConformanceCheck("linear commit: the append's head is the stored head, the work after it commits or rolls back with it, a multi-event retry links its row once", linearCommit),
         ConformanceCheck("retraction: a second retraction of one event is refused inside its transaction and appends nothing", retraction),
         ConformanceCheck("reads: event at/id, events(at:), positions(mentioning:), identifiers, forEachEvent across pages, leaf fingerprints", reads),
         ConformanceCheck("identifier index: a notification is found under its own id by every lookup, and a copy keeps it so", ownIdentifier),
@@ -31,11 +32,47 @@ public enum LedgerStoreConformance {
         ConformanceCheck("group snapshots: store, replace, range by bytes, validity, delete, clear, all or nothing, readers", groupSnapshots),
         ConformanceCheck("claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing", claimRequests),
         ConformanceCheck("configuration and trust roots", configurationAndRoots),
-        ConformanceCheck("transactions: all or nothing, afterAppend failure appends nothing, writes do not nest, a read joins an open transaction", transactions),
+        ConformanceCheck("transactions: all or nothing, a failure after the append appends nothing, writes do not nest, a read joins an open transaction", transactions),
         ConformanceCheck("openReader: committed data only, one snapshot per read, refuses writes", reader),
         ConformanceCheck("create refuses an existing ledger; open finds it again", createAndOpen),
         ConformanceCheck("probeWrite: commits and changes nothing a read sees; refused inside a transaction and on a read-only reader", probeWrite),
     ]
+
+    /// linear commit: the append's head is the stored head, the work after it commits or rolls back
+    /// with it, a multi-event retry links its row once
+    public static func linearCommit(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let store = fixture.store
+        let first = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(2), TestData.apiEvent(1)])
+        #expect(first.head == 2)
+        #expect(try store.head().position == 2)
+        #expect(try store.commit(events: []).head == nil, "nothing to write: no head read")
+        #expect(try store.commit(events: [TestData.apiEvent(2)]).head == 2, "only a duplicate: the head as locked")
+        // The append, then the caller's own work, in one transaction: both or neither.
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try store.write {
+                let result = try store.append(events: [TestData.apiEvent(3)])
+                try store.storeFacts(position: try #require(result.head), facts: Data([3]))
+                throw Refused()
+            }
+        }
+        #expect(try store.head().position == 2)
+        #expect(try store.facts(at: [3]).isEmpty)
+        // Two events from one quarantined input: its row ends with the last resolution, linked once.
+        let quarantined = try store.commit(events: [], rejections: [TestData.rejection("envelope")])
+        let id = try #require(quarantined.quarantineIds.first)
+        let linksBefore = try store.recordLinks()?.count
+        let retried = try store.commitRetry(events: [
+            NewEventForRetry(quarantineId: id, event: TestData.apiEvent(4), isPrimary: true),
+            NewEventForRetry(quarantineId: id, event: TestData.apiEvent(5), isPrimary: false),
+        ])
+        #expect(retried.outcomes == [.appended(position: 3), .appended(position: 4)])
+        #expect(retried.head == 4)
+        #expect(try store.quarantineRecord(id: id)?.resolution == "appended at position 4")
+        #expect(try store.recordLinks()?.count == linksBefore.map { $0 + 1 })
+        #expect(try store.verifyRecordChain()?.findings.isEmpty ?? true)
+    }
 
     /// retraction: a second retraction of one event is refused inside its transaction and appends nothing
     public static func retraction(_ engine: any ConformanceEngine) throws {
@@ -360,8 +397,10 @@ public enum LedgerStoreConformance {
         #expect(try store.eventsForFacts([1, 3][...]).map(\.metadata.position) == [1, 3])
         #expect(try store.eventsForFacts([][...]).isEmpty)
 
-        // Facts stored by afterAppend are visible to reads in the same transaction and commit with it.
-        let result = try store.commit(events: [TestData.apiEvent(4), TestData.apiEvent(5)]) { appended in
+        // Facts stored after the append, in its transaction, are visible to reads in it and commit with it.
+        let result = try store.write {
+            let result = try store.append(events: [TestData.apiEvent(4), TestData.apiEvent(5)])
+            let appended = result.appended
             for event in appended { try store.storeFacts(position: event.position, facts: FactsCodec.encode(EventFacts(event))) }
             let seen = try store.facts(at: Set(appended.map(\.position)))
             #expect(seen.count == 2)
@@ -369,6 +408,7 @@ public enum LedgerStoreConformance {
             // Stored again after they were read (written) in this transaction: replaced, not refused.
             try store.storeFacts(position: 4, facts: Data([4, 4]))
             try store.storeFacts(position: 4, facts: Data([4, 4, 4]))
+            return result
         }
         #expect(try store.facts(at: [4]) == [4: Data([4, 4, 4])])
         let blob = try #require(try store.facts(at: [5])[5])
@@ -589,13 +629,16 @@ public enum LedgerStoreConformance {
         #expect(try other.store.trustRoots().isEmpty)
     }
 
-    /// transactions: all or nothing, afterAppend failure appends nothing, writes do not nest, a read
+    /// transactions: all or nothing, a failure after the append appends nothing, writes do not nest, a read
     /// joins an open transaction
     public static func transactions(_ engine: any ConformanceEngine) throws {
         let fixture = try StoreFixture.make(on: engine)
         let store = fixture.store
         #expect(throws: Refused.self) {
-            _ = try store.commit(events: [TestData.apiEvent(1)], rejections: [TestData.rejection("a")]) { _ in throw Refused() }
+            _ = try store.write {
+                _ = try store.append(events: [TestData.apiEvent(1)], rejections: [TestData.rejection("a")])
+                throw Refused()
+            }
         }
         #expect(try store.head().position == 0)
         #expect(try store.quarantine().isEmpty)

@@ -70,10 +70,13 @@ struct PostgresAppendOnlyTests {
         store.clock = { StoreFixture.pinnedNow }
 
         // Everything the pipeline does: append with projections, quarantine and retry, claims, config, rebuild.
-        let result = try store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(1), TestData.notification(2)],
-                                      rejections: [TestData.rejection("x")]) { appended in
+        let result = try store.write {
+            let result = try store.append(events: [TestData.apiEvent(1), TestData.apiEvent(1), TestData.notification(2)],
+                                      rejections: [TestData.rejection("x")])
+            let appended = result.appended
             for event in appended { try store.storeFacts(position: event.position, facts: Data([1])) }
             try store.replaceGroups(removing: ["g"], rows: [GroupIndexRow(identifier: "1000", groupKey: "g", role: "purchaser")])
+            return result
         }
         #expect(result.outcomes == [.appended(position: 1), .duplicate(existingPosition: 1), .appended(position: 2)])
         _ = try store.commitRetry(events: [NewEventForRetry(quarantineId: 1, event: TestData.apiEvent(3), isPrimary: true)])
@@ -105,8 +108,10 @@ struct PostgresAppendOnlyTests {
                                 ("change the bundle id", { try store.setConfigValue("bundle_id", "com.example.forged") }),
                                 ("set an API setting", { try store.setConfigValue("api_base_url", "https://forged.example") })]
             as [(String, () throws -> Void)] {
-            let error = #expect(throws: PostgresError.self, "\(what)") { try attempt() }
-            #expect(error?.sqlState == "42501", "\(what): \(String(describing: error))")
+            // The store error every engine throws, PostgreSQL's refusal inside.
+            let wrapped = #expect(throws: LedgerStoreError.self, "\(what)") { try attempt() }
+            let error = wrapped.flatMap { LedgerStoreError.databaseFailure(in: $0) as? PostgresError }
+            #expect(error?.sqlState == "42501", "\(what): \(String(describing: wrapped))")
         }
         let bundleId = try owner.query("SELECT value FROM config WHERE key = 'bundle_id'").first?.text(0)
         let login = try PostgresConnection(url: url)

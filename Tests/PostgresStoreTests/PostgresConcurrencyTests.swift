@@ -57,7 +57,10 @@ struct PostgresConcurrencyTests {
                         if random.next() % 8 == 0 {
                             // Everything written, then rolled back: must consume no position and no id.
                             do {
-                                _ = try store.commit(events: events, rejections: rejections) { _ in throw Rollback() }
+                                _ = try store.write {
+                                    _ = try store.append(events: events, rejections: rejections)
+                                    throw Rollback()
+                                }
                             } catch is Rollback {
                                 state.withValue { $0.rolledBack += 1 }
                             }

@@ -13,7 +13,7 @@ struct PostgresRecordChainTests {
     /// Every kind of write: creation (configuration, root), a quarantined input, its release by a
     /// retry, a configuration value and a root added.
     static func write(_ store: any LedgerStore) throws {
-        _ = try store.commit(events: [TestData.notification(1)], rejections: [TestData.rejection("x"), TestData.rejection("y")]) { _ in }
+        _ = try store.commit(events: [TestData.notification(1)], rejections: [TestData.rejection("x"), TestData.rejection("y")])
         _ = try store.commitRetry(events: [NewEventForRetry(quarantineId: 1, event: TestData.apiEvent(3), isPrimary: true)])
         try store.setConfigValue("api_key_id", "KEY123")
         _ = try store.addRoots([StoredTrustRoot(fingerprint: "ee", der: [1, 2], subject: "CN=second", addedAt: 2)])

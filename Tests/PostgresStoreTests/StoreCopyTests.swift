@@ -26,11 +26,14 @@ struct StoreCopyTests {
           arguments: Backend.allCases, Backend.allCases)
     func copy(from sourceBackend: Backend, to destinationBackend: Backend) throws {
         let source = try StoreFixture.make(sourceBackend)
-        _ = try source.store.commit(events: (1...30).map { $0 % 4 == 0 ? TestData.notification($0) : TestData.apiEvent($0) },
-                                    rejections: [TestData.rejection("x")]) { appended in
+        _ = try source.store.write {
+            let result = try source.store.append(events: (1...30).map { $0 % 4 == 0 ? TestData.notification($0) : TestData.apiEvent($0) },
+                                    rejections: [TestData.rejection("x")])
+            let appended = result.appended
             for event in appended where event.position % 3 != 0 {
                 try source.store.storeFacts(position: event.position, facts: Data("facts-\(event.position)".utf8))
             }
+            return result
         }
         _ = try source.store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(31)])
         let expected = try Self.records(source.store)

@@ -26,8 +26,11 @@ struct ThroughputTests {
         let more = (10..<20).map { batch in (0..<1_000).map { TestData.apiEvent(batch * 1_000 + $0) } }
         let withFactsStarted = Date()
         for batch in more {
-            _ = try store.commit(events: batch) { appended in
+            _ = try store.write {
+                let result = try store.append(events: batch)
+                let appended = result.appended
                 for event in appended { try store.storeFacts(position: event.position, facts: Data(repeating: 7, count: 120)) }
+                return result
             }
         }
         let withFactsSeconds = Date().timeIntervalSince(withFactsStarted)

@@ -28,6 +28,8 @@ public struct AppendPlan: Sendable {
     public private(set) var arrivals: [Arrival] = []
     /// The chain hash before the first appended event (the head's hash when planned).
     public let previousHash: Data
+    /// When the appended events and the arrivals are recorded (transaction time).
+    public let recordedAt: EpochMillis
     /// The head after the append.
     public private(set) var head: (position: Int64, hash: Data)
 
@@ -40,6 +42,7 @@ public struct AppendPlan: Sendable {
     public init(events: [NewEvent], head: (position: Int64, hash: Data), recordedAt now: EpochMillis,
                 stored: [[UInt8]: Int64]) {
         previousHash = head.hash
+        recordedAt = now
         self.head = head
         outcomes.reserveCapacity(events.count)
         arrivals.reserveCapacity(events.count)

@@ -2,23 +2,12 @@ import AppStoreModels
 import Foundation
 import LedgerEvents
 
-/// The append-only, gap-free, hash-chained event log: appending (with the quarantine of a batch's
-/// rejections in the same transaction), reading, and copying it verbatim to another store.
+/// The append-only, gap-free, hash-chained event log: reading it, verifying it, and copying it
+/// verbatim to another store.
 ///
-/// What an append decides (duplicates, positions, chain hashes, outcomes) is ``AppendPlan``, written
-/// once; an engine only reads and writes rows.
+/// Appending is ``LedgerAppend`` (``LedgerStore/append(events:rejections:)``), written once over
+/// the rows each engine writes (``AppendRows``).
 public protocol EventLog {
-    /// Appends verified events and quarantines rejections atomically; `afterAppend` runs in the same
-    /// transaction with the appended events (projections).
-    func commit(events: [NewEvent], rejections: [QuarantineItem], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
-    /// Appends events that were quarantined and now verify, resolving their quarantine rows.
-    func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
-    /// Appends `retraction` (a decision withdrawing the event `eventId`) unless, inside the same
-    /// write transaction and under the engine's append lock, an event already names `eventId` as
-    /// its ``IdentifierKind/retractedEventId``: then it throws ``EventAlreadyRetracted`` and
-    /// appends nothing, however many retractions of one event race.
-    func commitRetraction(_ retraction: NewEvent, retracting eventId: String,
-                          afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult
     /// The last position and its chain hash (`(0, genesis)` when empty).
     func head() throws -> (position: Int64, hash: Data)
     /// Recomputes the hash chain from the raw bytes and reports the first break.

@@ -41,6 +41,15 @@ public protocol TransactionalStore: AnyObject {
     /// long write transaction otherwise keeps the whole default cache full of dirty pages). An
     /// engine whose server owns the cache just runs `body`.
     func withPageCache<T>(mebibytes: Int, _ body: () throws -> T) throws -> T
+    /// The database file the store is, when this process itself checks it for damage and marks a
+    /// damaged one so that no writer appends to it again (SQLite); `nil` when a server guards its
+    /// own pages (PostgreSQL).
+    var checkedFile: String? { get }
+    /// Whether a read of several statements should run in one read snapshot (``read(_:)``): cheap,
+    /// and every statement sees one commit (SQLite: one shared lock instead of one per statement).
+    /// `false` where a snapshot costs round trips and aborts the rest of a read after any failed
+    /// statement (PostgreSQL): such a read runs a statement at a time.
+    var readsInOneSnapshot: Bool { get }
     /// Runs `body`, a long run of appends, with the engine's log housekeeping moved off the
     /// appending thread where it can be (SQLite: WAL checkpoints on a thread of their own). An
     /// engine whose server does that already just runs `body`.

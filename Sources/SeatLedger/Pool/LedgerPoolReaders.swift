@@ -1,4 +1,3 @@
-import EventStore
 import Foundation
 import LedgerConcurrency
 import LedgerStorage
@@ -90,7 +89,7 @@ final class LedgerPoolReaders: Sendable {
     /// request runs half a dozen statements. `body` must not start a transaction of its own
     /// (``LedgerStore`` transactions do not nest).
     static func runInSnapshot<T>(_ body: (Ledger) throws -> T, on ledger: Ledger) throws -> T {
-        guard ledger.store is EventStore else { return try body(ledger) }
+        guard ledger.store.readsInOneSnapshot else { return try body(ledger) }
         var outcome: Result<T, any Error>?
         do {
             try ledger.store.read { outcome = Result { try body(ledger) } }

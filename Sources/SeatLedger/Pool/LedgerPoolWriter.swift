@@ -165,7 +165,8 @@ final class LedgerPoolWriter: Sendable {
         }
         switch result {
         case .success(let outcomes):
-            noteHead(of: ledger)
+            // The append planned the head under its lock: no need to read it again.
+            if let head = ledger.committedHead { watch.advance(to: head) }
             var start = 0
             for caller in callers {
                 caller.completion(.success((start..<start + caller.count).map { index in

@@ -100,13 +100,17 @@ struct PostgresRebuildTests {
         let events = stream.events.map { ScenarioBuilder.newEvent($0) }
         let directory = try TemporaryDirectory(label: "pg-rebuild")
         let maintained = try directory.bareStore("m.sqlite")
-        _ = try maintained.commit(events: events) { try ProjectionMaintainer(store: maintained).update(after: $0) }
+        _ = try maintained.write {
+            let result = try maintained.append(events: events)
+            try ProjectionMaintainer(store: maintained).update(after: result.appended)
+            return result
+        }
         let expected = try maintained.foldedGroups().map { [$0.groupKey, $0.state] }
         #expect(expected.count >= 6)
 
         let cluster = try PostgresTestCluster()
         let pg = try StoreLocation(cluster.url()).create(configuration: maintained.configuration(), roots: [])
-        _ = try pg.commit(events: events) { _ in }  // no facts, no projections
+        _ = try pg.commit(events: events)  // no facts, no projections
         #expect(try pg.positionsWithoutFacts().count == events.count)
         for (split, readerThread) in [(2, true), (Int.max, true), (2, false)] {
             var rebuilder = ProjectionRebuilder(store: pg)

@@ -41,7 +41,11 @@ struct SnapshotLedger {
             now = max(now + 1, latest + 3_600_000)
             let recordedAt = now
             store.clock = { recordedAt }
-            _ = try store.commit(events: batch.map { ScenarioBuilder.newEvent($0) }) { try maintainer.update(after: $0) }
+            _ = try store.write {
+                let result = try store.append(events: batch.map { ScenarioBuilder.newEvent($0) })
+                try maintainer.update(after: result.appended)
+                return result
+            }
         }
         self.now = now
     }

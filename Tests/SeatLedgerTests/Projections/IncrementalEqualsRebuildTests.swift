@@ -82,7 +82,11 @@ struct IncrementalEqualsRebuildTests {
                 let batch = Array(pending.prefix(size))
                 pending.removeFirst(size)
                 let keys = Dictionary(uniqueKeysWithValues: batch.map { ($0.eventId, $0.identifiers.map(\.value)) })
-                _ = try store.commit(events: batch) { try maintainer.update(after: $0, eventKeys: keys) }
+                _ = try store.write {
+                    let result = try store.append(events: batch)
+                    try maintainer.update(after: result.appended, eventKeys: keys)
+                    return result
+                }
                 cache?.commit()
             }
             let stale = try ProjectionRebuilder(store: store).staleGroups(progress: nil)

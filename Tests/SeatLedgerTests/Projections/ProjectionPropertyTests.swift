@@ -250,7 +250,11 @@ struct ProjectionPropertyTests {
             var batch = Array(pending.prefix(size))
             pending.removeFirst(size)
             if Bool.random(using: &rng), let dup = batch.first { batch.append(dup) }
-            _ = try store.commit(events: batch) { try maintainer.update(after: $0) }
+            _ = try store.write {
+                let result = try store.append(events: batch)
+                try maintainer.update(after: result.appended)
+                return result
+            }
         }
         let incremental = try store.foldedStates()
         #expect(!incremental.isEmpty)
@@ -297,9 +301,13 @@ struct RebuildFromLogTests {
         let events = stream.events.map { ScenarioBuilder.newEvent($0) }
         // One ledger maintained at append, one written without facts or projections.
         let maintained = try EventStore.create(at: directory.appendingPathComponent("a.sqlite").path, configuration: configuration, roots: [])
-        _ = try maintained.commit(events: events) { try ProjectionMaintainer(store: maintained).update(after: $0) }
+        _ = try maintained.write {
+            let result = try maintained.append(events: events)
+            try ProjectionMaintainer(store: maintained).update(after: result.appended)
+            return result
+        }
         let bare = try EventStore.create(at: directory.appendingPathComponent("b.sqlite").path, configuration: configuration, roots: [])
-        _ = try bare.commit(events: events) { _ in }
+        _ = try bare.commit(events: events)
         #expect(try bare.positionsWithoutFacts().count == events.count)
 
         var rebuilder = ProjectionRebuilder(store: bare)
@@ -339,7 +347,11 @@ struct RebuildFromLogTests {
         let path = directory.path("d.sqlite")
         let store = try directory.bareStore("d.sqlite")
         let events = stream.events.map { ScenarioBuilder.newEvent($0) }
-        _ = try store.commit(events: events) { try ProjectionMaintainer(store: store).update(after: $0) }
+        _ = try store.write {
+            let result = try store.append(events: events)
+            try ProjectionMaintainer(store: store).update(after: result.appended)
+            return result
+        }
         let expected = try store.foldedStates()
         // Damage a third of the cached facts rows: a foreign version byte, or a truncated blob.
         let sql = try RawSQLite(path: path)
@@ -364,7 +376,7 @@ struct RebuildFromLogTests {
         let directory = try TemporaryDirectory(label: "gaps")
         let store = try directory.bareStore("g.sqlite")
         let events = stream.events.map { ScenarioBuilder.newEvent($0, indexed: false) }
-        _ = try store.commit(events: events) { _ in }
+        _ = try store.commit(events: events)
         let count = Int64(events.count)
         #expect(count >= 6)
         let stored: [Int64] = [2, 3, count / 2, count - 1]

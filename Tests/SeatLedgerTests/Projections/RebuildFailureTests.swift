@@ -181,7 +181,11 @@ struct RebuildFailureTests {
         let test = try TestLedger()
         let store = test.store
         let maintainer = ProjectionMaintainer(store: store)
-        _ = try store.commit(events: manyEvents) { try maintainer.update(after: $0) }
+        _ = try store.write {
+            let result = try store.append(events: manyEvents)
+            try maintainer.update(after: result.appended)
+            return result
+        }
         let events = try store.eventCount()
         try #require(events >= 2_000, "\(events) events")
         try #require(try store.foldedGroups().count >= 400)

@@ -31,7 +31,11 @@ struct RebuildRewriteTests {
         let maintainer = ProjectionMaintainer(store: store)
         let events = b.events.map { ScenarioBuilder.newEvent($0) }
         let keys = Dictionary(uniqueKeysWithValues: events.map { ($0.eventId, $0.identifiers.map(\.value)) })
-        _ = try store.commit(events: events) { try maintainer.update(after: $0, eventKeys: keys) }
+        _ = try store.write {
+            let result = try store.append(events: events)
+            try maintainer.update(after: result.appended, eventKeys: keys)
+            return result
+        }
         return store
     }
 

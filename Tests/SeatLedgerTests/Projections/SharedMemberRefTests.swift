@@ -81,7 +81,9 @@ struct SharedMemberRefTests {
             .replacingOccurrences(of: "000003000001", with: "000003000009")
         let events = try test.ledger.decoder.decode(InboundMessage(raw: Data(line.utf8), source: "test", origin: .file, acceptsAPIResponses: true)).get()
         var touched: Set<String> = []
-        _ = try test.store.commit(events: events) { touched = try ProjectionMaintainer(store: test.store).update(after: $0) }
+        try test.store.write {
+            touched = try ProjectionMaintainer(store: test.store).update(after: try test.store.append(events: events).appended)
+        }
         #expect(touched == [Self.purchaser(3)], "\(touched.sorted())")
         #expect(try test.ledger.groupState(Self.purchaser(3), asOf: PayloadFactory.defaultSignedDate + PayloadFactory.day).seats.claimed == 3)
         #expect(try test.ledger.staleProjections().isEmpty)

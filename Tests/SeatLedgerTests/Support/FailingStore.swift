@@ -174,7 +174,10 @@ final class FailingStore: LedgerStore {
 
     // MARK: Transactions
 
-    func write<T>(_ body: () throws -> T) throws -> T { try base.write(body) }
+    func write<T>(_ body: () throws -> T) throws -> T {
+        try beforeCommit?()
+        return try base.write(body)
+    }
     func read<T>(_ body: () throws -> T) throws -> T { try base.read(body) }
 
     func openReader() throws -> sending (any LedgerStore)? {
@@ -202,23 +205,19 @@ final class FailingStore: LedgerStore {
 
     // MARK: Appending
 
-    /// Runs before each `commit` reaches the real store (a test's "meanwhile": a producer renaming a file).
+    /// Runs before each write transaction begins on the real store (a test's "meanwhile" before a
+    /// commit: a producer renaming a file, another connection committing).
     var beforeCommit: (() throws -> Void)?
 
-    func commit(events: [NewEvent], rejections: [QuarantineItem], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
-        try beforeCommit?()
-        return try base.commit(events: events, rejections: rejections, afterAppend: afterAppend)
+    func lockHeadForAppend() throws -> (position: Int64, hash: Data) { try base.lockHeadForAppend() }
+    func storedPositions(ofEventIds eventIds: [String]) throws -> [[UInt8]: Int64] { try base.storedPositions(ofEventIds: eventIds) }
+    func openQuarantineIds(digests: Set<String>) throws -> [QuarantinePlan.Key: Int64] { try base.openQuarantineIds(digests: digests) }
+    func writeAppend(_ plan: AppendPlan, quarantine: QuarantinePlan) throws -> [Int64] { try base.writeAppend(plan, quarantine: quarantine) }
+    func lockQuarantineStates(ids: [Int64]) throws -> [Int64: String] { try base.lockQuarantineStates(ids: ids) }
+    func resolveQuarantine(_ resolutions: [QuarantineRetryPlan.Resolution], at now: EpochMillis) throws {
+        try base.resolveQuarantine(resolutions, at: now)
     }
-
-    func commitRetry(events: [NewEventForRetry], afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
-        try base.commitRetry(events: events, afterAppend: afterAppend)
-    }
-
-    func commitRetraction(_ retraction: NewEvent, retracting eventId: String,
-                          afterAppend: (([LedgerEvent]) throws -> Void)?) throws -> BatchResult {
-        try beforeCommit?()
-        return try base.commitRetraction(retraction, retracting: eventId, afterAppend: afterAppend)
-    }
+    func linkRecords(_ items: [(kind: RecordChain.Kind, subject: String, digest: Data)]) throws { try base.linkRecords(items) }
 
     func head() throws -> (position: Int64, hash: Data) { try base.head() }
     func verifyChain(progress: ((Int64) -> Void)?) throws -> ChainVerification { try base.verifyChain(progress: progress) }

@@ -14,8 +14,8 @@ import SeatLedger
 ///
 /// The simulator streams N groups of a scenario (signed on all cores); each batch of lines is
 /// verified and decoded by the ledger's own `MessageDecoder` (all cores) and appended with
-/// `EventStore.commit(events:)` in one transaction, WITHOUT projection maintenance (no
-/// `afterAppend`): no facts, no group index, no snapshots. `seatledger rebuild` then has to derive
+/// `commit(events:)` in one transaction, WITHOUT projection maintenance (the append alone, no
+/// projection update after it): no facts, no group index, no snapshots. `seatledger rebuild` then has to derive
 /// everything from the log.
 enum LedgerBuild {
     static func run(_ arguments: [String]) throws {
