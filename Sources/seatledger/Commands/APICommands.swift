@@ -43,9 +43,6 @@ enum APIOptions {
     /// The connection options, in the order `--help` lists them (at column 24).
     static let connection: [any DeclaredOption] = [issuerId, keyId, privateKey, credentials, baseURL, timeout, maxAttempts]
 
-    /// Their option lines.
-    static let text = OptionHelp.lines(connection, column: 24)
-
     static let recording = """
     Every response, success or error, and every retried attempt is appended to the ledger as an
     `apiResponse` event through the normal ingest path (signatures verified) before anything is

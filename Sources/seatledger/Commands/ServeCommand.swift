@@ -158,8 +158,6 @@ enum ServeCommand: Command {
     \(OptionHelp.lines(trust, column: 24))
     The support desk:
     \(OptionHelp.lines(desk, column: 24))
-
-    \(HelpText.exitCodes)
     """
 
     /// `--support-listen`: `PORT`, `:PORT` or `HOST:PORT`; a host outside 127.0.0.0/8 only with `--support-listen-public`.

@@ -45,8 +45,6 @@ enum TokenCommand: Command {
 
     Options:
     \(OptionHelp.lines(options))
-
-    \(HelpText.exitCodes)
     """
 
     /// The scopes of `--scope` (given more than once, or comma-separated): the `scope` column's

@@ -43,18 +43,6 @@ struct Clocks {
     /// The two, with their usual help (the forms of T under the second).
     static let options: [any DeclaredOption] = [asOf, knownAt]
 
-    /// `text` as a moment, relative forms counted from `now`: ``MomentText``'s rule (the one the
-    /// service's clock parameters follow too), its refusal as a usage error naming the option.
-    static func parse(_ text: String, option: String, now: EpochMillis) throws -> EpochMillis {
-        do {
-            return try MomentText.parse(text, now: now)
-        } catch {
-            throw UsageError(message: error.message(option: "--\(option)"))
-        }
-    }
-
     /// The one help line every time option points to.
     static let forms = "T: " + MomentText.forms
-
-
 }

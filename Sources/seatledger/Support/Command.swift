@@ -72,11 +72,3 @@ extension Command {
     /// No examples unless the command gives some.
     static var examples: [String] { [] }
 }
-
-/// Shared help fragments.
-enum HelpText {
-    /// Empty: ``CommandHelp`` appends the exit statuses each command declares (``Command/exitStatuses``).
-    /// Kept so a command whose help still ends with `\(HelpText.exitCodes)` compiles (and prints
-    /// its own statuses, not a shared table).
-    static let exitCodes = ""
-}
