@@ -78,6 +78,8 @@ let package = Package(
         .testTarget(name: "LedgerConcurrencyTests", dependencies: ["LedgerConcurrency"]),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
+        // The command line's own parts (the option kit, help, completions), tested in process.
+        .testTarget(name: "SeatLedgerCLITests", dependencies: ["seatledger"]),
         .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "LedgerStorage", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams",
                                                            "PostgresStore", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport", "ProjectionTestSupport"], exclude: ["Golden/files"]),
     ],

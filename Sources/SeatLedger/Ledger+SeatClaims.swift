@@ -7,6 +7,12 @@ extension Ledger {
         try store.pendingClaimRequests(originalTransactionId: originalTransactionId)
     }
 
+    /// The stored Claim Seat requests, of one group (its purchaser's `originalTransactionId`)
+    /// and in one `state` when given.
+    public func claimRequests(originalTransactionId: String?, state: String?) throws -> [ClaimRequestRecord] {
+        try store.claimRequests(originalTransactionId: originalTransactionId, state: state)
+    }
+
     /// The Claim Seat request `requestIdentifier`, or `nil` when there is none.
     public func claimRequest(_ requestIdentifier: String) throws -> ClaimRequestRecord? {
         try store.claimRequest(requestIdentifier)

@@ -80,7 +80,8 @@ let versionJSON: JSONValue = .object([
                 code: "unknown_command", command: context, json: json, hint: "Run `seatledger --help` for the list of commands.")
 }
 
-@MainActor func main() -> Int32 {
+/// Runs the command line: the exit status. Awaited by the top-level code, on the main actor.
+@MainActor func main() async -> Int32 {
     PostgresLedgerEngine.register()   // --db takes postgresql:// URLs
     var argv = Array(CommandLine.arguments.dropFirst())
     // Before parsing (a usage error must honour them too): --json asks for JSON errors, --quiet for silence.
@@ -128,10 +129,10 @@ let versionJSON: JSONValue = .object([
         break
     }
     guard let command = commands.first(where: { $0.name == first }) else { return unknownCommand(first, json: json) }
-    let jsonErrors = json && command.flags.contains("json")
+    let jsonErrors = json && command.declares(Flag.json)
     do {
-        let arguments = try Arguments(argv, options: command.options, repeatable: command.repeatableOptions, flags: command.flags)
-        if arguments.flag("help") {
+        let arguments = try Arguments(argv, declaring: command.options)
+        if arguments[Flag.help] {
             Terminal.out(CommandHelp.text(command))
             return Terminal.ExitCode.success.rawValue
         }
@@ -143,7 +144,7 @@ let versionJSON: JSONValue = .object([
             }
         }
         try arguments.checkPositionals(limit: command.maxPositionals(arguments.positionals))
-        return try command.run(arguments).rawValue
+        return try await command.run(arguments).rawValue
     } catch let error as InputError {
         return reportError(error.message, code: "input", command: command.name, json: jsonErrors)
     } catch let error as UsageError {
@@ -168,4 +169,4 @@ func errorCode(of error: any Error) -> String {
     }
 }
 
-exit(main())
+exit(await main())

@@ -8,22 +8,40 @@ import SeatLedger
 import SeatLedgerAppStoreAPI
 
 /// Options shared by every command that calls the App Store Server API.
-enum APIOptionsHelp {
-    static let names: Set<String> = ["db", "issuer-id", "key-id", "private-key", "credentials", "api-base-url", "timeout", "max-attempts"]
+enum APIOptions {
+    /// A credential option's text: refused when only white space (an unset shell variable, say),
+    /// not taken as "use the environment's".
+    static let credential = OptionParser<String> { text in
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw OptionValueError("is empty") }
+        return text
+    }
 
-    static let text = """
-      --issuer-id ID        App Store Connect issuer id (else $SEATLEDGER_ISSUER_ID, else the credentials file)
-      --key-id ID           API key id (else $SEATLEDGER_KEY_ID, else the credentials file)
-      --private-key FILE    the .p8 key (else $SEATLEDGER_PRIVATE_KEY_FILE, else the credentials file);
-                            a key readable by group or others gets a warning
-      --credentials FILE    JSON {"issuerId","keyId","privateKeyFile"} (default: the file stored with
-                            `seatledger api-config --credentials FILE`)
-      --api-base-url URL    default: $SEATLEDGER_API_BASE_URL, else `api-config --api-base-url`, else
-                            https://api.storekit-sandbox.apple.com (Sandbox) / https://api.storekit.apple.com
-      --timeout SECONDS     per request (default 30)
-      --max-attempts N      requests per call including retries of 429 (Retry-After honoured), 5xx and
-                            timeouts (default 5)
-    """
+    static let issuerId = Option<String?>("issuer-id", value: "ID", help: "App Store Connect issuer id (else $SEATLEDGER_ISSUER_ID, else the credentials file)",
+                                          parse: credential)
+    static let keyId = Option<String?>("key-id", value: "ID", help: "API key id (else $SEATLEDGER_KEY_ID, else the credentials file)", parse: credential)
+    static let privateKey = Option<String?>("private-key", value: "FILE", help: """
+        the .p8 key (else $SEATLEDGER_PRIVATE_KEY_FILE, else the credentials file);
+        a key readable by group or others gets a warning
+        """, parse: credential)
+    static let credentials = Option<String?>("credentials", value: "FILE", help: """
+        JSON {"issuerId","keyId","privateKeyFile"} (default: the file stored with
+        `seatledger api-config --credentials FILE`)
+        """, parse: credential)
+    static let baseURL = Option<String?>("api-base-url", value: "URL", help: """
+        default: $SEATLEDGER_API_BASE_URL, else `api-config --api-base-url`, else
+        https://api.storekit-sandbox.apple.com (Sandbox) / https://api.storekit.apple.com
+        """, parse: credential)
+    static let timeout = Option<Double?>("timeout", value: "SECONDS", help: "per request (default 30)", parse: .seconds(upTo: 600))
+    static let maxAttempts = Option<Int?>("max-attempts", value: "N", help: """
+        requests per call including retries of 429 (Retry-After honoured), 5xx and
+        timeouts (default 5)
+        """, parse: OptionParser { text in
+            guard let attempts = Int(text), (1...20).contains(attempts) else { throw OptionValueError("must be 1…20, got \(text)") }
+            return attempts
+        })
+
+    /// The connection options, in the order `--help` lists them (at column 24).
+    static let connection: [any DeclaredOption] = [issuerId, keyId, privateKey, credentials, baseURL, timeout, maxAttempts]
 
     static let recording = """
     Every response, success or error, and every retried attempt is appended to the ledger as an
@@ -39,22 +57,7 @@ enum APIOptionsHelp {
     /// environment's": it is refused rather than falling back silently.
     static func credentialOptions(_ arguments: Arguments) throws
         -> (issuerId: String?, keyId: String?, privateKeyFile: String?, credentialsFile: String?, baseURL: String?) {
-        for name in ["issuer-id", "key-id", "private-key", "credentials", "api-base-url"] {
-            if let value = arguments.value(name), value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                throw UsageError(message: "--\(name) is empty")
-            }
-        }
-        return (arguments.value("issuer-id"), arguments.value("key-id"), arguments.value("private-key"),
-                arguments.value("credentials"), arguments.value("api-base-url"))
-    }
-
-    /// The seconds per request that `--OPTION` gives (above 0, at most 600), or `nil` when not given.
-    static func requestTimeout(_ arguments: Arguments, option: String) throws -> Double? {
-        guard let text = arguments.value(option) else { return nil }
-        guard let seconds = Double(text), seconds > 0, seconds <= 600 else {
-            throw UsageError(message: "--\(option) must be a number of seconds above 0 and at most 600, got \(text)")
-        }
-        return seconds
+        (try arguments[issuerId], try arguments[keyId], try arguments[privateKey], try arguments[credentials], try arguments[baseURL])
     }
 
     /// Builds the connection from the command's options; prints warnings on stderr.
@@ -66,13 +69,8 @@ enum APIOptionsHelp {
         options.privateKeyFile = given.privateKeyFile
         options.credentialsFile = given.credentialsFile
         options.baseURL = given.baseURL
-        if let seconds = try requestTimeout(arguments, option: "timeout") { options.timeout = seconds }
-        if let text = arguments.value("max-attempts") {
-            guard let attempts = Int(text), (1...20).contains(attempts) else {
-                throw UsageError(message: "--max-attempts must be 1…20, got \(text)")
-            }
-            options.retry.maximumAttempts = attempts
-        }
+        if let seconds = try arguments[timeout] { options.timeout = seconds }
+        if let attempts = try arguments[maxAttempts] { options.retry.maximumAttempts = attempts }
         options.clock = { Clocks.now }
         options.log = { Terminal.note($0) }   // retry progress: silenced by --quiet
         do {
@@ -85,19 +83,19 @@ enum APIOptionsHelp {
             throw UsageError(message: error.message)
         }
     }
-
-    /// A time option: see ``Clocks/parse(_:option:now:)`` (ISO 8601, epoch ms, now, 7d, -1h, +2h).
-    static func time(_ text: String, option: String, now: EpochMillis) throws -> EpochMillis {
-        try Clocks.parse(text, option: option, now: now)
-    }
 }
 
 /// `seatledger backfill --since T [--until T] [--only-failures]`: Get Notification History → ingest.
 enum BackfillCommand: Command {
     static let name = "backfill"
     static let summary = "recover missed notifications from Apple's notification history (idempotent, resumable)"
-    static let options: Set<String> = APIOptionsHelp.names.union(["since", "until"])
-    static let flags: Set<String> = ["json", "only-failures", "restart", "progress"]
+    static let since = Option<EpochMillis?>("since", value: "T", help: "window start (7d: seven days ago)", parse: Clocks.moment)
+    static let until = Option<EpochMillis?>("until", value: "T", help: "window end (default: now)\n\(Clocks.forms)", parse: Clocks.moment)
+    static let onlyFailures = Flag("only-failures", help: "only notifications that never reached your server")
+    static let restart = Flag("restart", help: "ignore earlier runs' coverage and fetch the window again")
+    static let progress = Flag.progress.help("pages and events so far on stderr even when it is not a terminal")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [since, until, onlyFailures, restart, progress]
+        + APIOptions.connection + [Flag.json]
     static let exitStatuses: [ExitStatus] = [
         .success, .error, .quarantined,
         ExitStatus(.interrupted, "stopped by SIGINT/SIGTERM between pages (its place is saved: re-run to continue)"),
@@ -117,29 +115,21 @@ enum BackfillCommand: Command {
     `seatledger diff REF --known-at BEFORE --known-at AFTER` shows what the new notifications
     changed (the report prints BEFORE).
 
-    \(APIOptionsHelp.recording)
+    \(APIOptions.recording)
 
     Options:
-    \(HelpText.db)
-      --since T             window start (7d: seven days ago)
-      --until T             window end (default: now)
-                            \(Clocks.forms)
-      --only-failures       only notifications that never reached your server
-      --restart             ignore earlier runs' coverage and fetch the window again
-      --progress            pages and events so far on stderr even when it is not a terminal
-    \(APIOptionsHelp.text)
-    \(HelpText.json)
+    \(OptionHelp.lines(options, column: 24))
     Backfill exits 2 when Apple's answer stopped it (progress so far is kept; rerun to resume).
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "backfill takes no positional arguments") }
         let now = Clocks.now
-        let since = try APIOptionsHelp.time(try arguments.required("since"), option: "since", now: now)
-        let until = try arguments.value("until").map { try APIOptionsHelp.time($0, option: "until", now: now) }
-        let ledger = try Ledger.open(path: arguments.databasePath)
-        let api = try APIOptionsHelp.connect(arguments, ledger: ledger)
-        let knownBefore = ledger.store.clock() - 1   // the recording clock: events of this run are later
+        let since = try arguments.required(Self.since)
+        let until = try arguments[Self.until]
+        let ledger = try LedgerLocation(arguments).open()
+        let api = try APIOptions.connect(arguments, ledger: ledger)
+        let knownBefore = ledger.recordingTime() - 1   // the recording clock: events of this run are later
         let report: BackfillReport
         do {
             var backfill = NotificationBackfill(api: api)
@@ -147,24 +137,24 @@ enum BackfillCommand: Command {
             // Asked before each page request: the page count and the events appended so far.
             let progress = ProgressReporter(label: "backfill", arguments: arguments)
             defer { progress.finish() }
-            let eventsBefore = try ledger.store.eventCount()
+            let eventsBefore = try ledger.eventCount()
             var pages: Int64 = 0
             backfill.shouldStop = {
                 if pages > 0, progress.enabled {
-                    let appended = ((try? ledger.store.eventCount()) ?? eventsBefore) - eventsBefore
+                    let appended = ((try? ledger.eventCount()) ?? eventsBefore) - eventsBefore
                     progress.report(count: pages, unit: "pages", detail: "\(appended) events appended; requesting page \(pages + 1)")
                 }
                 pages += 1
                 return stop.isStopped
             }
-            report = try backfill.run(since: since, until: until, onlyFailures: arguments.flag("only-failures"),
-                                      restart: arguments.flag("restart"), now: now)
+            report = try backfill.run(since: since, until: until, onlyFailures: arguments[onlyFailures],
+                                      restart: arguments[restart], now: now)
         } catch let error as APIUsageError {
             throw UsageError(message: error.message)
         }
-        let knownAfter = ledger.store.clock()
+        let knownAfter = ledger.recordingTime()
         let groups = try affectedGroups(report, ledger: ledger)
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             var json = report.json.objectValue ?? [:]
             json["knownBefore"] = .timestamp(knownBefore)
             json["knownAfter"] = .timestamp(knownAfter)
@@ -182,8 +172,7 @@ enum BackfillCommand: Command {
     static func affectedGroups(_ report: BackfillReport, ledger: Ledger) throws -> [String] {
         var keys = Set<String>()
         for item in report.newNotifications {
-            let identifiers = Set(try ledger.store.identifiers(at: item.position).map(\.value))
-            keys.formUnion(try ledger.store.groupKeys(forAny: identifiers))
+            keys.formUnion(try ledger.groupKeys(ofEventAt: item.position))
         }
         return keys.sorted()
     }
@@ -221,8 +210,9 @@ enum BackfillCommand: Command {
 enum ReconcileCommand: Command {
     static let name = "reconcile"
     static let summary = "ask Apple about a group (statuses, seats, groups, members), record it, print the diff"
-    static let options: Set<String> = APIOptionsHelp.names.union(["as-of"])
-    static let flags: Set<String> = ["json", "with-history"]
+    static let withHistory = Flag("with-history", help: "also page through Get Transaction History v2")
+    static let asOf = Clocks.asOf.help("moment of the comparison (default: now)\n\(Clocks.forms)")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [withHistory, asOf] + APIOptions.connection + [Flag.json]
     static let exitStatuses: [ExitStatus] = [
         .success, ExitStatus(.findings, "the ledger and Apple differ (the differences are printed)"), .error,
         ExitStatus(.quarantined, "some responses were quarantined"),
@@ -239,15 +229,10 @@ enum ReconcileCommand: Command {
     skipped). Then prints our projection against Apple's latest view, like
     `seatledger diff REF --against-apple`.
 
-    \(APIOptionsHelp.recording)
+    \(APIOptions.recording)
 
     Options:
-    \(HelpText.db)
-      --with-history        also page through Get Transaction History v2
-      --as-of T             moment of the comparison (default: now)
-                            \(Clocks.forms)
-    \(APIOptionsHelp.text)
-    \(HelpText.json)
+    \(OptionHelp.lines(options, column: 24))
     Reconcile exits 0 when ours and Apple's agree, 1 when they differ, 2 when a call failed, 3
     when a response was quarantined.
     """
@@ -257,18 +242,18 @@ enum ReconcileCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.count == 1 else { throw UsageError(message: "reconcile needs exactly one REF") }
         let reference = arguments.positionals[0]
-        let now = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? Clocks.now
-        let ledger = try Ledger.open(path: arguments.databasePath)
+        let now = try arguments[asOf] ?? Clocks.now
+        let ledger = try LedgerLocation(arguments).open()
         // A REF the ledger does not know is asked about as a transaction id, and every answer is
         // recorded for good: refuse one that cannot be one (Apple's are digits) before calling.
         if try ledger.groupKeys(for: reference).isEmpty, reference.isEmpty || !reference.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
             throw InputError(message: "no group or member matches \(reference), and it is not a transaction id (Apple's are digits): nothing to ask Apple")
         }
-        let api = try APIOptionsHelp.connect(arguments, ledger: ledger)
+        let api = try APIOptions.connect(arguments, ledger: ledger)
         // Without --as-of the comparison is as of when it is made, after the calls it records.
-        let report = try GroupReconciler(api: api).run(reference, withHistory: arguments.flag("with-history"),
-                                                       now: arguments.value("as-of") == nil ? nil : now)
-        if arguments.flag("json") {
+        let report = try GroupReconciler(api: api).run(reference, withHistory: arguments[withHistory],
+                                                       now: arguments.contains(asOf) ? now : nil)
+        if arguments[Flag.json] {
             Terminal.json(report.json)
         } else {
             var lines = ["Reconcile \(reference)" + (report.purchaserOriginalTransactionId.map { " (purchaser \($0))" } ?? "")]
@@ -289,8 +274,16 @@ enum ReconcileCommand: Command {
 enum SeatsCommand: Command {
     static let name = "seats"
     static let summary = "claim, unclaim and associate developer-hosted seats through Apple (recorded)"
-    static let options: Set<String> = APIOptionsHelp.names.union(["app-transaction-id", "member-ref", "request-id", "as-of", "state"])
-    static let flags: Set<String> = ["json"]
+    static let appTransactionId = Option<String?>("app-transaction-id", value: "X",
+                                                  help: "the member's appTransactionId (claim: optional; associate: required)")
+    static let memberRef = Option<String?>("member-ref", value: "R", help: "your member id, recorded in the event's context and shown in reports")
+    static let requestId = Option<String?>("request-id", value: "ID", help: "claim: resume this stored requestIdentifier")
+    static let state = Option<String?>("state", value: "S", help: "requests: only this state",
+                                       parse: .oneOf([ClaimRequestRecord.pending, ClaimRequestRecord.claimed, ClaimRequestRecord.failed]))
+    static let asOf = Clocks.asOf.help("moment the guards read the projection at (default: now)\n\(Clocks.forms)")
+    /// The seat options, listed at column 26 in `--help`.
+    static let seatOptions: [any DeclaredOption] = [appTransactionId, memberRef, requestId, state, asOf]
+    static let options: [any DeclaredOption] = LedgerLocation.options + seatOptions + APIOptions.connection + [Flag.json]
     static let actions = ["claim", "unclaim", "associate", "info", "requests"]
     static let examples = ["seatledger seats claim 2000000000000001 --member-ref app-user-42 --db ledger.sqlite",
                            "seatledger seats requests --db ledger.sqlite --state pending"]
@@ -317,18 +310,11 @@ enum SeatsCommand: Command {
     The library also refuses Extend a Subscription Renewal Date (4030028), Send Consumption
     Information and Set App Account Token (4000227) for ASSIGNED transactions.
 
-    \(APIOptionsHelp.recording)
+    \(APIOptions.recording)
 
     Options:
-    \(HelpText.db)
-      --app-transaction-id X  the member's appTransactionId (claim: optional; associate: required)
-      --member-ref R          your member id, recorded in the event's context and shown in reports
-      --request-id ID         claim: resume this stored requestIdentifier
-      --state S               requests: only this state
-      --as-of T               moment the guards read the projection at (default: now)
-                              \(Clocks.forms)
-    \(APIOptionsHelp.text)
-    \(HelpText.json)
+    \(OptionHelp.lines(LedgerLocation.options + seatOptions, column: 26))
+    \(OptionHelp.lines(APIOptions.connection + [Flag.json], column: 24))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? {
@@ -344,17 +330,14 @@ enum SeatsCommand: Command {
             throw UsageError(message: "expected `seats claim|unclaim|associate|info|requests …`")
         }
         let rest = Array(arguments.positionals.dropFirst())
-        let now = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? Clocks.now
-        let json = arguments.flag("json")
+        let now = try arguments[asOf] ?? Clocks.now
+        let json = arguments[Flag.json]
         if action == "requests" {
             guard rest.count <= 1 else { throw UsageError(message: "seats requests takes at most one REF") }
-            let states = [ClaimRequestRecord.pending, ClaimRequestRecord.claimed, ClaimRequestRecord.failed]
-            if let state = arguments.value("state"), !states.contains(state) {
-                throw UsageError(message: "--state must be one of \(states.joined(separator: ", ")), got \(state)")
-            }
-            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+            let state = try arguments[Self.state]
+            let ledger = try LedgerLocation(arguments).open(readOnly: true)
             let otid = try rest.first.map { try ledger.groupState($0, asOf: now).purchaserOriginalTransactionId ?? $0 }
-            let records = try ledger.store.claimRequests(originalTransactionId: otid, state: arguments.value("state"))
+            let records = try ledger.claimRequests(originalTransactionId: otid, state: state)
             if json { Terminal.json(.array(records.map(\.json))) } else if records.isEmpty { Terminal.out("No Claim Seat requests.") } else {
                 let width = Terminal.width
                 Terminal.out(records.map {
@@ -374,11 +357,11 @@ enum SeatsCommand: Command {
         guard rest.count == expected else {
             throw UsageError(message: "seats \(action) needs \(expected == 1 ? "REF" : "REF SEAT_CLAIM_ID")")
         }
-        if action == "associate", arguments.value("app-transaction-id") == nil {
+        if action == "associate", !arguments.contains(appTransactionId) {
             throw UsageError(message: "seats associate needs --app-transaction-id")
         }
-        let ledger = try Ledger.open(path: arguments.databasePath)
-        let api = try APIOptionsHelp.connect(arguments, ledger: ledger)
+        let ledger = try LedgerLocation(arguments).open()
+        let api = try APIOptions.connect(arguments, ledger: ledger)
         let operations = SeatOperations(api: api)
         let outcome: SeatOperationResult
         do {
@@ -386,14 +369,14 @@ enum SeatsCommand: Command {
             case "claim":
                 // Recorded for good and shown in reports: nothing `DisplayText` would have to escape
                 // (an escape sequence, a line break or a bidirectional override in a member's name).
-                for name in ["member-ref", "request-id", "app-transaction-id"] {
-                    if let value = arguments.value(name), DisplayText.visible(value) != value {
-                        throw UsageError(message: "--\(name) holds a control character (\(DisplayText.visible(value))); give plain text")
+                for option in [memberRef, requestId, appTransactionId] {
+                    if let value = try arguments[option], DisplayText.visible(value) != value {
+                        throw UsageError(message: "\(option.declaration.spelled) holds a control character (\(DisplayText.visible(value))); give plain text")
                     }
                 }
                 // --request-id resumes a stored request; an unknown one (a typo) must not start a second claim.
-                if let id = arguments.value("request-id") {
-                    guard let stored = try ledger.store.claimRequest(id) else {
+                if let id = try arguments[requestId] {
+                    guard let stored = try ledger.claimRequest(id) else {
                         throw InputError(message: "no stored Claim Seat request \(id.isEmpty ? "\"\"" : id) (see `seatledger seats requests`); omit --request-id to start a new claim")
                     }
                     // Resuming sends the stored identifier: it must be this group's, for this member.
@@ -401,17 +384,17 @@ enum SeatsCommand: Command {
                     guard stored.originalTransactionId == purchaser else {
                         throw UsageError(message: "request \(id) is a claim in group \(stored.originalTransactionId), not in \(rest[0])")
                     }
-                    if let member = arguments.value("member-ref"), stored.memberRef != member {
+                    if let member = try arguments[memberRef], stored.memberRef != member {
                         throw UsageError(message: "request \(id) is for member \(stored.memberRef.map(DisplayText.visible) ?? "(none)"), not \(DisplayText.visible(member))")
                     }
                 }
-                outcome = try operations.claim(rest[0], appTransactionId: arguments.value("app-transaction-id"),
-                                               memberRef: arguments.value("member-ref"), requestIdentifier: arguments.value("request-id"),
+                outcome = try operations.claim(rest[0], appTransactionId: try arguments[appTransactionId],
+                                               memberRef: try arguments[memberRef], requestIdentifier: try arguments[requestId],
                                                now: now)
             case "unclaim":
                 outcome = try operations.unclaim(rest[0], seatClaimId: rest[1], now: now)
             case "associate":
-                outcome = try operations.associate(rest[0], seatClaimId: rest[1], appTransactionId: arguments.value("app-transaction-id") ?? "",
+                outcome = try operations.associate(rest[0], seatClaimId: rest[1], appTransactionId: try arguments[appTransactionId] ?? "",
                                                    now: now)
             default:
                 outcome = try operations.info(rest[0], now: now)
@@ -433,7 +416,7 @@ enum SeatsCommand: Command {
                     lines.append("Claimed seat \(outcome.seatClaimId ?? "?") in group \(outcome.originalTransactionId) "
                         + "(requestIdentifier \(outcome.claimRequest?.requestIdentifier ?? "?"))")
                 case "unclaim": lines.append("Unclaimed seat \(rest[1]) in group \(outcome.originalTransactionId); revoke the member's access in your app.")
-                case "associate": lines.append("Associated seat \(rest[1]) with appTransactionId \(arguments.value("app-transaction-id") ?? "")")
+                case "associate": lines.append("Associated seat \(rest[1]) with appTransactionId \(try arguments[appTransactionId] ?? "")")
                 default:
                     let body = outcome.result.body
                     lines.append("Apple: total \(body?["totalSeatCount"]?.int64Value.map(String.init) ?? "?"), "
@@ -461,8 +444,11 @@ enum SeatsCommand: Command {
 enum APIConfigCommand: Command {
     static let name = "api-config"
     static let summary = "show or set the App Store Server API credentials file and base URL"
-    static let options: Set<String> = ["db", "credentials", "api-base-url"]
-    static let flags: Set<String> = ["json", "unset-credentials", "unset-base-url"]
+    static let credentials = APIOptions.credentials.help("store this credentials file's path")
+    static let baseURL = APIOptions.baseURL.help("store a base URL override")
+    static let unsetCredentials = Flag("unset-credentials", help: "forget the stored credentials file")
+    static let unsetBaseURL = Flag("unset-base-url", help: "forget the stored base URL")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [credentials, baseURL, unsetCredentials, unsetBaseURL, Flag.json]
     static let actions = ["show"]
     static let examples = ["seatledger api-config --db ledger.sqlite --credentials /etc/seatledger/api.json"]
     static let help = """
@@ -475,12 +461,7 @@ enum APIConfigCommand: Command {
     it shows the settings and the backfill coverage.
 
     Options:
-    \(HelpText.db)
-      --credentials FILE    store this credentials file's path
-      --api-base-url URL    store a base URL override
-      --unset-credentials   forget the stored credentials file
-      --unset-base-url      forget the stored base URL
-    \(HelpText.json)
+    \(OptionHelp.lines(options, column: 24))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "show" ? 1 : 0 }
@@ -492,26 +473,26 @@ enum APIConfigCommand: Command {
         guard arguments.positionals.isEmpty || arguments.positionals == ["show"] else {
             throw UsageError(message: "api-config takes options only")
         }
-        if arguments.value("credentials") != nil, arguments.flag("unset-credentials") {
+        if arguments.contains(credentials), arguments[unsetCredentials] {
             throw UsageError(message: "give --credentials or --unset-credentials, not both")
         }
-        if arguments.value("api-base-url") != nil, arguments.flag("unset-base-url") {
+        if arguments.contains(baseURL), arguments[unsetBaseURL] {
             throw UsageError(message: "give --api-base-url or --unset-base-url, not both")
         }
-        let ledger = try Ledger.open(path: arguments.databasePath)
-        if let file = arguments.value("credentials") {
+        let ledger = try LedgerLocation(arguments).open()
+        if let file = try arguments[credentials] {
             do {
                 for warning in try ledger.setAPICredentialsFile(file) { Terminal.err(warning) }
             } catch let error as APICredentialsError {
                 throw UsageError(message: error.message)
             }
         }
-        if arguments.flag("unset-credentials") { try ledger.store.setConfigValue(LedgerAPISettings.credentialsFile, "") }
-        if let url = arguments.value("api-base-url") {
+        if arguments[unsetCredentials] { try ledger.storeSetting(LedgerAPISettings.credentialsFile, "") }
+        if let url = try arguments[baseURL] {
             do { try ledger.setAPIBaseURL(url) } catch let error as APIUsageError { throw UsageError(message: error.message) }
         }
-        if arguments.flag("unset-base-url") { try ledger.store.setConfigValue(LedgerAPISettings.baseURL, "") }
-        let values = try ledger.store.configValues()
+        if arguments[unsetBaseURL] { try ledger.storeSetting(LedgerAPISettings.baseURL, "") }
+        let values = try ledger.settings()
         func nonEmpty(_ key: String) -> String? { values[key].flatMap { $0.isEmpty ? nil : $0 } }
         let credentials = nonEmpty(LedgerAPISettings.credentialsFile)
         let stored = nonEmpty(LedgerAPISettings.baseURL).map(Self.withoutPassword)
@@ -525,7 +506,7 @@ enum APIConfigCommand: Command {
         let credentialVariables = [APICredentials.issuerIdVariable, APICredentials.keyIdVariable, APICredentials.privateKeyFileVariable]
         let credentialsFromEnvironment = credentialVariables.allSatisfy { fromEnvironment($0) != nil }
         let cursor = try NotificationBackfill.cursor(of: ledger)
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             var json = cursor.json.objectValue ?? [:]
             json["version"] = nil
             Terminal.json([

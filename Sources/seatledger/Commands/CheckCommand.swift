@@ -10,9 +10,28 @@ import SeatLedger
 enum CheckCommand: Command {
     static let name = "check"
     static let summary = "verify standalone JWS files (notification, StoreKit input, transaction or renewal info) without appending"
-    static let options: Set<String> = ["db", "kind", "root-cert", "bundle-id", "environment", "app-apple-id", PinnedRoots.option]
-    static let repeatableOptions: Set<String> = ["root-cert", PinnedRoots.option]
-    static let flags: Set<String> = ["json"]
+    static let kind = Option<SignedPayloadKind?>(
+        "kind", value: "K", help: """
+        notification, transaction or renewal: check the JWS as that kind alone
+        (default: a notification, or a StoreKit input as ingest reads it)
+        """, completion: .words(["notification", "transaction", "renewal"]), parse: OptionParser { text in
+            guard let kind = SignedPayloadKind(rawValue: text) else { throw OptionValueError("must be notification, transaction or renewal, got \(text)") }
+            return kind
+        })
+    static let rootCert = InitCommand.rootCert.help("trust this root instead of the ledger's (repeatable)")
+    static let bundleId = InitCommand.bundleId.help("expected bundle id (default: the ledger's)")
+    static let environment = InitCommand.environment.help("expected environment (default: the ledger's)")
+    static let appAppleId = InitCommand.appAppleId.help("expected app Apple id (Production; default: the ledger's)")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [
+        kind, rootCert, bundleId, environment, appAppleId,
+        PinnedRoots.option.help("""
+            pin a trusted root by its SHA-256 fingerprint (repeatable; default
+            $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding any other
+            root is refused (exit 2), naming it; with --root-cert, each given root
+            must be pinned
+            """),
+        Flag.json,
+    ]
     static let exitStatuses: [ExitStatus] = [.success, ExitStatus(.findings, "a file was refused (its reason is printed)"), .error]
     static let examples = ["seatledger check body.json --db ledger.sqlite",
                            "seatledger check purchase.json --db ledger.sqlite   # {\"storeKit\": {\"userId\": …, \"signedTransaction\": …}}",
@@ -37,31 +56,17 @@ enum CheckCommand: Command {
     Exit 0 when every file verifies, 1 when any is refused.
 
     Options:
-    \(HelpText.db)
-      --kind K            notification, transaction or renewal: check the JWS as that kind alone
-                          (default: a notification, or a StoreKit input as ingest reads it)
-      --root-cert FILE    trust this root instead of the ledger's (repeatable)
-      --bundle-id ID      expected bundle id (default: the ledger's)
-      --environment ENV   expected environment (default: the ledger's)
-      --app-apple-id N    expected app Apple id (Production; default: the ledger's)
-      --trusted-root-sha256 HEX  pin a trusted root by its SHA-256 fingerprint (repeatable; default
-                          $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding any other
-                          root is refused (exit 2), naming it; with --root-cert, each given root
-                          must be pinned
-    \(HelpText.json)
+    \(OptionHelp.lines(options, column: 22))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { nil }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         // Validated like `init` does, whether or not --root-cert is given.
-        if let text = arguments.value("environment") { _ = try parseEnvironment(text) }
-        _ = try InitCommand.appAppleId(arguments)
+        _ = try arguments[environment]
+        _ = try arguments[appAppleId]
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "expected at least one FILE") }
-        let kindText = arguments.value("kind") ?? "notification"
-        guard let kind = SignedPayloadKind(rawValue: kindText) else {
-            throw UsageError(message: "--kind must be notification, transaction or renewal, got \(kindText)")
-        }
+        let kind = try arguments[Self.kind] ?? .notification
         // Every FILE must be readable before any verdict is printed.
         for path in arguments.positionals { try FileChecks.requireReadable(path) }
         let decoder = try makeDecoder(arguments)
@@ -70,8 +75,8 @@ enum CheckCommand: Command {
         for path in arguments.positionals {
             let data = try FileChecks.read(path)
             // Without --kind, a StoreKit input is checked as `ingest FILE` would take it.
-            if arguments.value("kind") == nil, let storeKit = decoder.checkStoreKit(data, source: path) {
-                let (result, ok) = storeKitVerdict(storeKit, path: path, json: arguments.flag("json"))
+            if !arguments.contains(Self.kind), let storeKit = decoder.checkStoreKit(data, source: path) {
+                let (result, ok) = storeKitVerdict(storeKit, path: path, json: arguments[Flag.json])
                 results.append(result)
                 allOK = allOK && ok
                 continue
@@ -82,21 +87,21 @@ enum CheckCommand: Command {
             } catch let problem as UsageError {
                 allOK = false
                 results.append(["file": .string(path), "verified": false, "errorCode": "not_jws", "reason": .string(problem.message)])
-                if !arguments.flag("json") { Terminal.out("\(path): REFUSED (not_jws) \(problem.message)") }
+                if !arguments[Flag.json] { Terminal.out("\(path): REFUSED (not_jws) \(problem.message)") }
                 continue
             }
             switch decoder.check(jws: jws, kind: kind) {
             case .success(let payload):
                 results.append(["file": .string(path), "verified": true, "payload": payload])
-                if !arguments.flag("json") { Terminal.out("\(path): verified") }
+                if !arguments[Flag.json] { Terminal.out("\(path): verified") }
             case .failure(let rejection):
                 allOK = false
                 results.append(["file": .string(path), "verified": false, "errorCode": .string(rejection.code.rawValue),
                                 "reason": .string(rejection.reason)])
-                if !arguments.flag("json") { Terminal.out("\(path): REFUSED (\(rejection.code)) \(rejection.reason)") }
+                if !arguments[Flag.json] { Terminal.out("\(path): REFUSED (\(rejection.code)) \(rejection.reason)") }
             }
         }
-        if arguments.flag("json") { Terminal.json(.array(results)) }
+        if arguments[Flag.json] { Terminal.json(.array(results)) }
         return allOK ? .success : .findings
     }
 
@@ -131,45 +136,35 @@ enum CheckCommand: Command {
     }
 
     private static func makeDecoder(_ arguments: Arguments) throws -> MessageDecoder {
-        let roots = arguments.values("root-cert")
+        let roots = try arguments[rootCert]
         guard !roots.isEmpty else {
             // The ledger's roots, with whichever of its bundle id, environment and app Apple id
             // the options override (an override must never be dropped: "does this belong to app X?").
-            let opened = try Ledger.open(path: arguments.databasePath, readOnly: true)
-            try PinnedRoots.require(arguments, store: opened.store, doing: "check")
+            let opened = try LedgerLocation(arguments).open(readOnly: true)
+            try PinnedRoots.require(arguments, ledger: opened, doing: "check")
             let ledger = opened.decoder
             let stored = ledger.configuration
-            guard arguments.value("bundle-id") != nil || arguments.value("environment") != nil
-                    || arguments.value("app-apple-id") != nil else { return ledger }
-            let environment = try arguments.value("environment").map(parseEnvironment) ?? stored.environment
-            let appAppleId = try InitCommand.appAppleId(arguments) ?? stored.appAppleId
+            guard arguments.contains(bundleId) || arguments.contains(environment) || arguments.contains(appAppleId) else { return ledger }
+            let environment = try arguments[Self.environment] ?? stored.environment
+            let appAppleId = try arguments[Self.appAppleId] ?? stored.appAppleId
             guard environment != .production || appAppleId != nil else {
                 throw UsageError(message: "--environment Production also needs --app-apple-id N (the ledger has none)")
             }
-            let configuration = try LedgerConfiguration(bundleId: arguments.value("bundle-id") ?? stored.bundleId,
+            let configuration = try LedgerConfiguration(bundleId: try arguments[Self.bundleId] ?? stored.bundleId,
                                                         environment: environment, appAppleId: appAppleId)
             return MessageDecoder(verifier: ledger.verifier, configuration: configuration)
         }
-        let environment = try parseEnvironment(try arguments.required("environment"))
-        let bundleId = try arguments.required("bundle-id")
+        let environment = try arguments.required(Self.environment)
+        let bundleId = try arguments.required(Self.bundleId)
         let anchors = try roots.flatMap { try InitCommand.loadRoot($0) }
         if let pinned = try PinnedRoots.pinned(arguments) {
             for anchor in anchors where !pinned.contains(anchor.sha256Fingerprint) {
                 throw InputError(message: "refusing to check: --root-cert root \(anchor.sha256Fingerprint) (\(anchor.subject)) is not a pinned root "
-                                 + "(--\(PinnedRoots.option) / $\(PinnedRoots.environmentVariable))")
+                                 + "(\(PinnedRoots.option.declaration.spelled) / $\(PinnedRoots.environmentVariable))")
             }
         }
         let configuration = try LedgerConfiguration(bundleId: bundleId, environment: environment,
-                                                    appAppleId: try InitCommand.appAppleId(arguments))
+                                                    appAppleId: try arguments[Self.appAppleId])
         return MessageDecoder(verifier: try SignedPayloadVerifier(trustAnchors: anchors), configuration: configuration)
-    }
-
-    /// A known `--environment` value, else a usage error listing the known ones.
-    private static func parseEnvironment(_ text: String) throws -> AppStoreEnvironment {
-        let environment = AppStoreEnvironment(rawValue: text)
-        guard environment.isKnown else {
-            throw UsageError(message: "--environment must be one of \(AppStoreEnvironment.knownValues.sorted().joined(separator: ", ")), got \(text)")
-        }
-        return environment
     }
 }

@@ -2,8 +2,7 @@
 enum CompletionsCommand: Command {
     static let name = "completions"
     static let summary = "print a shell completion script (bash, zsh or fish) for every command and option"
-    static let options: Set<String> = []
-    static let flags: Set<String> = []
+    static let options: [any DeclaredOption] = []
     static let actions = Completions.shells
     static let help = """
     Usage: seatledger completions bash|zsh|fish

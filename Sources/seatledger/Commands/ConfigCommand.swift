@@ -8,8 +8,15 @@ import SeatLedger
 enum ConfigCommand: Command {
     static let name = "config"
     static let summary = "show the ledger's trust configuration, or add a root certificate"
-    static let options: Set<String> = ["db", "anchor"]
-    static let flags: Set<String> = ["json"]
+    static let options: [any DeclaredOption] = LedgerLocation.options + [
+        AnchorOption.option.help("""
+            (add-root) the head anchor of `verify`, `ingest` and `serve --anchor`:
+            checked first (a ledger that does not continue it is refused), then
+            rewritten with the new root, so the commands that check it accept the
+            root. A root added without it makes them refuse the ledger
+            """),
+        Flag.json,
+    ]
     static let actions = ["show", "add-root"]
     static let examples = ["seatledger config show --db ledger.sqlite",
                            "seatledger config add-root Tools/pki/root.pem --db ledger.sqlite && seatledger quarantine retry --db ledger.sqlite"]
@@ -22,12 +29,7 @@ enum ConfigCommand: Command {
     run `seatledger quarantine retry` afterwards to re-check inputs it would now accept.
 
     Options:
-    \(HelpText.db)
-      --anchor FILE    (add-root) the head anchor of `verify`, `ingest` and `serve --anchor`:
-                       checked first (a ledger that does not continue it is refused), then
-                       rewritten with the new root, so the commands that check it accept the
-                       root. A root added without it makes them refuse the ledger
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? {
@@ -44,22 +46,22 @@ enum ConfigCommand: Command {
         let action = arguments.positionals.first ?? "show"
         switch action {
         case "show":
-            guard arguments.value("anchor") == nil else { throw UsageError(message: "--anchor applies to `config add-root` only") }
-            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
-            if arguments.flag("json") { Terminal.json(try describe(ledger)) } else { Terminal.out(try text(ledger)) }
+            guard !arguments.contains(AnchorOption.option) else { throw UsageError(message: "--anchor applies to `config add-root` only") }
+            let ledger = try LedgerLocation(arguments).open(readOnly: true)
+            if arguments[Flag.json] { Terminal.json(try describe(ledger)) } else { Terminal.out(try text(ledger)) }
             return .success
         case "add-root":
             guard arguments.positionals.count == 2 else { throw UsageError(message: "add-root needs exactly one FILE") }
             let path = arguments.positionals[1]
             let anchors = try InitCommand.loadRoot(path)
-            let store = try StoreLocation(arguments.databasePath).open()
+            let store = try LedgerLocation(arguments).openStore()
             let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, store: store)
             let now = Timestamp.millis(Date())
             let added = try store.addRoots(anchors.map {
                 StoredTrustRoot(fingerprint: $0.sha256Fingerprint, der: [UInt8]($0.der), subject: $0.subject, addedAt: now)
             })
             if let anchorFile { try AnchorOption.record(anchorFile, store: store) }
-            if arguments.flag("json") {
+            if arguments[Flag.json] {
                 Terminal.json(["added": .count(added), "fingerprints": .array(anchors.map { .string($0.sha256Fingerprint) })])
             } else {
                 Terminal.out("Added \(added) root certificate(s) (\(anchors.count - added) already present).")
@@ -71,9 +73,9 @@ enum ConfigCommand: Command {
     }
 
     static func describe(_ ledger: Ledger) throws -> JSONValue {
-        let roots = try ledger.store.trustRoots()
+        let roots = try ledger.trustRoots()
         return [
-            "path": .string(ledger.store.location),
+            "path": .string(ledger.location),
             "bundleId": .string(ledger.configuration.bundleId),
             "environment": .string(ledger.configuration.environment.rawValue),
             "appAppleId": .optional(ledger.configuration.appAppleId),
@@ -90,7 +92,7 @@ enum ConfigCommand: Command {
             "App Apple id: \(ledger.configuration.appAppleId.map(String.init) ?? "(not set)")",
             "Root certificates:",
         ]
-        for root in try ledger.store.trustRoots() {
+        for root in try ledger.trustRoots() {
             lines.append("  \(root.subject)")
             lines.append("    sha256 \(root.fingerprint)")
         }

@@ -7,8 +7,13 @@ import SeatLedger
 enum CopyCommand: Command {
     static let name = "copy"
     static let summary = "copy a ledger to another store (e.g. SQLite to PostgreSQL), chain preserved; resumable"
-    static let options: Set<String> = ["from", "to", "batch"]
-    static let flags: Set<String> = ["json", "progress"]
+    static let from = Option<String?>("from", value: "SOURCE", help: "the ledger to copy (file or postgresql:// URL)")
+    static let to = Option<String?>("to", value: "DEST", help: "where to copy it (created if missing)")
+    static let batch = Option<Int?>("batch", value: "N", help: "events per transaction (default 2000)", parse: OptionParser { text in
+        guard let size = Int(text), size > 0 else { throw OptionValueError("must be a positive number, got \(text)") }
+        return size
+    })
+    static let options: [any DeclaredOption] = [from, to, batch, Flag.progress, Flag.json]
     static let exitStatuses: [ExitStatus] = [
         .success, ExitStatus(.findings, "the copy was refused (the destination is not a prefix of the source, or a verify failed)"), .error,
         ExitStatus(.interrupted, "stopped by SIGINT/SIGTERM between batches (re-run to resume)"),
@@ -35,16 +40,12 @@ enum CopyCommand: Command {
     Quarantined inputs and claim-request bookkeeping are not copied; they stay in SOURCE.
 
     Options:
-      --from SOURCE    the ledger to copy (file or postgresql:// URL)
-      --to DEST        where to copy it (created if missing)
-      --batch N        events per transaction (default 2000)
-      --progress       progress on stderr even when it is not a terminal
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "copy takes no positional arguments; use --from and --to") }
-        guard let from = arguments.value("from"), let to = arguments.value("to") else {
+        guard let from = try arguments[Self.from], let to = try arguments[Self.to] else {
             throw UsageError(message: "copy needs --from SOURCE and --to DEST")
         }
         let source = StoreLocation(from)
@@ -60,10 +61,7 @@ enum CopyCommand: Command {
             throw SideFailure(option: "--from", location: source.description, underlying: error)
         }
         var copy = LedgerCopy(source: opened)
-        if let batch = arguments.value("batch") {
-            guard let size = Int(batch), size > 0 else { throw UsageError(message: "--batch must be a positive number, got \(batch)") }
-            copy.batchSize = size
-        }
+        if let size = try arguments[batch] { copy.batchSize = size }
         let progress = ProgressReporter(label: "copy", arguments: arguments)
         defer { progress.finish() }
         let stop = StopSignal(stopping: "finishing the batch in hand; re-run the same copy to resume")
@@ -74,7 +72,7 @@ enum CopyCommand: Command {
                                   shouldStop: { stop.isStopped }, beforeFinishing: { stop.restoreDefault() })
         } catch let failure as LedgerCopy.Failure {
             if case .configurationMismatch = failure { throw failure }
-            if arguments.flag("json") {
+            if arguments[Flag.json] {
                 Terminal.json(["copied": false, "problem": .string(failure.description)])
             } else {
                 Terminal.out("Copy refused: \(failure.description)")
@@ -82,7 +80,7 @@ enum CopyCommand: Command {
             return .findings
         }
         if report.interrupted {
-            if arguments.flag("json") {
+            if arguments[Flag.json] {
                 Terminal.json(report.json)
             } else {
                 Terminal.out("Interrupted after copying \(report.copied) events to \(destination) (\(report.alreadyPresent + report.copied) there now); "
@@ -90,7 +88,7 @@ enum CopyCommand: Command {
             }
             return .interrupted
         }
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             Terminal.json(report.json)
         } else {
             let resumed = report.alreadyPresent > 0 ? " (\(report.alreadyPresent) were already there)" : ""

@@ -12,8 +12,14 @@ import SeatLedger
 enum DemoCommand: Command {
     static let name = "demo"
     static let summary = "ingest the bundled sample streams into a temporary ledger and print a report"
-    static let options: Set<String> = ["scenarios", "pki", "keep", "group", "as-of"]
-    static let flags: Set<String> = ["json"]
+    static let scenarios = Option<String?>("scenarios", value: "DIR", help: "read the sample streams from DIR instead of the built-in ones")
+    static let pki = Option<String?>("pki", value: "DIR", help: "read the trust root from DIR/root.pem instead of the built-in test root")
+    static let keep = Option<String?>("keep", value: "PATH", help: "keep the ledger at PATH instead of a temporary file")
+    static let group = Option<String?>("group", value: "REF", help: "the group to audit (default: the guide's 10/9/6 group)")
+    static let asOf = Clocks.asOf.help("report as of T (default: the last event in the streams)\n\(Clocks.forms)")
+    static let options: [any DeclaredOption] = [
+        scenarios, pki, keep, group, asOf, Flag.json.help("machine-readable output on stdout   the groups and the audit as JSON"),
+    ]
     static let examples = ["seatledger demo", "seatledger demo --keep demo.sqlite"]
     static let help = """
     Usage: seatledger demo [--scenarios DIR] [--pki DIR] [--keep PATH] [--group REF] [--as-of T] [--json]
@@ -26,19 +32,13 @@ enum DemoCommand: Command {
     with 9 claims renew at 6. Works from any directory.
 
     Options:
-      --scenarios DIR  read the sample streams from DIR instead of the built-in ones
-      --pki DIR        read the trust root from DIR/root.pem instead of the built-in test root
-      --keep PATH      keep the ledger at PATH instead of a temporary file
-      --group REF      the group to audit (default: the guide's 10/9/6 group)
-      --as-of T        report as of T (default: the last event in the streams)
-                       \(Clocks.forms)
-    \(HelpText.json)   the groups and the audit as JSON
+    \(OptionHelp.lines(options))
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let streams = try arguments.value("scenarios").map { try streamFiles(in: URL(fileURLWithPath: $0)) }
+        let streams = try arguments[scenarios].map { try streamFiles(in: URL(fileURLWithPath: $0)) }
             ?? DemoSamples.streams.map { (name: $0.name, lines: $0.lines) }
-        let roots = try arguments.value("pki").map { directory -> [TrustAnchor] in
+        let roots = try arguments[pki].map { directory -> [TrustAnchor] in
             let root = URL(fileURLWithPath: directory).appendingPathComponent("root.pem")
             guard FileManager.default.fileExists(atPath: root.path) else { throw InputError(message: "no test root at \(root.path)") }
             return try TrustAnchor.load(contentsOf: root)
@@ -46,7 +46,7 @@ enum DemoCommand: Command {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-demo-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = arguments.value("keep") ?? directory.appendingPathComponent("demo.sqlite").path
+        let path = try arguments[keep] ?? directory.appendingPathComponent("demo.sqlite").path
         let configuration = try LedgerConfiguration(bundleId: "com.example.reps", environment: .sandbox, appAppleId: nil)
         let ledger = try Ledger.create(path: path, configuration: configuration,
                                        rootCertificates: roots)
@@ -58,17 +58,17 @@ enum DemoCommand: Command {
                                              acceptsAPIResponses: true)
                 // Replay the streams as if they were received live: record each a second after Apple signed it.
                 if case .success(let events) = ledger.decoder.decode(message), let signed = events.first?.occurredAt {
-                    ledger.store.clock = { signed + 1000 }
+                    ledger.useRecordingClock { signed + 1000 }
                 }
                 summary.add(try ledger.ingestBatch([message]).0)
             }
         }
-        let lastEvent = try ledger.store.lastOccurredAt() ?? Clocks.now
-        let asOf = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? lastEvent
+        let lastEvent = try ledger.lastOccurredAt() ?? Clocks.now
+        let asOf = try arguments[Self.asOf] ?? lastEvent
         let groups = try ledger.groups(asOf: asOf)
-        let auditRef = arguments.value("group") ?? defaultAuditGroup(groups)
+        let auditRef = try arguments[group] ?? defaultAuditGroup(groups)
         let audit = try auditRef.map { try ledger.auditGroup($0, asOf: asOf, now: asOf) }
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             Terminal.json(["ingested": ["appended": .count(summary.appended), "duplicates": .count(summary.duplicates),
                                         "quarantined": .count(summary.quarantined)],
                            "asOf": .timestamp(asOf), "groups": .array(groups.map(\.json)), "audit": audit?.json ?? .null])
@@ -82,7 +82,7 @@ enum DemoCommand: Command {
         }
         let member = auditRef.flatMap { ref in groups.first { $0.groupKey == ref } }?.members.lazy
             .compactMap { $0.memberRef ?? $0.appTransactionId ?? $0.originalTransactionId }.first
-        Terminal.out("\n" + nextSteps(kept: arguments.value("keep"), group: auditRef, member: member))
+        Terminal.out("\n" + nextSteps(kept: try arguments[keep], group: auditRef, member: member))
         return .success
     }
 

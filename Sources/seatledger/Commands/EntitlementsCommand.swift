@@ -7,9 +7,9 @@ import SeatLedger
 enum EntitlementsCommand: Command {
     static let name = "entitlements"
     static let summary = "show what a person is entitled to, per product (groups and individual subscriptions)"
-    static let options: Set<String> = ["db", "as-of", "known-at", "product"]
-    static let repeatableOptions: Set<String> = ["product"]
-    static let flags: Set<String> = ["json"]
+    static let product = Option<[String]>(repeating: "product", value: "P", help: "only this product (repeat for several)")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [product] + Clocks.options
+        + [Flag.json.help("machine-readable output on stdout   the body of GET /v1/entitlements/{id} (Events/api/entitlements.md)")]
     static let exitStatuses: [ExitStatus] = [.success, ExitStatus(.failure, "error, or nothing in the ledger names the identifier")]
     static let examples = ["seatledger entitlements m1 --db ledger.sqlite",
                            "seatledger entitlements user-42 --product com.example.family --json --db ledger.sqlite"]
@@ -26,10 +26,7 @@ enum EntitlementsCommand: Command {
     several Apple Accounts, one Apple identity with several user ids) are named: both are kept.
 
     Options:
-    \(HelpText.db)
-      --product P      only this product (repeat for several)
-    \(Clocks.help)
-    \(HelpText.json)   the body of GET /v1/entitlements/{id} (Events/api/entitlements.md)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
@@ -37,12 +34,12 @@ enum EntitlementsCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard let identifier = arguments.positionals.first else { throw UsageError(message: "entitlements needs an ID") }
         let clocks = try Clocks(arguments)
-        let products = Set(arguments.values("product"))
-        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        let products = Set(try arguments[product])
+        let ledger = try LedgerLocation(arguments).open(readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
         let answer = try ledger.entitlements(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
             .keeping { products.isEmpty || $0.productId.map(products.contains) == true }
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             Terminal.out(String(decoding: answer.prettyJSON(), as: UTF8.self))
         } else {
             Terminal.out(EntitlementText.render(answer))

@@ -10,8 +10,9 @@ import SeatLedger
 enum EventsCommand: Command {
     static let name = "events"
     static let summary = "list stored events (all, or those mentioning an identifier), or show one"
-    static let options: Set<String> = ["db", "mentioning", "limit"]
-    static let flags: Set<String> = ["json"]
+    static let mentioning = Option<String?>("mentioning", value: "ID", help: "only events that mention ID or affected what it names")
+    static let limit = Option<Int?>("limit", value: "N", help: "at most N events (default: all)", parse: .positiveInteger)
+    static let options: [any DeclaredOption] = LedgerLocation.options + [mentioning, limit, Flag.json]
     static let actions = ["show"]
     static let examples = ["seatledger events --db ledger.sqlite --mentioning 2000000000000001", "seatledger events show 1 --db ledger.sqlite"]
     static let help = """
@@ -28,16 +29,13 @@ enum EventsCommand: Command {
     (nested signed data decoded).
 
     Options:
-    \(HelpText.db)
-      --mentioning ID  only events that mention ID or affected what it names
-      --limit N        at most N events (default: all)
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { positionals.first == "show" ? 2 : 0 }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
+        let store = try LedgerLocation(arguments).openStore(readOnly: true)
         if arguments.positionals.first == "show" {
             guard arguments.positionals.count == 2 else { throw UsageError(message: "show needs a POSITION or EVENT_ID") }
             let key = arguments.positionals[1]
@@ -50,7 +48,7 @@ enum EventsCommand: Command {
             json["decoded"] = event.decoded
             json["raw"] = .string(String(decoding: event.raw, as: UTF8.self))
             json["hash"] = .string(SHA256Digest.lowercaseHex(event.hash))
-            if arguments.flag("json") {
+            if arguments[Flag.json] {
                 Terminal.json(.object(json))
             } else {
                 Terminal.out(text(event, identifiers: identifiers))
@@ -58,9 +56,9 @@ enum EventsCommand: Command {
             return .success
         }
         guard arguments.positionals.isEmpty else { throw UsageError(message: "unexpected argument \(arguments.positionals[0])") }
-        let limit = try IngestCommand.positiveInt(arguments, "limit", default: Int.max)
+        let limit = try arguments[Self.limit] ?? Int.max
         var events: [LedgerEvent] = []
-        if let id = arguments.value("mentioning") {
+        if let id = try arguments[Self.mentioning] {
             events = try store.events(at: Array(try Ledger.open(store: store).positions(affecting: id).prefix(limit)))
         } else if limit > 0 {
             // Stop reading at the limit (a million events are ~10 GB of raw bytes).
@@ -72,7 +70,7 @@ enum EventsCommand: Command {
                 }
             } catch is Enough {}
         }
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             Terminal.json(.array(events.map(summary)))
         } else {
             let width = Terminal.width

@@ -8,8 +8,7 @@ import SeatLedger
 enum GroupsCommand: Command {
     static let name = "groups"
     static let summary = "list every group: key, product, status, seats, members with access"
-    static let options: Set<String> = ["db", "as-of", "known-at"]
-    static let flags: Set<String> = ["json"]
+    static let options: [any DeclaredOption] = LedgerLocation.options + Clocks.options + [Flag.json]
     static let examples = ["seatledger groups --db ledger.sqlite", "seatledger groups --db ledger.sqlite --as-of 2026-11-01T00:00:00Z --json"]
     static let help = """
     Usage: seatledger groups [--as-of T] [--known-at T] [--db PATH] [--json]
@@ -20,16 +19,14 @@ enum GroupsCommand: Command {
     `group show --json` objects.
 
     Options:
-    \(HelpText.db)
-    \(Clocks.help)
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let clocks = try Clocks(arguments)
-        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        let ledger = try LedgerLocation(arguments).open(readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             // Printed a group at a time: the same bytes as the whole array's pretty form, without
             // holding every group in memory (from the group's stored snapshot where it holds).
             var printed = 0
@@ -51,8 +48,7 @@ enum GroupsCommand: Command {
 enum GroupCommand: Command {
     static let name = "group"
     static let summary = "show one group's state (seats, members, access, drift from Apple)"
-    static let options: Set<String> = ["db", "as-of", "known-at"]
-    static let flags: Set<String> = ["json"]
+    static let options: [any DeclaredOption] = LedgerLocation.options + Clocks.options + [Flag.json]
     static let actions = ["show"]
     static let examples = ["seatledger group show 2000010000000001 --db ledger.sqlite",
                            "seatledger group show 2000010000000001 --db ledger.sqlite --as-of 2026-10-25 --known-at 7d"]
@@ -67,9 +63,7 @@ enum GroupCommand: Command {
     Events/projections.md.
 
     Options:
-    \(HelpText.db)
-    \(Clocks.help)
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 2 }
@@ -77,10 +71,10 @@ enum GroupCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let reference = try arguments.showTarget(command: "group", noun: "REF")
         let clocks = try Clocks(arguments)
-        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        let ledger = try LedgerLocation(arguments).open(readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
         let state = try ledger.groupState(reference, asOf: clocks.asOf, knownAt: clocks.knownAt)
-        if arguments.flag("json") { Terminal.json(state.json) } else { Terminal.out(GroupText.detail(state, width: Terminal.width)) }
+        if arguments[Flag.json] { Terminal.json(state.json) } else { Terminal.out(GroupText.detail(state, width: Terminal.width)) }
         return .success
     }
 }
@@ -89,8 +83,8 @@ enum GroupCommand: Command {
 enum MemberCommand: Command {
     static let name = "member"
     static let summary = "show one person's access across groups"
-    static let options: Set<String> = ["db", "as-of", "known-at"]
-    static let flags: Set<String> = ["json"]
+    static let options: [any DeclaredOption] = LedgerLocation.options + Clocks.options
+        + [Flag.json.help("machine-readable output on stdout   [{\"groupKey\": …, \"member\": {…member object of group show…}}]")]
     static let actions = ["show"]
     static let exitStatuses: [ExitStatus] = [.success, ExitStatus(.failure, "error, or the identifier names no member at that moment")]
     static let examples = ["seatledger member show m1 --db ledger.sqlite"]
@@ -106,9 +100,7 @@ enum MemberCommand: Command {
     event). --json keeps its contract (reason codes and event ids, groups by key).
 
     Options:
-    \(HelpText.db)
-    \(Clocks.help)
-    \(HelpText.json)   [{"groupKey": …, "member": {…member object of group show…}}]
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 2 }
@@ -116,9 +108,9 @@ enum MemberCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         let identifier = try arguments.showTarget(command: "member", noun: "ID")
         let clocks = try Clocks(arguments)
-        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        let ledger = try LedgerLocation(arguments).open(readOnly: true)
         ledger.warnIfProjectionsOutdated(command: name)
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             let entries = try ledger.memberAccessJSON(identifier, asOf: clocks.asOf, knownAt: clocks.knownAt)
             // None: the documented JSON error on stdout (`not_found`, exit 2), not `[]` and a line on stderr.
             guard entries.arrayValue?.isEmpty == false else { throw NoMemberAtMoment(identifier: identifier, clocks: clocks) }
@@ -153,8 +145,8 @@ struct NoMemberAtMoment: Error, CustomStringConvertible {
 enum RebuildCommand: Command {
     static let name = "rebuild"
     static let summary = "recompute every projection from the event log"
-    static let options: Set<String> = ["db"]
-    static let flags: Set<String> = ["json", "progress", "all-snapshots"]
+    static let allSnapshots = Flag("all-snapshots", help: "fold every group snapshot again (after `verify` found one that differs)")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [allSnapshots, Flag.progress, Flag.json]
     static let examples = ["seatledger rebuild --db ledger.sqlite", "seatledger rebuild --db ledger.sqlite --all-snapshots"]
     static let help = """
     Usage: seatledger rebuild [--db PATH] [--all-snapshots] [--json] [--progress]
@@ -172,23 +164,20 @@ enum RebuildCommand: Command {
     group snapshots", "committing".
 
     Options:
-    \(HelpText.db)
-      --all-snapshots  fold every group snapshot again (after `verify` found one that differs)
-      --progress       progress on stderr even when it is not a terminal
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
-        let ledger = try Ledger.open(path: arguments.databasePath)
+        let ledger = try LedgerLocation(arguments).open()
         let progress = ProgressReporter(label: "rebuild", arguments: arguments)
         let started = Date()
-        let report = try ledger.rebuild(allSnapshots: arguments.flag("all-snapshots"), progress: { message in progress.phase(message) }, counted: { count in
+        let report = try ledger.rebuild(allSnapshots: arguments[allSnapshots], progress: { message in progress.phase(message) }, counted: { count in
             progress.report(step: count.step, done: Int64(count.done), total: Int64(count.total), unit: count.unit)
         })
         progress.finish()
-        let events = try ledger.store.eventCount()
+        let events = try ledger.eventCount()
         let seconds = Date().timeIntervalSince(started)
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             Terminal.json(["groups": .count(report.groups), "events": .int(events), "groupsRewritten": .count(report.groupsRewritten),
                            "groupsRemoved": report.groupsRemoved.map { .count($0) } ?? .null,
                            "indexWrittenWhole": .bool(report.indexWrittenWhole), "snapshotsWritten": .count(report.snapshotsWritten),

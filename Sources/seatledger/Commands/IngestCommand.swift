@@ -9,11 +9,64 @@ import SeatLedger
 enum IngestCommand: Command {
     static let name = "ingest"
     static let summary = "verify and append notifications / API responses from files, stdin or a spool directory"
-    static let options: Set<String> = ["db", "batch-size", "max-line-length", "max-message-bytes", "poll-interval", "from", "consumer-group", "consumer",
-                                       "block-ms", "min-idle-ms", "status-interval", "redis-password-file", "anchor",
-                                       PinnedRoots.option]
-    static let repeatableOptions: Set<String> = [PinnedRoots.option]
-    static let flags: Set<String> = ["json", "progress", "follow", "until-empty", "spool", "api-responses"]
+    static let from = Option<String?>("from", value: "URL", help: """
+        redis://host:port/stream-key instead of files (redis://:password@… or
+        redis://user:password@… to AUTH; shown as redis://***@…)
+        """)
+    static let consumerGroup = Option<String?>("consumer-group", value: "G", help: "consumer group (default seatledger)")
+    static let consumer = Option<String?>("consumer", value: "C", help: "consumer name (default: host name and process id)")
+    static let blockMilliseconds = Option<Int>("block-ms", value: "N", help: "how long one read waits for new entries (default 1000)",
+                                               default: 1000, parse: .positiveInteger)
+    static let minIdleMilliseconds = Option<Int>("min-idle-ms", value: "N", help: "claim other consumers' entries idle this long (default 30000)",
+                                                 default: 30_000, parse: .positiveInteger)
+    static let untilEmpty = Flag("until-empty", help: """
+        stop when the stream has nothing new and nothing pending (one-shot
+        drain; entries a dead consumer left pending are claimed once idle
+        for --min-idle-ms); give up with exit 2 after 5 consecutive failed
+        attempts to reach Redis
+        """)
+    static let batchSize = Option<Int?>("batch-size", value: "N", help: """
+        messages per transaction (default 1024; 256 for stdin, pipes and
+        spool directories, whose batches wait to fill: a Redis read returns
+        what is there, up to N, without waiting)
+        """, parse: .positiveInteger)
+    static let maxMessageBytes = Option<Int?>("max-message-bytes", value: "N", help: """
+        a longer line (or spool file, or Redis entry) is quarantined as
+        line_too_long (message_too_large) with its size, its SHA-256 and its
+        first 64 KiB, read in bounded memory; ingest goes on (default 4194304, several
+        times Apple's largest response; --max-line-length N is the old name)
+        """, parse: .positiveInteger)
+    /// The old name of ``maxMessageBytes`` (documented under it).
+    static let maxLineLength = Option<Int?>("max-line-length", value: "N", help: "the old name of --max-message-bytes", parse: .positiveInteger)
+    static let apiResponses = Flag("api-responses", help: "apply apiResponse envelopes from these inputs (see Trust above)")
+    static let spool = Flag("spool", help: "take directory INPUTs as spool directories (creates done/ and rejected/)")
+    static let follow = Flag("follow", help: "keep watching the spool directory (one per process)")
+    static let pollInterval = Option<Double>("poll-interval", value: "S", help: "seconds between spool scans with --follow (default 1)",
+                                             default: 1, parse: OptionParser { text in
+        guard let seconds = Double(text), seconds.isFinite, seconds > 0 else { throw OptionValueError("must be a positive number of seconds, got \(text)") }
+        return seconds
+    })
+    /// The options in the order `--help` lists them.
+    static let listed: [any DeclaredOption] = LedgerLocation.options + [
+        from, RedisPasswordSource.option, consumerGroup, consumer, blockMilliseconds, minIdleMilliseconds, untilEmpty, batchSize,
+        maxMessageBytes, apiResponses, spool, follow, pollInterval,
+        AnchorOption.option.help("""
+            a head anchor (see `seatledger verify --anchor`): checked before the
+            first append (a ledger that no longer holds the anchored heads, or
+            whose trust configuration changed without `--anchor`, is refused,
+            exit 2) and rewritten after every committed batch, so a truncated or
+            re-hashed tail is caught without anyone keeping a head; a trust change
+            underneath it stops the ingest (exit 2) instead of being written
+            """),
+        PinnedRoots.option.help("""
+            pin a trusted root by its SHA-256 fingerprint (repeatable; default
+            $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding any
+            other root is refused (exit 2), naming it
+            """),
+        Flag.progress, ServiceStatus.interval,
+        Flag.json.help("machine-readable output on stdout   {\"appended\": N, \"duplicates\": N, \"quarantined\": N}"),
+    ]
+    static let options: [any DeclaredOption] = listed + [maxLineLength]
     static let exitStatuses: [ExitStatus] = [
         .success, .error, .quarantined,
         ExitStatus(.interrupted, "a file or stdin ingest was stopped by SIGINT/SIGTERM before reading all its input (re-run to continue); --follow and --from stop with 0 or 3"),
@@ -78,47 +131,7 @@ enum IngestCommand: Command {
     the final stats.
 
     Options:
-    \(HelpText.db)
-      --from URL            redis://host:port/stream-key instead of files (redis://:password@… or
-                            redis://user:password@… to AUTH; shown as redis://***@…)
-      --redis-password-file FILE
-                            AUTH with the password in FILE (its first line) rather than in the
-                            URL, where `ps` shows it; $SEATLEDGER_REDIS_PASSWORD does the same
-      --consumer-group G    consumer group (default seatledger)
-      --consumer C          consumer name (default: host name and process id)
-      --block-ms N          how long one read waits for new entries (default 1000)
-      --min-idle-ms N       claim other consumers' entries idle this long (default 30000)
-      --until-empty         stop when the stream has nothing new and nothing pending (one-shot
-                            drain; entries a dead consumer left pending are claimed once idle
-                            for --min-idle-ms); give up with exit 2 after 5 consecutive failed
-                            attempts to reach Redis
-      --batch-size N        messages per transaction (default 1024; 256 for stdin, pipes and
-                            spool directories, whose batches wait to fill: a Redis read returns
-                            what is there, up to N, without waiting)
-      --max-message-bytes N a longer line (or spool file, or Redis entry) is quarantined as
-                            line_too_long (message_too_large) with its size, its SHA-256 and its
-                            first 64 KiB, read in bounded memory; ingest goes on (default 4194304, several
-                            times Apple's largest response; --max-line-length N is the old name)
-      --api-responses       apply apiResponse envelopes from these inputs (see Trust above)
-      --spool               take directory INPUTs as spool directories (creates done/ and rejected/)
-      --follow              keep watching the spool directory (one per process)
-      --poll-interval S     seconds between spool scans with --follow (default 1)
-      --anchor FILE         a head anchor (see `seatledger verify --anchor`): checked before the
-                            first append (a ledger that no longer holds the anchored heads, or
-                            whose trust configuration changed without `--anchor`, is refused,
-                            exit 2) and rewritten after every committed batch, so a truncated or
-                            re-hashed tail is caught without anyone keeping a head; a trust change
-                            underneath it stops the ingest (exit 2) instead of being written
-      --trusted-root-sha256 HEX  pin a trusted root by its SHA-256 fingerprint (repeatable; default
-                            $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding any
-                            other root is refused (exit 2), naming it
-      --progress            progress on stderr even when it is not a terminal
-      --status-interval S   with --follow or --from, when stderr is not a terminal (a service's
-                            journal): one JSON status line every S seconds (default 60; 0: none):
-                            {"status": {"at", "source", "uptimeSeconds", "appended", "duplicates",
-                            "quarantined", "ledgerHead", "queue": {"pending", "lag", "lastId",
-                            "acknowledged", "reconnects"} (--from), "lastError": {"at", "message"}}}
-    \(HelpText.json)   {"appended": N, "duplicates": N, "quarantined": N}
+    \(OptionHelp.lines(listed, column: 24))
                      (plus "alreadyQuarantined": N when some refused inputs were already in
                      quarantine, and "interrupted": true when a signal stopped it early)
 
@@ -132,39 +145,40 @@ enum IngestCommand: Command {
     static func maxPositionals(_ positionals: [String]) -> Int? { nil }
 
     /// Options that only mean something when reading a Redis stream (`--from`).
-    static let streamOnly = ["consumer-group", "consumer", "block-ms", "min-idle-ms", "until-empty", "redis-password-file"]
+    static let streamOnly: [any DeclaredOption] = [consumerGroup, consumer, blockMilliseconds, minIdleMilliseconds, untilEmpty,
+                                                   RedisPasswordSource.option]
     /// Options that only mean something when reading files and spool directories.
-    static let filesOnly = ["follow", "spool", "poll-interval"]
+    static let filesOnly: [any DeclaredOption] = [follow, spool, pollInterval]
 
     /// Refuses options that do not apply to the chosen mode instead of silently ignoring them.
     static func checkMode(_ arguments: Arguments) throws {
-        func given(_ name: String) -> Bool { arguments.flag(name) || arguments.value(name) != nil }
-        if arguments.value("from") != nil {
-            if let name = filesOnly.first(where: given) { throw UsageError(message: "--\(name) applies to files and spool directories, not --from") }
-        } else if let name = streamOnly.first(where: given) {
-            throw UsageError(message: "--\(name) applies to a Redis stream: give it with --from URL")
+        if arguments.contains(from) {
+            if let option = filesOnly.first(where: { arguments.contains($0) }) {
+                throw UsageError(message: "\(option.declaration.spelled) applies to files and spool directories, not --from")
+            }
+        } else if let option = streamOnly.first(where: { arguments.contains($0) }) {
+            throw UsageError(message: "\(option.declaration.spelled) applies to a Redis stream: give it with --from URL")
         }
-        if arguments.value("status-interval") != nil, !arguments.flag("follow"), arguments.value("from") == nil {
+        if arguments.contains(ServiceStatus.interval), !arguments[follow], !arguments.contains(from) {
             throw UsageError(message: "--status-interval applies to long-running consumers: --follow or --from")
         }
-        if arguments.value("poll-interval") != nil, !arguments.flag("follow") {
+        if arguments.contains(pollInterval), !arguments[follow] {
             throw UsageError(message: "--poll-interval applies with --follow")
         }
     }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         try checkMode(arguments)
-        if arguments.value("max-line-length") != nil, arguments.value("max-message-bytes") != nil {
+        if arguments.contains(maxLineLength), arguments.contains(maxMessageBytes) {
             throw UsageError(message: "--max-line-length is the old name of --max-message-bytes: give one of them")
         }
-        let maxLine = try positiveInt(arguments, arguments.value("max-line-length") != nil ? "max-line-length" : "max-message-bytes",
-                                      default: Self.defaultMaxMessageBytes)
-        if let from = arguments.value("from") { return try QueueIngestCommand.run(from: from, maxMessageBytes: maxLine, arguments) }
+        let maxLine = try arguments[maxLineLength] ?? arguments[maxMessageBytes] ?? Self.defaultMaxMessageBytes
+        if let from = try arguments[Self.from] { return try QueueIngestCommand.run(from: from, maxMessageBytes: maxLine, arguments) }
         // A regular file is a bulk load: bigger transactions mean fewer WAL fsyncs (a full bench
         // ingest: 24.6 s at 256, 21.2–21.7 s at 1,024). A stream keeps small batches, which commit
         // without waiting for many more messages to arrive.
-        let explicitBatchSize = arguments.value("batch-size") == nil ? nil : try positiveInt(arguments, "batch-size", default: Self.streamBatchSize)
-        let interval = try pollInterval(arguments)
+        let explicitBatchSize = try arguments[batchSize]
+        let interval = try arguments[pollInterval]
         let inputs = arguments.positionals.isEmpty ? ["-"] : arguments.positionals
         if inputs.contains("-"), isatty(STDIN_FILENO) == 1 {
             // Waiting silently on a terminal looks like a hang.
@@ -175,9 +189,9 @@ enum IngestCommand: Command {
         // leave the earlier inputs committed and no summary printed.
         for input in inputs where input != "-" {
             try FileChecks.requireReadable(input, allowDirectory: true)
-            try requireSpoolIfDirectory(input, explicit: arguments.flag("spool") || arguments.flag("follow"))
+            try requireSpoolIfDirectory(input, explicit: arguments[Self.spool] || arguments[Self.follow])
         }
-        if arguments.flag("follow") {
+        if arguments[Self.follow] {
             // One watcher watches one directory: the follow loop never returns to reach a second,
             // whose files would wait forever. Run one `ingest --follow` per spool.
             guard inputs.count == 1 else {
@@ -192,19 +206,19 @@ enum IngestCommand: Command {
                 }
             }
         }
-        let ledger = try Ledger.open(path: arguments.databasePath)
-        try PinnedRoots.require(arguments, store: ledger.store, doing: "ingest")
+        let ledger = try LedgerLocation(arguments).open()
+        try PinnedRoots.require(arguments, ledger: ledger, doing: "ingest")
         ledger.warnIfProjectionsOutdated(command: name)
         let stop = StopSignal()
         let anchor = try AnchorOption.checked(arguments, ledger: ledger, stop: stop)
         let progress = ProgressReporter(label: "ingest", arguments: arguments)
-        let follow = arguments.flag("follow")
+        let follow = arguments[Self.follow]
         // Percent and ETA when every input is a regular file (stdin included, when redirected from one).
         let sizes = inputs.map(Self.regularFileSize)
         let totalBytes: Int64? = sizes.contains(nil) ? nil : sizes.reduce(0) { $0 + $1! }
         var bytesRead: Int64 = 0
         let status = follow ? try ServiceStatus(source: inputs.joined(separator: " "), arguments: arguments) : nil
-        if let status, status.isEnabled { status.noteHead(try ledger.store.head().position) }
+        if let status, status.isEnabled { status.noteHead(try ledger.headPosition()) }
         var summary = IngestSummary()
         var interrupted = false
         var spoolProblems = 0
@@ -212,7 +226,7 @@ enum IngestCommand: Command {
             var isDirectory: ObjCBool = false
             if input != "-", FileManager.default.fileExists(atPath: input, isDirectory: &isDirectory), isDirectory.boolValue {
                 let spool = SpoolDirectory(url: URL(fileURLWithPath: input), maxMessageBytes: maxLine,
-                                           acceptsAPIResponses: arguments.flag("api-responses"))
+                                           acceptsAPIResponses: arguments[apiResponses])
                 do {
                     try spool.ingest(into: ledger, batchSize: explicitBatchSize ?? Self.defaultBatchSize(for: input), follow: follow,
                                      pollInterval: interval, shouldStop: { status?.tick(); return stop.isStopped }, onProblem: { problem in
@@ -222,7 +236,7 @@ enum IngestCommand: Command {
                         summary.add(batch)
                         anchor?.advance(ledger)
                         progress.report(summary)
-                        if let status, status.isEnabled { status.record(batch, head: try? ledger.store.head().position) }
+                        if let status, status.isEnabled { status.record(batch, head: try? ledger.headPosition()) }
                     }
                 } catch let error as SpoolError {
                     throw InputError(message: error.message)
@@ -249,7 +263,7 @@ enum IngestCommand: Command {
                 let bytesBefore = bytesRead
                 let batchSize = explicitBatchSize ?? Self.defaultBatchSize(for: input)
                 let readAll = try ingestLines(reader, label: label, origin: input == "-" ? .stdin : .file,
-                                              acceptsAPIResponses: arguments.flag("api-responses"),
+                                              acceptsAPIResponses: arguments[apiResponses],
                                               into: ledger, batchSize: batchSize, stop: stop,
                                               bytesRead: { bytesRead = bytesBefore + $0 }) { batch in
                     summary.add(batch)
@@ -269,7 +283,7 @@ enum IngestCommand: Command {
         progress.report(summary, bytesRead: totalBytes == nil ? nil : bytesRead, totalBytes: totalBytes, force: true)
         progress.finish()
         status?.write()
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             var json: [String: JSONValue] = ["appended": .count(summary.appended), "duplicates": .count(summary.duplicates),
                                              "quarantined": .count(summary.quarantined)]
             if summary.alreadyQuarantined > 0 { json["alreadyQuarantined"] = .count(summary.alreadyQuarantined) }
@@ -308,15 +322,6 @@ enum IngestCommand: Command {
     /// The line printed when a signal stopped a file ingest before it read all its input.
     static let interruptedNote = "interrupted: input not fully read; re-run to continue — already-committed batches are kept "
         + "and re-running skips them as duplicates"
-
-    /// `--poll-interval` in seconds (default 1): a positive, finite number.
-    static func pollInterval(_ arguments: Arguments) throws -> Double {
-        guard let text = arguments.value("poll-interval") else { return 1 }
-        guard let seconds = Double(text), seconds.isFinite, seconds > 0 else {
-            throw UsageError(message: "--poll-interval must be a positive number of seconds, got \(text)")
-        }
-        return seconds
-    }
 
     /// Reads lines in batches (blank lines skipped, over-long lines quarantined); verification of
     /// the next batch overlaps the commit of the current one. `bytesRead` gets the bytes of the
@@ -397,11 +402,5 @@ enum IngestCommand: Command {
         guard input != "-" else { return streamBatchSize }
         let type = (try? FileManager.default.attributesOfItem(atPath: input))?[.type] as? FileAttributeType
         return type == .typeRegular ? fileBatchSize : streamBatchSize
-    }
-
-    static func positiveInt(_ arguments: Arguments, _ name: String, default value: Int) throws -> Int {
-        guard let text = arguments.value(name) else { return value }
-        guard let number = Int(text), number > 0 else { throw UsageError(message: "--\(name) must be a positive integer, got \(text)") }
-        return number
     }
 }

@@ -8,9 +8,28 @@ import SeatLedger
 enum InitCommand: Command {
     static let name = "init"
     static let summary = "create a ledger and record its trust configuration"
-    static let options: Set<String> = ["db", "bundle-id", "environment", "app-apple-id", "root-cert"]
-    static let repeatableOptions: Set<String> = ["root-cert"]
-    static let flags: Set<String> = ["json"]
+    /// `--bundle-id ID`: the app's bundle id.
+    static let bundleId = Option<String?>("bundle-id", value: "ID", help: "the app's bundle id, e.g. com.example.reps")
+    /// `--environment ENV`: one of the App Store's environments.
+    static let environment = Option<AppStoreEnvironment?>(
+        "environment", value: "ENV", help: "Production, Sandbox, Xcode or LocalTesting",
+        completion: .words(AppStoreEnvironment.knownValues.sorted()), parse: OptionParser { text in
+            let environment = AppStoreEnvironment(rawValue: text)
+            guard environment.isKnown else {
+                throw OptionValueError("must be one of \(AppStoreEnvironment.knownValues.sorted().joined(separator: ", ")), got \(text)")
+            }
+            return environment
+        })
+    /// `--app-apple-id N`: the app's Apple id, a positive number.
+    static let appAppleId = Option<Int64?>(
+        "app-apple-id", value: "N", help: "the app's Apple id (required for Production)", parse: OptionParser { text in
+            guard let id = Int64(text), id > 0 else { throw OptionValueError("must be a positive number (the app's Apple id), got \(text)") }
+            return id
+        })
+    /// `--root-cert FILE` (repeatable): a root certificate file.
+    static let rootCert = Option<[String]>(repeating: "root-cert", value: "FILE",
+                                           help: "a root certificate, DER or PEM (repeatable), e.g. AppleRootCA-G3.cer")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [bundleId, environment, appAppleId, rootCert, Flag.json]
     static let examples = [
         "seatledger init --db ledger.sqlite --bundle-id com.example.reps --environment Sandbox --root-cert AppleRootCA-G3.cer",
         "seatledger init --db demo.sqlite --bundle-id com.example.reps --environment Sandbox --root-cert Tools/pki/root.pem",
@@ -27,12 +46,7 @@ enum InitCommand: Command {
     UPDATE or DELETE) when it has the privilege; give ingest nodes a login that is a member of it.
 
     Options:
-    \(HelpText.db)
-      --bundle-id ID       the app's bundle id, e.g. com.example.reps
-      --environment ENV    Production, Sandbox, Xcode or LocalTesting
-      --app-apple-id N     the app's Apple id (required for Production)
-      --root-cert FILE     a root certificate, DER or PEM (repeatable), e.g. AppleRootCA-G3.cer
-    \(HelpText.json)
+    \(OptionHelp.lines(options, column: 23))
 
     Example:
       seatledger init --db ledger.sqlite --bundle-id com.example.reps --environment Sandbox \\
@@ -42,36 +56,28 @@ enum InitCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.isEmpty else { throw UsageError(message: "unexpected argument \(arguments.positionals[0])") }
         // Every missing option at once, not one per attempt.
-        let missing = ["bundle-id", "environment", "root-cert"].filter { arguments.value($0) == nil }
+        let required: [any DeclaredOption] = [bundleId, environment, rootCert]
+        let missing = required.filter { !arguments.contains($0) }
         if missing.count > 1 {
-            throw UsageError(message: "\(missing.map { "--" + $0 }.joined(separator: ", ")) are required (for example "
+            throw UsageError(message: "\(missing.map { $0.declaration.spelled }.joined(separator: ", ")) are required (for example "
                              + "--bundle-id com.example.app --environment Production --app-apple-id N --root-cert AppleRootCA-G3.cer)")
         }
-        let environment = AppStoreEnvironment(rawValue: try arguments.required("environment"))
-        guard environment.isKnown else {
-            throw UsageError(message: "--environment must be one of \(AppStoreEnvironment.knownValues.sorted().joined(separator: ", "))")
-        }
-        let appAppleId = try appAppleId(arguments)
-        let certificates = arguments.values("root-cert")
+        let environment = try arguments.required(Self.environment)
+        let appAppleId = try arguments[Self.appAppleId]
+        let certificates = try arguments[rootCert]
         guard !certificates.isEmpty else { throw UsageError(message: "--root-cert is required (for example AppleRootCA-G3.cer)") }
         let anchors = try certificates.flatMap(loadRoot)
-        let configuration = try LedgerConfiguration(bundleId: try arguments.required("bundle-id"),
+        let configuration = try LedgerConfiguration(bundleId: try arguments.required(bundleId),
                                                     environment: environment, appAppleId: appAppleId)
-        let ledger = try Ledger.create(path: arguments.databasePath, configuration: configuration, rootCertificates: anchors)
-        if arguments.flag("json") {
+        let location = try LedgerLocation(arguments)
+        let ledger = try location.create(configuration: configuration, rootCertificates: anchors)
+        if arguments[Flag.json] {
             Terminal.json(try ConfigCommand.describe(ledger))
         } else {
-            Terminal.out("Created ledger \(StoreLocation(arguments.databasePath))")
+            Terminal.out("Created ledger \(location.store)")
             Terminal.out(try ConfigCommand.text(ledger))
         }
         return .success
-    }
-
-    /// `--app-apple-id` as a number, `nil` when not given, a usage error when not numeric.
-    static func appAppleId(_ arguments: Arguments) throws -> Int64? {
-        guard let text = arguments.value("app-apple-id") else { return nil }
-        guard let id = Int64(text), id > 0 else { throw UsageError(message: "--app-apple-id must be a positive number (the app's Apple id), got \(text)") }
-        return id
     }
 
     /// The root certificates (DER or PEM) in the file at `path`: "cannot read PATH: no such file"

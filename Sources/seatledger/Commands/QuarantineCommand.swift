@@ -9,9 +9,23 @@ import SeatLedger
 enum QuarantineCommand: Command {
     static let name = "quarantine"
     static let summary = "list, show, retry or dismiss inputs that were refused"
-    static let options: Set<String> = ["db", "state", "out", "reason", "by", PinnedRoots.option]
-    static let repeatableOptions: Set<String> = [PinnedRoots.option]
-    static let flags: Set<String> = ["json", "raw", "api-responses", "storekit"]
+    static let state = Option<String?>("state", value: "S", help: "list only items in state S", parse: .oneOf(states))
+    static let raw = Flag("raw", help: "show: print the raw bytes only (not with --json)")
+    static let out = Option<String?>("out", value: "FILE", help: "show: write the raw bytes to FILE (not over a SQLite database or log)")
+    static let apiResponses = IngestCommand.apiResponses.help("retry: also apply apiResponse envelopes (see above)")
+    static let storeKit = Flag("storekit", help: "retry: also apply StoreKit inputs (see above)")
+    static let reason = RetractCommand.reason.help("dismiss: why (required); recorded in the log")
+    static let by = RetractCommand.by.help("dismiss: who decided (default: $USER)")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [
+        state, raw, out, apiResponses, storeKit, reason, by,
+        PinnedRoots.option.help("""
+
+            retry: pin a trusted root by its SHA-256 fingerprint (repeatable;
+            default $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding
+            any other root is refused (exit 2), naming it
+            """),
+        Flag.json,
+    ]
     static let actions = ["list", "show", "retry", "dismiss"]
     static let exitStatuses: [ExitStatus] = [.success, .error, ExitStatus(.quarantined, "retry: some items are still refused (they stay open)")]
     static let examples = ["seatledger quarantine list --db ledger.sqlite", "seatledger quarantine show 1 --raw --db ledger.sqlite",
@@ -41,19 +55,7 @@ enum QuarantineCommand: Command {
         + " (each explained in Events/README.md).", maxWidth: 96, indent: 0))
 
     Options:
-    \(HelpText.db)
-      --state S        list only items in state S
-      --raw            show: print the raw bytes only (not with --json)
-      --out FILE       show: write the raw bytes to FILE (not over a SQLite database or log)
-      --api-responses  retry: also apply apiResponse envelopes (see above)
-      --storekit       retry: also apply StoreKit inputs (see above)
-      --reason TEXT    dismiss: why (required); recorded in the log
-      --by NAME        dismiss: who decided (default: $USER)
-      --trusted-root-sha256 HEX
-                       retry: pin a trusted root by its SHA-256 fingerprint (repeatable;
-                       default $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding
-                       any other root is refused (exit 2), naming it
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? {
@@ -69,13 +71,10 @@ enum QuarantineCommand: Command {
         guard let action = arguments.positionals.first else { throw UsageError(message: "expected list, show, retry or dismiss") }
         switch action {
         case "list":
-            let state = arguments.value("state")
-            if let state, !states.contains(state) {
-                throw UsageError(message: "--state must be one of \(states.joined(separator: ", ")), got \(state)")
-            }
-            let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
+            let state = try arguments[Self.state]
+            let store = try LedgerLocation(arguments).openStore(readOnly: true)
             let records = try store.quarantine(state: state)
-            if arguments.flag("json") {
+            if arguments[Flag.json] {
                 Terminal.json(.array(records.map { describe($0, includeRaw: false) }))
             } else if records.isEmpty {
                 Terminal.out(state.map { "No \($0) quarantine items." } ?? "Quarantine is empty.")
@@ -92,21 +91,21 @@ enum QuarantineCommand: Command {
             guard arguments.positionals.count == 2, let id = Int64(arguments.positionals[1]) else {
                 throw UsageError(message: "show needs one numeric ID")
             }
-            let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
+            let store = try LedgerLocation(arguments).openStore(readOnly: true)
             guard let record = try store.quarantineRecord(id: id) else {
                 throw InputError(message: "no quarantined item #\(id)")
             }
-            if arguments.flag("raw"), arguments.flag("json") {
+            if arguments[raw], arguments[Flag.json] {
                 throw UsageError(message: "show: --raw prints the raw bytes and --json a JSON object: give one of them")
             }
-            if let out = arguments.value("out") {
+            if let out = try arguments[Self.out] {
                 try FileChecks.write(record.raw, to: out)
                 Terminal.note("Wrote the \(record.raw.count) raw bytes of #\(record.id) to \(out)")
             }
-            if arguments.flag("raw") {
+            if arguments[raw] {
                 // With --out the bytes went to the file (stdout stays empty).
-                if arguments.value("out") == nil { FileHandle.standardOutput.write(record.raw) }
-            } else if arguments.flag("json") {
+                if !arguments.contains(out) { FileHandle.standardOutput.write(record.raw) }
+            } else if arguments[Flag.json] {
                 Terminal.json(describe(record, includeRaw: true))
             } else {
                 Terminal.out("""
@@ -126,20 +125,20 @@ enum QuarantineCommand: Command {
                 guard let id = Int64(text) else { throw UsageError(message: "quarantine id must be numeric, got \(text)") }
                 return id
             }
-            let ledger = try Ledger.open(path: arguments.databasePath)
-            try PinnedRoots.require(arguments, store: ledger.store, doing: "retry the quarantine")
+            let ledger = try LedgerLocation(arguments).open()
+            try PinnedRoots.require(arguments, ledger: ledger, doing: "retry the quarantine")
             // Named ids must be open items: a typo (or an item released already) is an error, not "0 released".
             for id in ids {
-                guard let record = try ledger.store.quarantineRecord(id: id) else {
+                guard let record = try ledger.quarantineRecord(id: id) else {
                     throw InputError(message: "no quarantine item #\(id) (see `seatledger quarantine list`)")
                 }
                 guard record.state == "open" else {
                     throw UsageError(message: "quarantine item #\(id) is \(record.state), not open: nothing to retry")
                 }
             }
-            let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids, acceptAPIResponses: arguments.flag("api-responses"),
-                                                     acceptStoreKit: arguments.flag("storekit"))
-            if arguments.flag("json") {
+            let summary = try ledger.retryQuarantine(ids: ids.isEmpty ? nil : ids, acceptAPIResponses: arguments[apiResponses],
+                                                     acceptStoreKit: arguments[storeKit])
+            if arguments[Flag.json] {
                 Terminal.json([
                     "released": .count(summary.released), "duplicates": .count(summary.duplicates),
                     "stillRejected": .count(summary.stillRejected),
@@ -154,19 +153,19 @@ enum QuarantineCommand: Command {
             guard arguments.positionals.count == 2, let id = Int64(arguments.positionals[1]) else {
                 throw UsageError(message: "quarantine dismiss needs one numeric ID")
             }
-            guard let reason = arguments.value("reason"), !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            guard let reason = try arguments[Self.reason], !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
                 throw UsageError(message: "quarantine dismiss needs --reason TEXT (recorded in the log)")
             }
-            let actor = arguments.value("by") ?? ProcessInfo.processInfo.environment["USER"] ?? "uid \(getuid())"
-            let ledger = try Ledger.open(path: arguments.databasePath)
-            guard let record = try ledger.store.quarantineRecord(id: id) else {
+            let actor = try arguments[by] ?? ProcessInfo.processInfo.environment["USER"] ?? "uid \(getuid())"
+            let ledger = try LedgerLocation(arguments).open()
+            guard let record = try ledger.quarantineRecord(id: id) else {
                 throw InputError(message: "no quarantine item #\(id) (see `seatledger quarantine list`)")
             }
             guard record.state == "open" else {
                 throw UsageError(message: "quarantine item #\(id) is \(record.state), not open: nothing to dismiss")
             }
             let position = try ledger.dismissQuarantine(id: id, reason: reason, by: actor)
-            if arguments.flag("json") {
+            if arguments[Flag.json] {
                 Terminal.json(["dismissed": .int(id), "decisionPosition": .int(position)])
             } else {
                 Terminal.out("#\(id) dismissed; the decision is event #\(position) (by \(actor))")

@@ -12,25 +12,25 @@ enum QueueIngestCommand {
         var url: RedisStreamURL
         do { url = try RedisStreamURL(from) } catch { throw UsageError(message: error.message) }
         url = try RedisPasswordSource.apply(to: url, arguments)
-        let ledger = try Ledger.open(path: arguments.databasePath)
-        try PinnedRoots.require(arguments, store: ledger.store, doing: "ingest")
+        let ledger = try LedgerLocation(arguments).open()
+        try PinnedRoots.require(arguments, ledger: ledger, doing: "ingest")
         let stop = StopSignal()
         let anchor = try AnchorOption.checked(arguments, ledger: ledger, stop: stop)
-        var options = QueueIngestOptions(group: arguments.value("consumer-group") ?? "seatledger",
-                                         consumer: arguments.value("consumer") ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
-        options.batchSize = try IngestCommand.positiveInt(arguments, "batch-size", default: options.batchSize)
-        options.blockMilliseconds = try IngestCommand.positiveInt(arguments, "block-ms", default: 1000)
-        options.minIdleMilliseconds = try IngestCommand.positiveInt(arguments, "min-idle-ms", default: 30_000)
-        options.untilEmpty = arguments.flag("until-empty")
-        options.acceptsAPIResponses = arguments.flag("api-responses")
+        var options = QueueIngestOptions(group: try arguments[IngestCommand.consumerGroup] ?? "seatledger",
+                                         consumer: try arguments[IngestCommand.consumer] ?? "\(ProcessInfo.processInfo.hostName)-\(ProcessInfo.processInfo.processIdentifier)")
+        options.batchSize = try arguments[IngestCommand.batchSize] ?? options.batchSize
+        options.blockMilliseconds = try arguments[IngestCommand.blockMilliseconds]
+        options.minIdleMilliseconds = try arguments[IngestCommand.minIdleMilliseconds]
+        options.untilEmpty = arguments[IngestCommand.untilEmpty]
+        options.acceptsAPIResponses = arguments[IngestCommand.apiResponses]
         options.maxMessageBytes = maxMessageBytes
         // A one-shot drain gives up on an unreachable Redis; a long-running consumer keeps retrying.
         if options.untilEmpty { options.maxConnectionAttempts = untilEmptyConnectionAttempts }
-        let showProgress = (arguments.flag("progress") || Terminal.stderrIsTTY) && !Terminal.isQuiet
+        let showProgress = (arguments[Flag.progress] || Terminal.stderrIsTTY) && !Terminal.isQuiet
         var lastPrint = Date.distantPast
         let shown = url.description  // credentials show as ***
         let status = try ServiceStatus(source: shown, arguments: arguments)
-        if status.isEnabled { status.noteHead(try ledger.store.head().position) }
+        if status.isEnabled { status.noteHead(try ledger.headPosition()) }
         let ingestor = QueueIngestor(ledger: ledger, url: url, options: options)
         let maxAttempts = options.maxConnectionAttempts
         ingestor.onConnectionFailure = { error, attempt in
@@ -44,7 +44,7 @@ enum QueueIngestCommand {
         do {
             stats = try ingestor.run(shouldStop: { status.tick(); return stop.isStopped }) { stats in
                 anchor?.advance(ledger)
-                if status.isEnabled { status.record(stats, head: try? ledger.store.head().position) }
+                if status.isEnabled { status.record(stats, head: try? ledger.headPosition()) }
                 guard showProgress, !Terminal.stopping.load(ordering: .relaxed), Date().timeIntervalSince(lastPrint) >= 0.5 else { return }
                 lastPrint = Date()
                 Terminal.progress("ingest \(shown): \(stats.summary.appended) appended, \(stats.summary.duplicates) duplicates, \(stats.summary.quarantined) quarantined, \(stats.acknowledged) acked, last id \(stats.lastId ?? "-")")
@@ -59,7 +59,7 @@ enum QueueIngestCommand {
         if let failure = anchor?.failure { throw failure }
         status.record(stats, head: nil)
         status.write()
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             var json: [String: JSONValue] = [
                 "appended": .count(stats.summary.appended), "duplicates": .count(stats.summary.duplicates),
                 "quarantined": .count(stats.summary.quarantined), "acknowledged": .count(stats.acknowledged),
@@ -97,8 +97,17 @@ extension QueueIngestCommand {
 enum EnqueueCommand: Command {
     static let name = "enqueue"
     static let summary = "push notification bodies / API envelopes onto a Redis stream"
-    static let options: Set<String> = ["to", "field", "redis-password-file"]
-    static let flags: Set<String> = ["json"]
+    static let to = Option<String?>("to", value: "URL", help: "the stream (redis://[user]:password@host:port/key to AUTH)")
+    static let field = Option<String?>("field", value: "F", help: "the entry field (default body, what `ingest --from` reads)")
+    static let options: [any DeclaredOption] = [
+        to,
+        RedisPasswordSource.option.help("""
+
+            AUTH with the password in FILE (first line) instead of one in the URL,
+            which `ps` would show; $SEATLEDGER_REDIS_PASSWORD does the same
+            """),
+        field, Flag.json,
+    ]
     static let examples = ["seatledger enqueue --to redis://127.0.0.1:6379/appstore-notifications notifications.ndjson"]
     static let help = """
     Usage: seatledger enqueue --to redis://host:port/stream-key [FILE|-] [--field body] [--json]
@@ -108,19 +117,14 @@ enum EnqueueCommand: Command {
     tests, demos and replaying dead letters (e.g. `seatledger quarantine show ID --raw`).
 
     Options:
-      --to URL         the stream (redis://[user]:password@host:port/key to AUTH)
-      --redis-password-file FILE
-                       AUTH with the password in FILE (first line) instead of one in the URL,
-                       which `ps` would show; $SEATLEDGER_REDIS_PASSWORD does the same
-      --field F        the entry field (default body, what `ingest --from` reads)
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         var url: RedisStreamURL
-        do { url = try RedisStreamURL(try arguments.required("to")) } catch let error as RedisError { throw UsageError(message: error.message) }
+        do { url = try RedisStreamURL(try arguments.required(to)) } catch let error as RedisError { throw UsageError(message: error.message) }
         url = try RedisPasswordSource.apply(to: url, arguments)
         guard arguments.positionals.count <= 1 else { throw UsageError(message: "enqueue takes one FILE (or - for stdin)") }
         let input = arguments.positionals.first ?? "-"
@@ -134,7 +138,7 @@ enum EnqueueCommand: Command {
         }
         let client = try RedisStreamClient(url: url)
         let reader = LineReader(handle: handle, maxLineLength: Int.max)
-        let field = arguments.value("field") ?? QueueIngestor.bodyField
+        let field = try arguments[Self.field] ?? QueueIngestor.bodyField
         var count = 0
         var lastId = ""
         while let line = try reader.nextLine() {
@@ -142,7 +146,7 @@ enum EnqueueCommand: Command {
             lastId = try client.add(field: field, value: line)
             count += 1
         }
-        if arguments.flag("json") { Terminal.json(["enqueued": .count(count), "lastId": .string(lastId)]) } else {
+        if arguments[Flag.json] { Terminal.json(["enqueued": .count(count), "lastId": .string(lastId)]) } else {
             Terminal.out("Enqueued \(count) message(s) onto \(url) (last id \(lastId.isEmpty ? "-" : lastId)).")
         }
         return .success
@@ -152,10 +156,17 @@ enum EnqueueCommand: Command {
 /// Where a Redis password comes from when it should not be on the command line: the first line
 /// of `--redis-password-file FILE`, else `$SEATLEDGER_REDIS_PASSWORD`, else the URL's own.
 enum RedisPasswordSource {
+    /// `--redis-password-file FILE`.
+    static let option = Option<String?>("redis-password-file", value: "FILE", help: """
+
+        AUTH with the password in FILE (its first line) rather than in the
+        URL, where `ps` shows it; $SEATLEDGER_REDIS_PASSWORD does the same
+        """)
+
     /// `url` with the password from the file or the environment, when one is given.
     static func apply(to url: RedisStreamURL, _ arguments: Arguments,
                       environment: [String: String] = ProcessInfo.processInfo.environment) throws -> RedisStreamURL {
-        if let file = arguments.value("redis-password-file") {
+        if let file = try arguments[option] {
             try FileChecks.requireReadable(file)
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw InputError(message: "cannot read --redis-password-file \(file): \(FileChecks.reason(errno: errno))")

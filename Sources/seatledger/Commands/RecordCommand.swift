@@ -7,8 +7,7 @@ import SeatLedger
 enum RecordCommand: Command {
     static let name = "record"
     static let summary = "append one App Store Server API response envelope from a file or stdin"
-    static let options: Set<String> = ["db"]
-    static let flags: Set<String> = ["json"]
+    static let options: [any DeclaredOption] = LedgerLocation.options + [Flag.json]
     static let exitStatuses: [ExitStatus] = [.success, .error, ExitStatus(.quarantined, "the envelope was refused and quarantined (kept with its raw bytes)")]
     static let examples = ["seatledger record --db ledger.sqlite get-seat-info.json"]
     static let help = """
@@ -21,8 +20,7 @@ enum RecordCommand: Command {
     twice appends once. A refused envelope is quarantined (exit 3).
 
     Options:
-    \(HelpText.db)
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
@@ -36,9 +34,9 @@ enum RecordCommand: Command {
         } else {
             data = try FileChecks.read(input)
         }
-        let ledger = try Ledger.open(path: arguments.databasePath)
+        let ledger = try LedgerLocation(arguments).open()
         let outcome = try ledger.ingestBatch([InboundMessage(raw: data, source: input == "-" ? "stdin" : input, origin: .recorded)]).1[0]
-        let json = arguments.flag("json")
+        let json = arguments[Flag.json]
         switch outcome {
         case .appended(let positions, let duplicates):
             if json {

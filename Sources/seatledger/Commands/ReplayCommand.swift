@@ -8,8 +8,10 @@ import SeatLedger
 enum ReplayCommand: Command {
     static let name = "replay"
     static let summary = "replay a group's history: every event in effective order and the change it caused"
-    static let options: Set<String> = ["db", "from", "to", "known-at"]
-    static let flags: Set<String> = ["json"]
+    static let from = Option<EpochMillis?>("from", value: "T", help: "first effective time to show", parse: Clocks.moment)
+    static let to = Option<EpochMillis?>("to", value: "T", help: "last effective time to show (default: now)", parse: Clocks.moment)
+    static let knownAt = Clocks.knownAt.help("replay only what the ledger had recorded by T\n\(Clocks.forms)")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [from, to, knownAt, Flag.json]
     static let examples = ["seatledger replay 2000010000000001 --db ledger.sqlite",
                            "seatledger replay 2000010000000001 --db ledger.sqlite --from 2026-10-20 --to 2026-11-01"]
     static let help = """
@@ -26,12 +28,7 @@ enum ReplayCommand: Command {
     structured entries with event ids and before/after.
 
     Options:
-    \(HelpText.db)
-      --from T         first effective time to show
-      --to T           last effective time to show (default: now)
-      --known-at T     replay only what the ledger had recorded by T
-                       \(Clocks.forms)
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
@@ -39,15 +36,15 @@ enum ReplayCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.count == 1 else { throw UsageError(message: "replay needs exactly one REF") }
         let reference = arguments.positionals[0]
-        let from = try Clocks.parse(arguments.value("from"), option: "from")
-        let to = try Clocks.parse(arguments.value("to"), option: "to")
+        let from = try arguments[Self.from]
+        let to = try arguments[Self.to]
         if let from, let to, from > to {
             throw UsageError(message: "--from (\(Timestamp.iso8601(from))) is after --to (\(Timestamp.iso8601(to)))")
         }
-        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        let ledger = try LedgerLocation(arguments).open(readOnly: true)
         let entries = try ledger.replay(reference, from: from, to: to,
-                                        knownAt: try Clocks.parse(arguments.value("known-at"), option: "known-at"), now: Clocks.now)
-        if arguments.flag("json") {
+                                        knownAt: try arguments[knownAt], now: Clocks.now)
+        if arguments[Flag.json] {
             Terminal.json(["reference": .string(reference), "entries": .array(entries.map(\.json))])
             return .success
         }
@@ -73,9 +70,12 @@ enum ReplayCommand: Command {
 enum DiffCommand: Command {
     static let name = "diff"
     static let summary = "compare a group between two knowledge times, two moments, or against Apple"
-    static let options: Set<String> = ["db", "known-at", "as-of"]
-    static let repeatableOptions: Set<String> = ["known-at", "as-of"]
-    static let flags: Set<String> = ["json", "against-apple"]
+    static let knownAt = Option<[EpochMillis]>(repeating: "known-at", value: "T", help: "a knowledge time (give twice to compare two)",
+                                               parse: Clocks.moment)
+    static let asOf = Option<[EpochMillis]>(repeating: "as-of", value: "T", help: "a moment (give twice to compare two)\n\(Clocks.forms)",
+                                            parse: Clocks.moment)
+    static let againstApple = Flag("against-apple", help: "compare with Apple's latest recorded view")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [knownAt, asOf, againstApple, Flag.json]
     static let exitStatuses: [ExitStatus] = [.success, ExitStatus(.findings, "the two states differ"), .error]
     static let examples = ["seatledger diff 2000010000000001 --db ledger.sqlite --as-of 2026-10-20 --as-of 2026-11-16",
                            "seatledger diff 2000010000000001 --db ledger.sqlite --against-apple"]
@@ -94,12 +94,7 @@ enum DiffCommand: Command {
     Exit status like diff(1): 0 no difference, 1 differences, 2 error.
 
     Options:
-    \(HelpText.db)
-      --known-at T     a knowledge time (give twice to compare two)
-      --as-of T        a moment (give twice to compare two)
-                       \(Clocks.forms)
-      --against-apple  compare with Apple's latest recorded view
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
@@ -107,16 +102,16 @@ enum DiffCommand: Command {
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         guard arguments.positionals.count == 1 else { throw UsageError(message: "diff needs exactly one REF") }
         let reference = arguments.positionals[0]
-        let knownAt = try arguments.values("known-at").map { try Clocks.parse($0, option: "known-at") ?? 0 }
-        let asOf = try arguments.values("as-of").map { try Clocks.parse($0, option: "as-of") ?? 0 }
-        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        let knownAt = try arguments[Self.knownAt]
+        let asOf = try arguments[Self.asOf]
+        let ledger = try LedgerLocation(arguments).open(readOnly: true)
         let now = Clocks.now
-        if arguments.flag("against-apple") {
+        if arguments[againstApple] {
             // Apple's view is compared as of one moment, at whatever the ledger knows now.
             guard knownAt.isEmpty else { throw UsageError(message: "--against-apple takes no --known-at") }
             guard asOf.count <= 1 else { throw UsageError(message: "give --as-of at most once with --against-apple") }
             let comparison = try ledger.compareWithApple(reference, asOf: asOf.first ?? now)
-            if arguments.flag("json") { Terminal.json(comparison.json) } else { Terminal.out(comparison.text) }
+            if arguments[Flag.json] { Terminal.json(comparison.json) } else { Terminal.out(comparison.text) }
             return comparison.differences.isEmpty ? .success : .findings
         }
         let diff: GroupDiff
@@ -129,7 +124,7 @@ enum DiffCommand: Command {
         } else {
             throw UsageError(message: "give --known-at twice, --as-of twice, or --against-apple")
         }
-        if arguments.flag("json") { Terminal.json(diff.json) } else { Terminal.out(diff.text) }
+        if arguments[Flag.json] { Terminal.json(diff.json) } else { Terminal.out(diff.text) }
         return diff.hasDifferences ? .findings : .success
     }
 }
@@ -138,8 +133,16 @@ enum DiffCommand: Command {
 enum AuditCommand: Command {
     static let name = "audit"
     static let summary = "support-ready reports: why does a member (not) have access; a group's full story"
-    static let options: Set<String> = ["db", "format", "out", "as-of"]
-    static let flags: Set<String> = ["json"]
+    static let format = Option<ReportFormat?>(
+        "format", value: "F", help: "text (default), markdown, html or json", completion: .words(["text", "markdown", "html", "json"]),
+        parse: OptionParser { text in
+            guard let format = ReportFormat(rawValue: text) else { throw OptionValueError("must be text, markdown, html or json, got \(text)") }
+            return format
+        })
+    static let out = Option<String?>("out", value: "FILE",
+                                     help: "write the report to FILE instead of stdout (not over a SQLite database or log)")
+    static let asOf = Clocks.asOf.help("report the state at T (default: now)\n\(Clocks.forms)")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [format, Flag.json.help("the same as --format json"), out, asOf]
     static let actions = ["group", "member"]
     static let examples = ["seatledger audit group 2000010000000001 --db ledger.sqlite --format markdown",
                            "seatledger audit member m1 --db ledger.sqlite --format html --out report.html"]
@@ -158,12 +161,7 @@ enum AuditCommand: Command {
     to identifiers already in the log plus memberRef.
 
     Options:
-    \(HelpText.db)
-      --format F       text (default), markdown, html or json
-      --json           the same as --format json
-      --out FILE       write the report to FILE instead of stdout (not over a SQLite database or log)
-      --as-of T        report the state at T (default: now)
-                       \(Clocks.forms)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 2 }
@@ -172,26 +170,24 @@ enum AuditCommand: Command {
         guard arguments.positionals.count == 2, ["member", "group"].contains(arguments.positionals[0]) else {
             throw UsageError(message: "expected `audit member ID` or `audit group REF`")
         }
-        if arguments.flag("json"), let other = arguments.value("format"), other != "json" {
-            throw UsageError(message: "--json means --format json; it conflicts with --format \(other)")
+        let given = try arguments[Self.format]
+        if arguments[Flag.json], let other = given, other != .json {
+            throw UsageError(message: "--json means --format json; it conflicts with --format \(other.rawValue)")
         }
-        let formatText = arguments.value("format") ?? (arguments.flag("json") ? "json" : "text")
-        guard let format = ReportFormat(rawValue: formatText) else {
-            throw UsageError(message: "--format must be text, markdown, html or json, got \(formatText)")
-        }
-        let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        let format = given ?? (arguments[Flag.json] ? .json : .text)
+        let ledger = try LedgerLocation(arguments).open(readOnly: true)
         let now = Clocks.now
-        let asOf = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? now
-        let color = format == .text && arguments.value("out") == nil && Terminal.colorOnStdout
+        let asOf = try arguments[Self.asOf] ?? now
+        let color = format == .text && !arguments.contains(out) && Terminal.colorOnStdout
         // A text report written to a file is not for this terminal: whole lines.
-        let width = arguments.value("out") == nil ? Terminal.width : nil
+        let width = !arguments.contains(out) ? Terminal.width : nil
         let report: String
         if arguments.positionals[0] == "member" {
             report = try ledger.auditMember(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color, width: width)
         } else {
             report = try ledger.auditGroup(arguments.positionals[1], asOf: asOf, now: now).render(format, color: color, width: width)
         }
-        if let out = arguments.value("out") {
+        if let out = try arguments[Self.out] {
             try FileChecks.write(Data((report + "\n").utf8), to: out)
             Terminal.note("Wrote \(format.rawValue) report to \(out)")
         } else {

@@ -7,8 +7,9 @@ import SeatLedger
 enum RetractCommand: Command {
     static let name = "retract"
     static let summary = "withdraw a wrongly recorded event from every projection (nothing is deleted)"
-    static let options: Set<String> = ["db", "reason", "by"]
-    static let flags: Set<String> = ["json"]
+    static let reason = Option<String?>("reason", value: "TEXT", help: "why (required); recorded in the log")
+    static let by = Option<String?>("by", value: "NAME", help: "who decided (default: $USER)")
+    static let options: [any DeclaredOption] = LedgerLocation.options + [reason, by, Flag.json]
     static let examples = ["seatledger retract 42 --reason \"envelope recorded for the wrong group\" --db ledger.sqlite"]
     static let help = """
     Usage: seatledger retract EVENT --reason TEXT [--by NAME] [--db PATH] [--json]
@@ -22,10 +23,7 @@ enum RetractCommand: Command {
     cannot be retracted, nor an event twice.
 
     Options:
-    \(HelpText.db)
-      --reason TEXT    why (required); recorded in the log
-      --by NAME        who decided (default: $USER)
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func maxPositionals(_ positionals: [String]) -> Int? { 1 }
@@ -34,16 +32,16 @@ enum RetractCommand: Command {
         guard let ref = arguments.positionals.first else {
             throw UsageError(message: "retract needs the EVENT to retract: a position or an event id")
         }
-        guard let reason = arguments.value("reason"), !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        guard let reason = try arguments[Self.reason], !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
             throw UsageError(message: "retract needs --reason TEXT (recorded in the log)")
         }
-        let actor = arguments.value("by") ?? ProcessInfo.processInfo.environment["USER"] ?? "uid \(getuid())"
-        let ledger = try Ledger.open(path: arguments.databasePath)
-        guard try (Int64(ref).flatMap { try ledger.store.event(at: $0) } ?? ledger.store.event(id: ref)) != nil else {
-            throw InputError(message: "no event `\(DisplayText.visible(ref))` in \(ledger.store.location) (give a position or an event id; see `seatledger events`)")
+        let actor = try arguments[by] ?? ProcessInfo.processInfo.environment["USER"] ?? "uid \(getuid())"
+        let ledger = try LedgerLocation(arguments).open()
+        guard try ledger.event(named: ref) != nil else {
+            throw InputError(message: "no event `\(DisplayText.visible(ref))` in \(ledger.location) (give a position or an event id; see `seatledger events`)")
         }
         let receipt = try ledger.retract(ref, reason: reason, by: actor)
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             Terminal.json([
                 "retracted": ["position": .int(receipt.retractedPosition), "eventId": .string(receipt.retractedEventId)],
                 "retraction": ["position": .int(receipt.position), "eventId": .string(receipt.eventId)],

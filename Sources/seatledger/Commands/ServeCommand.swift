@@ -9,11 +9,67 @@ import SeatLedgerService
 enum ServeCommand: Command {
     static let name = "serve"
     static let summary = "run the HTTP service: Apple's webhook in (acknowledged once durable), the read API out"
-    static let options: Set<String> = ["db", "listen", "threads", "readers", "max-connections", "timeout", "max-body",
-                                       "issuer-id", "key-id", "private-key", "credentials", "api-base-url", "api-timeout", "api-max-attempts",
-                                       "support-listen", "anchor", PinnedRoots.option]
-    static let repeatableOptions: Set<String> = [PinnedRoots.option]
-    static let flags: Set<String> = ["support-listen-public"]
+    static let listen = Option<String?>("listen", value: "HOST:PORT", help: """
+        IPv4 address and port (default $SEATLEDGER_LISTEN, else 127.0.0.1:8080;
+        port 0 picks one)
+        """)
+    static let threads = Option<Int>("threads", value: "N", help: "HTTP polling threads (default one per core, at least 2)",
+                                     default: HTTPServerConfiguration.defaultThreads, parse: .integer(in: 1...256))
+    static let readers = Option<Int>("readers", value: "N", help: "read connections of the ledger pool (default 4)",
+                                     default: 4, parse: .integer(in: 1...64))
+    static let maxConnections = Option<Int>("max-connections", value: "N", help: "open connections at most (default 1024)",
+                                            default: 1_024, parse: .integer(in: 1...1_000_000))
+    static let timeout = Option<Int>("timeout", value: "S", help: "close a connection idle or trickling for S seconds (default 30)",
+                                     default: 30, parse: .integer(in: 1...3_600))
+    static let maxBody = Option<Int>("max-body", value: "BYTES", help: "largest request body (default 1048576)",
+                                     default: 1 << 20, parse: .integer(in: 1_024...(64 << 20)))
+    /// The HTTP listener's options (`--help` lists them at column 23).
+    static let http: [any DeclaredOption] = [listen] + LedgerLocation.options + [threads, readers, maxConnections, timeout, maxBody]
+
+    static let apiTimeout = Option<Double?>("api-timeout", value: "S", help: "seconds per request to Apple (default 30)", parse: .seconds(upTo: 600))
+    static let apiMaxAttempts = Option<Int>("api-max-attempts", value: "N", help: """
+        requests per call including retries of 429, 5xx and timeouts (default 5);
+        a call holds the ledger's writer while it runs
+        """, default: 5, parse: .integer(in: 1...20))
+    /// The seat endpoints' App Store Server API.
+    static let seatAPI: [any DeclaredOption] = [
+        APIOptions.issuerId.help("else $SEATLEDGER_ISSUER_ID, else the credentials file"),
+        APIOptions.keyId.help("else $SEATLEDGER_KEY_ID, else the credentials file"),
+        APIOptions.privateKey.help("the .p8 key (else $SEATLEDGER_PRIVATE_KEY_FILE, else the credentials file)"),
+        APIOptions.credentials.help("JSON {\"issuerId\",\"keyId\",\"privateKeyFile\"} (default: `api-config --credentials`)"),
+        APIOptions.baseURL.help("""
+            else $SEATLEDGER_API_BASE_URL, else `api-config --api-base-url`, else the
+            environment's host; without credentials the seat endpoints answer 503
+            """),
+        apiTimeout, apiMaxAttempts,
+    ]
+    /// Tamper evidence.
+    static let trust: [any DeclaredOption] = [
+        AnchorOption.option.help("""
+            a head anchor (see `seatledger verify --anchor`): checked at start (a
+            ledger that no longer holds the anchored heads, or whose trust
+            configuration changed without `--anchor`, is refused, exit 2) and
+            rewritten after every commit that moves the head; a trust change
+            underneath it stops the server (exit 2) instead of being written
+            """),
+        PinnedRoots.option.help("""
+            pin a trusted root by its SHA-256 fingerprint (repeatable; default
+            $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding any
+            other root is refused (exit 2), naming it
+            """),
+    ]
+    static let supportListen = Option<String?>("support-listen", value: "[HOST:]PORT", help: """
+        also serve the desk's pages there (a bare PORT is 127.0.0.1:PORT;
+        port 0 picks one; the start line's supportAddress names it)
+        """)
+    /// (Its first line lines up with `--support-listen`'s.)
+    static let supportListenPublic = Flag("support-listen-public", help: """
+             allow a HOST other than loopback (127.0.0.0/8): only behind a
+        proxy with sign-in, since the desk asks for no token
+        """)
+    /// The support desk.
+    static let desk: [any DeclaredOption] = [supportListen, supportListenPublic]
+    static let options: [any DeclaredOption] = http + seatAPI + trust + desk
     static let help = """
     Usage: seatledger serve [--listen HOST:PORT] [--db PATH|URL] [--threads N] [--readers N]
                             [--max-connections N] [--timeout S] [--max-body BYTES]
@@ -95,61 +151,26 @@ enum ServeCommand: Command {
     poll of /v1/changes at once, with what it has), exit 0.
 
     Options:
-      --listen HOST:PORT   IPv4 address and port (default $SEATLEDGER_LISTEN, else 127.0.0.1:8080;
-                           port 0 picks one)
-    \(HelpText.db)
-      --threads N          HTTP polling threads (default one per core, at least 2)
-      --readers N          read connections of the ledger pool (default 4)
-      --max-connections N  open connections at most (default 1024)
-      --timeout S          close a connection idle or trickling for S seconds (default 30)
-      --max-body BYTES     largest request body (default 1048576)
+    \(OptionHelp.lines(http, column: 23))
     The seat endpoints' App Store Server API, as `seatledger seats claim` finds it:
-      --issuer-id ID        else $SEATLEDGER_ISSUER_ID, else the credentials file
-      --key-id ID           else $SEATLEDGER_KEY_ID, else the credentials file
-      --private-key FILE    the .p8 key (else $SEATLEDGER_PRIVATE_KEY_FILE, else the credentials file)
-      --credentials FILE    JSON {"issuerId","keyId","privateKeyFile"} (default: `api-config --credentials`)
-      --api-base-url URL    else $SEATLEDGER_API_BASE_URL, else `api-config --api-base-url`, else the
-                            environment's host; without credentials the seat endpoints answer 503
-      --api-timeout S       seconds per request to Apple (default 30)
-      --api-max-attempts N  requests per call including retries of 429, 5xx and timeouts (default 5);
-                            a call holds the ledger's writer while it runs
+    \(OptionHelp.lines(seatAPI, column: 24))
     Tamper evidence:
-      --anchor FILE         a head anchor (see `seatledger verify --anchor`): checked at start (a
-                            ledger that no longer holds the anchored heads, or whose trust
-                            configuration changed without `--anchor`, is refused, exit 2) and
-                            rewritten after every commit that moves the head; a trust change
-                            underneath it stops the server (exit 2) instead of being written
-      --trusted-root-sha256 HEX  pin a trusted root by its SHA-256 fingerprint (repeatable; default
-                            $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a ledger holding any
-                            other root is refused (exit 2), naming it
+    \(OptionHelp.lines(trust, column: 24))
     The support desk:
-      --support-listen [HOST:]PORT  also serve the desk's pages there (a bare PORT is 127.0.0.1:PORT;
-                            port 0 picks one; the start line's supportAddress names it)
-      --support-listen-public       allow a HOST other than loopback (127.0.0.0/8): only behind a
-                            proxy with sign-in, since the desk asks for no token
-
-    \(HelpText.exitCodes)
+    \(OptionHelp.lines(desk, column: 24))
     """
-
-    private static func integer(_ arguments: Arguments, _ name: String, default value: Int, range: ClosedRange<Int>) throws -> Int {
-        guard let text = arguments.value(name) else { return value }
-        guard let number = Int(text), range.contains(number) else {
-            throw UsageError(message: "--\(name) must be an integer in \(range.lowerBound)…\(range.upperBound), got \(text)")
-        }
-        return number
-    }
 
     /// `--support-listen`: `PORT`, `:PORT` or `HOST:PORT`; a host outside 127.0.0.0/8 only with `--support-listen-public`.
     static func supportListener(_ arguments: Arguments, like http: HTTPServerConfiguration) throws -> HTTPServerConfiguration? {
-        guard let text = arguments.value("support-listen") else {
-            if arguments.flag("support-listen-public") { throw UsageError(message: "--support-listen-public needs --support-listen HOST:PORT") }
+        guard let text = try arguments[supportListen] else {
+            if arguments[supportListenPublic] { throw UsageError(message: "--support-listen-public needs --support-listen HOST:PORT") }
             return nil
         }
         let spelled = text.contains(":") ? (text.hasPrefix(":") ? "127.0.0.1" + text : text) : "127.0.0.1:" + text
         guard let (host, port) = HTTPServerConfiguration.parseListen(spelled) else {
             throw UsageError(message: "--support-listen must be PORT or IPv4:PORT such as 127.0.0.1:8081, got \(text)")
         }
-        if !host.hasPrefix("127."), !arguments.flag("support-listen-public") {
+        if !host.hasPrefix("127."), !arguments[supportListenPublic] {
             throw UsageError(message: "--support-listen \(text) is not a loopback address: the support desk has no token, so it listens on "
                 + "127.0.0.1 behind an SSH tunnel or a sign-in proxy; add --support-listen-public if such a proxy guards \(host)")
         }
@@ -162,64 +183,67 @@ enum ServeCommand: Command {
         return desk
     }
 
-    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
+    static func run(_ arguments: Arguments) async throws -> Terminal.ExitCode {
         // $SEATLEDGER_LISTEN is for what a container or a unit's environment file sets (an empty one counts as unset).
         let fromEnvironment = ProcessInfo.processInfo.environment["SEATLEDGER_LISTEN"].flatMap { $0.isEmpty ? nil : $0 }
-        let listen = arguments.value("listen") ?? fromEnvironment ?? "127.0.0.1:8080"
+        let given = try arguments[Self.listen]
+        let listen = given ?? fromEnvironment ?? "127.0.0.1:8080"
         guard let (host, port) = HTTPServerConfiguration.parseListen(listen) else {
-            let source = arguments.value("listen") == nil ? "$SEATLEDGER_LISTEN" : "--listen"
+            let source = given == nil ? "$SEATLEDGER_LISTEN" : "--listen"
             throw UsageError(message: "\(source) must be IPv4:PORT such as 127.0.0.1:8080, got \(listen)")
         }
         let http = HTTPServerConfiguration(
             host: host, port: port,
-            threads: try integer(arguments, "threads", default: HTTPServerConfiguration.defaultThreads, range: 1...256),
-            connectionLimit: try integer(arguments, "max-connections", default: 1_024, range: 1...1_000_000),
-            connectionTimeoutSeconds: try integer(arguments, "timeout", default: 30, range: 1...3_600),
-            maxBodyBytes: try integer(arguments, "max-body", default: 1 << 20, range: 1_024...(64 << 20)))
-        let readers = try integer(arguments, "readers", default: 4, range: 1...64)
+            threads: try arguments[threads],
+            connectionLimit: try arguments[maxConnections],
+            connectionTimeoutSeconds: try arguments[timeout],
+            maxBodyBytes: try arguments[maxBody])
+        let readers = try arguments[Self.readers]
         let support = try supportListener(arguments, like: http)
         var seatAPI = SeatAPISettings()
-        let given = try APIOptionsHelp.credentialOptions(arguments)
+        let credentials = try APIOptions.credentialOptions(arguments)
         // The seat routes read these files per request; a path that cannot be read is refused now,
         // as `seats claim` refuses it, rather than as a 503 on the first claim.
-        for (option, file) in [("--private-key", given.privateKeyFile), ("--credentials", given.credentialsFile)] {
+        for (option, file) in [("--private-key", credentials.privateKeyFile), ("--credentials", credentials.credentialsFile)] {
             guard let file else { continue }
             do { try FileChecks.requireReadable(file) } catch let error as InputError { throw InputError(message: "\(option): \(error.message)") }
         }
-        seatAPI.issuerId = given.issuerId
-        seatAPI.keyId = given.keyId
-        seatAPI.privateKeyFile = given.privateKeyFile
-        seatAPI.credentialsFile = given.credentialsFile
-        seatAPI.baseURL = given.baseURL
-        if let seconds = try APIOptionsHelp.requestTimeout(arguments, option: "api-timeout") { seatAPI.timeout = seconds }
-        seatAPI.maximumAttempts = try integer(arguments, "api-max-attempts", default: 5, range: 1...20)
-        let path = arguments.databasePath
+        seatAPI.issuerId = credentials.issuerId
+        seatAPI.keyId = credentials.keyId
+        seatAPI.privateKeyFile = credentials.privateKeyFile
+        seatAPI.credentialsFile = credentials.credentialsFile
+        seatAPI.baseURL = credentials.baseURL
+        if let seconds = try arguments[apiTimeout] { seatAPI.timeout = seconds }
+        seatAPI.maximumAttempts = try arguments[apiMaxAttempts]
+        let location = try LedgerLocation(arguments)
 
-        // Signals first, so a SIGTERM during start-up is not lost.
-        let stop = DispatchSemaphore(value: 0)
+        // Signals first, so a SIGTERM during start-up is not lost: each one, and a stop the
+        // anchor keeper asks for, is an element of `stops`, which the server awaits.
+        let (stops, stop) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let sources = [SIGINT, SIGTERM].map { number -> any DispatchSourceSignal in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
+            source.setEventHandler { @Sendable in stop.yield() }   // on a dispatch queue, not the main actor
             source.resume()
             return source
         }
         defer { for source in sources { source.cancel() } }
 
         // Checked before the pool opens: a refused ledger starts nothing.
-        try PinnedRoots.require(arguments, store: StoreLocation(path).open(readOnly: true), doing: "serve")
-        if let anchor = arguments.value("anchor") {
+        try PinnedRoots.require(arguments, store: location.openStore(readOnly: true), doing: "serve")
+        let anchor = try arguments[AnchorOption.option]
+        if let anchor {
             let problem: String?
-            do { problem = try HeadAnchor.problem(anchor, against: StoreLocation(path).open(readOnly: true)) } catch let error as HeadAnchorError {
+            do { problem = try HeadAnchor.problem(anchor, against: location.openStore(readOnly: true)) } catch let error as HeadAnchorError {
                 throw InputError(message: "--anchor \(error.description)")
             }
             if let problem {
                 throw InputError(message: "refusing to serve: \(problem). Run `seatledger verify --anchor \(anchor)` and restore the ledger from a backup")
             }
         }
-        let pool = try LedgerPool.open(path: path, readers: readers)
+        let pool = try location.openPool(readers: readers)
         let anchorFailure = AnchorFailure()
-        let anchorKeeper = arguments.value("anchor").map { anchor in
+        let anchorKeeper = anchor.map { anchor in
             Task.detached {
                 do {
                     try await pool.keepAnchor(anchor, onError: { error in Terminal.err("seatledger serve: warning: could not update the head anchor: \(error)") })
@@ -228,7 +252,7 @@ enum ServeCommand: Command {
                     // rather than carry the change into the anchor or act on it.
                     Terminal.err("seatledger serve: stopping: \(error)")
                     anchorFailure.message.withLock { $0 = error.description }
-                    stop.signal()
+                    stop.yield()
                 } catch {
                     Terminal.err("seatledger serve: head anchor: \(error)")
                 }
@@ -237,24 +261,17 @@ enum ServeCommand: Command {
         defer { anchorKeeper?.cancel() }
         let service: LedgerService
         do {
-            var configuration = ServiceConfiguration(http: http, ledgerDescription: StoreLocation(path).description)
+            var configuration = ServiceConfiguration(http: http, ledgerDescription: location.description)
             configuration.seatAPI = seatAPI
             configuration.supportDesk = support
             configuration.build = ServiceBuild(version: SeatLedgerVersion.release, commit: BuildCommit.value)
             service = try LedgerService(pool: pool, configuration: configuration)
         } catch {
-            let closed = DispatchSemaphore(value: 0)
-            Task.detached { await pool.close(); closed.signal() }
-            closed.wait()
+            await pool.close()
             throw InputError(message: "\(error)")
         }
-        stop.wait()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached {
-            await service.shutdown()
-            done.signal()
-        }
-        done.wait()
+        for await _ in stops { break }
+        await service.shutdown()
         if let failure = anchorFailure.message.withLock({ $0 }) {
             throw InputError(message: "stopped serving: \(failure). `seatledger verify --anchor FILE` names each change; restore the "
                              + "ledger, or make the change with SeatLedger and --anchor")

@@ -9,9 +9,18 @@ import SeatLedgerService
 enum TokenCommand: Command {
     static let name = "token"
     static let summary = "bearer tokens for the serve API: add (printed once), list, revoke"
-    static let options: Set<String> = ["db", "scope", "anchor"]
-    static let repeatableOptions: Set<String> = ["scope"]
-    static let flags: Set<String> = ["json"]
+    static let scope = Option<[String]>(repeating: "scope", value: "S",
+                                        help: "read, seats, link or record (add only; repeatable, or comma-separated)",
+                                        completion: .words(APITokenRecord.knownScopes.sorted()))
+    static let options: [any DeclaredOption] = LedgerLocation.options + [
+        scope,
+        AnchorOption.option.help("""
+            (add, revoke) the head anchor of `verify`, `ingest` and `serve --anchor`:
+            checked first, then rewritten with the changed token, so they accept the
+            change. A token added or revoked without it makes them refuse the ledger
+            """),
+        Flag.json,
+    ]
     static let actions = ["add", "list", "revoke"]
     static let examples = ["seatledger token add app-server --scope read --scope link --scope record"]
     static let help = """
@@ -35,14 +44,7 @@ enum TokenCommand: Command {
     makes the token authenticate nothing; the name stays taken.
 
     Options:
-    \(HelpText.db)
-      --scope S        read, seats, link or record (add only; repeatable, or comma-separated)
-      --anchor FILE    (add, revoke) the head anchor of `verify`, `ingest` and `serve --anchor`:
-                       checked first, then rewritten with the changed token, so they accept the
-                       change. A token added or revoked without it makes them refuse the ledger
-    \(HelpText.json)
-
-    \(HelpText.exitCodes)
+    \(OptionHelp.lines(options))
     """
 
     /// The scopes of `--scope` (given more than once, or comma-separated): the `scope` column's
@@ -69,14 +71,14 @@ enum TokenCommand: Command {
         guard let action = arguments.positionals.first, actions.contains(action) else {
             throw UsageError(message: "expected `token add NAME --scope S`, `token list` or `token revoke NAME`")
         }
-        let json = arguments.flag("json")
+        let json = arguments[Flag.json]
         let now = Clocks.now
         switch action {
         case "list":
-            guard arguments.values("scope").isEmpty else { throw UsageError(message: "--scope applies to `token add` only") }
-            guard arguments.value("anchor") == nil else { throw UsageError(message: "--anchor applies to `token add` and `token revoke`") }
-            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
-            let records = try ledger.store.apiTokens()
+            guard try arguments[Self.scope].isEmpty else { throw UsageError(message: "--scope applies to `token add` only") }
+            guard !arguments.contains(AnchorOption.option) else { throw UsageError(message: "--anchor applies to `token add` and `token revoke`") }
+            let ledger = try LedgerLocation(arguments).open(readOnly: true)
+            let records = try ledger.apiTokens()
             if json {
                 Terminal.json(.array(records.map { record in
                     ["name": .string(record.name), "scope": .string(record.scope), "scopes": .array(record.scopes.map(JSONValue.string)),
@@ -100,16 +102,16 @@ enum TokenCommand: Command {
             guard !name.isEmpty, name.utf8.count <= 100, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
                 throw UsageError(message: "token NAME must be 1-100 letters, digits, '-', '_' or '.', got \(name)")
             }
-            let scope = try scopes(arguments.values("scope"))
+            let scope = try scopes(try arguments[Self.scope])
             let token = TokenAuthenticator.mintToken()
-            let ledger = try Ledger.open(path: arguments.databasePath)
-            let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, store: ledger.store)
+            let ledger = try LedgerLocation(arguments).open()
+            let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, ledger: ledger)
             do {
-                try ledger.store.addAPIToken(name: name, scope: scope, sha256: TokenAuthenticator.digest(token), now: now)
+                try ledger.addAPIToken(name: name, scope: scope, sha256: TokenAuthenticator.digest(token), now: now)
             } catch let error as APITokenError {
                 throw InputError(message: error.message)
             }
-            if let anchorFile { try AnchorOption.record(anchorFile, store: ledger.store) }
+            if let anchorFile { try AnchorOption.record(anchorFile, ledger: ledger) }
             let record = APITokenRecord(name: name, scope: scope, sha256: "", createdAt: now, revokedAt: nil)
             if json {
                 Terminal.json(["name": .string(name), "scope": .string(scope), "scopes": .array(record.scopes.map(JSONValue.string)),
@@ -121,14 +123,14 @@ enum TokenCommand: Command {
             return .success
         default:
             guard arguments.positionals.count == 2 else { throw UsageError(message: "token revoke needs a NAME") }
-            guard arguments.values("scope").isEmpty else { throw UsageError(message: "--scope applies to `token add` only") }
+            guard try arguments[Self.scope].isEmpty else { throw UsageError(message: "--scope applies to `token add` only") }
             let name = arguments.positionals[1]
-            let ledger = try Ledger.open(path: arguments.databasePath)
-            let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, store: ledger.store)
-            guard try ledger.store.revokeAPIToken(name: name, now: now) else {
+            let ledger = try LedgerLocation(arguments).open()
+            let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, ledger: ledger)
+            guard try ledger.revokeAPIToken(name: name, now: now) else {
                 throw InputError(message: "no active token named \(name) (see `seatledger token list`)")
             }
-            if let anchorFile { try AnchorOption.record(anchorFile, store: ledger.store) }
+            if let anchorFile { try AnchorOption.record(anchorFile, ledger: ledger) }
             if json { Terminal.json(["name": .string(name), "revoked": true]) } else { Terminal.out("Revoked token \(name).") }
             return .success
         }

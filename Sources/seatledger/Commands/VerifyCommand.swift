@@ -7,9 +7,41 @@ import SeatLedger
 enum VerifyCommand: Command {
     static let name = "verify"
     static let summary = "recompute the hash chain and report the first position where it breaks"
-    static let options: Set<String> = ["db", "expect-head", "anchor", PinnedRoots.option]
-    static let repeatableOptions: Set<String> = [PinnedRoots.option]
-    static let flags: Set<String> = ["json", "progress", "chain-only", "deep"]
+    static let chainOnly = Flag("chain-only", help: "check only the hash chain")
+    static let deep = Flag("deep", help: """
+        also re-verify every event from its raw bytes: signatures and certificate
+        chains against the stored trust roots, bundle id and environment, then the
+        caches derived from them (decoded JSON, identifier index, projection facts)
+        and the metadata (id, kind, type, dates). Finds an edited decoded cache,
+        facts swapped between events, and a changed bundle id or environment (as
+        events that no longer verify). Costs about as much as ingesting the log
+        """)
+    static let expectHead = Option<String?>("expect-head", value: "H", help: """
+        also require the head hash to be H (save the head printed by an earlier
+        verify somewhere else: this detects events removed from the end of the log)
+        """)
+    static let anchor = AnchorOption.option.help("""
+        a head anchor kept outside the ledger: the heads of the event chain and
+        the record chain and a digest of the trust configuration (roots, bundle
+        id, environment, app Apple id, API tokens). If FILE exists, the log must
+        still hold the anchored position with its hash, the record chain the
+        anchored link, and the trust configuration must be the anchored one (a
+        truncated tail, a re-hashed chain, a root, token or value changed
+        without `config add-root --anchor` / `token … --anchor` is a finding
+        naming it); after an intact verify FILE is written with the current
+        heads. An anchor of an earlier release (one line) is read and extended.
+        Keep it where the ledger's writers cannot change it
+        """)
+    static let options: [any DeclaredOption] = LedgerLocation.options + [
+        Flag.progress, chainOnly, deep, expectHead, anchor,
+        PinnedRoots.option.help("""
+
+            pin a trusted root by its SHA-256 fingerprint (repeatable; default
+            $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a root of the ledger outside
+            the pinned set is a finding naming it (fingerprint and subject)
+            """),
+        Flag.json,
+    ]
     static let exitStatuses: [ExitStatus] = [
         .success, ExitStatus(.findings, "the file is damaged, the chain or the record chain is broken, the head is not --expect-head or the anchor, a projection is stale, events lack cached facts, or (--deep) an event no longer verifies or a cache differs from its raw bytes"), .error,
     ]
@@ -40,51 +72,27 @@ enum VerifyCommand: Command {
     --trusted-root-sha256).
 
     Options:
-    \(HelpText.db)
-      --progress       progress on stderr even when it is not a terminal
-      --chain-only     check only the hash chain
-      --deep           also re-verify every event from its raw bytes: signatures and certificate
-                       chains against the stored trust roots, bundle id and environment, then the
-                       caches derived from them (decoded JSON, identifier index, projection facts)
-                       and the metadata (id, kind, type, dates). Finds an edited decoded cache,
-                       facts swapped between events, and a changed bundle id or environment (as
-                       events that no longer verify). Costs about as much as ingesting the log
-      --expect-head H  also require the head hash to be H (save the head printed by an earlier
-                       verify somewhere else: this detects events removed from the end of the log)
-      --anchor FILE    a head anchor kept outside the ledger: the heads of the event chain and
-                       the record chain and a digest of the trust configuration (roots, bundle
-                       id, environment, app Apple id, API tokens). If FILE exists, the log must
-                       still hold the anchored position with its hash, the record chain the
-                       anchored link, and the trust configuration must be the anchored one (a
-                       truncated tail, a re-hashed chain, a root, token or value changed
-                       without `config add-root --anchor` / `token … --anchor` is a finding
-                       naming it); after an intact verify FILE is written with the current
-                       heads. An anchor of an earlier release (one line) is read and extended.
-                       Keep it where the ledger's writers cannot change it
-      --trusted-root-sha256 HEX
-                       pin a trusted root by its SHA-256 fingerprint (repeatable; default
-                       $SEATLEDGER_TRUSTED_ROOTS, comma-separated): a root of the ledger outside
-                       the pinned set is a finding naming it (fingerprint and subject)
-    \(HelpText.json)
+    \(OptionHelp.lines(options))
     """
 
     static func run(_ arguments: Arguments) throws -> Terminal.ExitCode {
         // A damaged file is a finding (exit 1), not an error: verify exists to find it.
+        let location = try LedgerLocation(arguments)
         do {
-            let store = try StoreLocation(arguments.databasePath).open(readOnly: true)
+            let store = try location.openStore(readOnly: true)
             let problems = try store.integrityProblems()
-            guard problems.isEmpty else { return corrupt(problems.joined(separator: "; "), arguments) }
+            guard problems.isEmpty else { return corrupt(problems.joined(separator: "; "), at: location, arguments) }
             return try check(store, arguments)
         } catch where LedgerStoreError.isCorruption(error) {
-            return corrupt("\(error)", arguments)
+            return corrupt("\(error)", at: location, arguments)
         }
     }
 
     /// Reports a damaged database file: exit 1.
-    static func corrupt(_ problem: String, _ arguments: Arguments) -> Terminal.ExitCode {
+    static func corrupt(_ problem: String, at location: LedgerLocation, _ arguments: Arguments) -> Terminal.ExitCode {
         // Writers refuse the file while the marker exists (`LedgerSoundness`).
-        let marker = Ledger.recordDamage(problem, at: arguments.databasePath)
-        if arguments.flag("json") {
+        let marker = Ledger.recordDamage(problem, at: location.path)
+        if arguments[Flag.json] {
             Terminal.json(["intact": false, "corrupt": true, "problem": .string(problem), "damageMarker": .optional(marker)])
         } else {
             Terminal.out("Ledger file CORRUPT: \(problem)")
@@ -103,7 +111,7 @@ enum VerifyCommand: Command {
         progress.report(count: result.eventsChecked, totalCount: total, unit: "events checked", force: true)
         /// A chain that links but ends where it should not: a finding, printed once.
         func brokenTail(_ problem: String) -> Terminal.ExitCode {
-            if arguments.flag("json") {
+            if arguments[Flag.json] {
                 Terminal.json(["intact": false, "eventsChecked": .int(result.eventsChecked), "problem": .string(problem),
                                "headHash": .optional(result.headHash)])
             } else {
@@ -111,13 +119,13 @@ enum VerifyCommand: Command {
             }
             return .findings
         }
-        if let expected = arguments.value("expect-head"), result.isIntact, result.headHash != expected.lowercased() {
+        if let expected = try arguments[expectHead], result.isIntact, result.headHash != expected.lowercased() {
             return brokenTail("head hash is \(result.headHash ?? "none"), expected \(expected): events were removed from (or added to) the end of the log")
         }
-        if let anchor = arguments.value("anchor"), result.isIntact {
+        if let anchor = try arguments[Self.anchor], result.isIntact {
             let problems = try HeadAnchor.problems(anchor, against: store)
             if !problems.isEmpty {
-                if arguments.flag("json") {
+                if arguments[Flag.json] {
                     Terminal.json(["intact": false, "eventsChecked": .int(result.eventsChecked), "problem": .string(problems.joined(separator: "; ")),
                                    "anchorProblems": .array(problems.map(JSONValue.string)), "headHash": .optional(result.headHash)])
                 } else if problems.count == 1, !problems[0].hasPrefix("trust configuration"), !problems[0].hasPrefix("record-chain"),
@@ -139,8 +147,8 @@ enum VerifyCommand: Command {
         // The arrivals log: ids gap-free, every event's first arrival present.
         let arrivalFindings = try store.arrivalSummary(limit: 5).findings
         var deep: DeepVerification?
-        if result.isIntact, arguments.flag("deep") {
-            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        if result.isIntact, arguments[Self.deep] {
+            let ledger = try LedgerLocation(arguments).open(readOnly: true)
             progress.phase("re-verifying every event from its raw bytes")
             deep = try ledger.verifyDeeply { count in progress.report(count: count, totalCount: total, unit: "events re-verified") }
         }
@@ -149,10 +157,10 @@ enum VerifyCommand: Command {
         // recomputation would leave them out and name sound groups as stale, so it does not run.
         var withoutFacts = 0
         var projectionsChecked = false
-        if result.isIntact, !arguments.flag("chain-only") {
-            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+        if result.isIntact, !arguments[chainOnly] {
+            let ledger = try LedgerLocation(arguments).open(readOnly: true)
             ledger.warnIfProjectionsOutdated(command: name)
-            withoutFacts = try ledger.store.positionsWithoutFacts().count
+            withoutFacts = try ledger.positionsWithoutFacts().count
             if withoutFacts == 0 {
                 stale = try ledger.staleProjections { message in progress.phase(message) }
                 projectionsChecked = true
@@ -161,7 +169,7 @@ enum VerifyCommand: Command {
         // Stale groups no event mentions: index rows nothing supports (named apart from a stale fold).
         var unsupported: [String] = []
         if !stale.isEmpty {
-            let ledger = try Ledger.open(path: arguments.databasePath, readOnly: true)
+            let ledger = try LedgerLocation(arguments).open(readOnly: true)
             unsupported = try stale.filter { try ledger.events(mentioning: $0).isEmpty }
         }
         progress.finish()
@@ -169,10 +177,10 @@ enum VerifyCommand: Command {
         // error (one JSON object with --json), not a second document after the report.
         // Only a ledger whose both chains are intact is anchored: an anchor must not sign off a
         // row the record chain names as changed outside SeatLedger.
-        if let anchor = arguments.value("anchor"), result.isIntact, records?.isIntact ?? true, pinFindings.isEmpty, remnants.isEmpty {
+        if let anchor = try arguments[Self.anchor], result.isIntact, records?.isIntact ?? true, pinFindings.isEmpty, remnants.isEmpty {
             try HeadAnchor(headOf: store).write(to: anchor)
         }
-        if arguments.flag("json") {
+        if arguments[Flag.json] {
             var report: [String: JSONValue] = [
                 "intact": .bool(result.isIntact), "eventsChecked": .int(result.eventsChecked),
                 "firstBadPosition": .optional(result.firstBadPosition), "problem": .optional(result.problem),
@@ -204,7 +212,7 @@ enum VerifyCommand: Command {
             if withoutFacts > 0 {
                 Terminal.out("Projections NOT checked: \(withoutFacts) events have no cached projection facts (a ledger from an "
                              + "older build, or a damaged cache); `seatledger rebuild` derives them from the events.")
-            } else if !arguments.flag("chain-only") {
+            } else if !arguments[chainOnly] {
                 Terminal.out(stale.isEmpty ? "Projections match a fresh recomputation."
                              : "STALE projections (run `seatledger rebuild --all-snapshots`): \(stale.joined(separator: ", "))")
             }
@@ -225,7 +233,7 @@ enum VerifyCommand: Command {
             Terminal.out("Hash chain BROKEN at position \(result.firstBadPosition ?? 0): \(result.problem ?? "")")
             Terminal.out("\(result.eventsChecked) events before it verified.")
         }
-        if !arguments.flag("json") {
+        if !arguments[Flag.json] {
             switch records {
             case nil:
                 Terminal.out("Record chain: none (a ledger of schema 2; the next writer to open it adds it, on PostgreSQL the tables' owner): "

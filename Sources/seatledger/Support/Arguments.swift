@@ -13,29 +13,32 @@ struct InputError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Parsed arguments of one command: positionals, options with values, and flags.
+/// Parsed arguments of one command: positionals, and the values of the options it declares.
 ///
-/// Options are declared up front so a typo (`--jsn`) is an error, not silently ignored.
+/// Options are declared up front (``Command/options``) so a typo (`--jsn`) is an error, not
+/// silently ignored. A command reads an option with `try arguments[option]` (the typed value of
+/// an ``Option``) or `arguments[flag]` (whether a ``Flag`` was given).
 struct Arguments {
     private(set) var positionals: [String] = []
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
 
     /// Flags every command takes: `--help` (`-h`) and `--quiet` (`-q`).
-    static let globalFlags: Set<String> = ["help", "quiet"]
+    static let globalFlags: [Flag] = [.help, .quiet]
 
-    /// Parses `arguments` given the option names that take a value, those of them that may be
-    /// given more than once (`repeatable`), and the boolean flags.
+    /// Parses `arguments` given the options the command declares (``globalFlags`` are added).
     ///
-    /// Any other option given twice is a usage error: the second value is more likely a typo (or
-    /// meant for another command) than a change of mind, and silently using one would hide it.
-    /// So is a value that is itself an option (`--db --json`: the path was forgotten); write
-    /// `--db=--json` for a value that really starts with `--`. An unknown option names the
-    /// closest known one.
-    init(_ arguments: [String], options: Set<String>, repeatable: Set<String> = [], flags allowedFlags: Set<String>) throws {
-        let allowedFlags = allowedFlags.union(Self.globalFlags)
+    /// An option given twice is a usage error unless it is repeatable: the second value is more
+    /// likely a typo (or meant for another command) than a change of mind, and silently using one
+    /// would hide it. So is a value that is itself an option (`--db --json`: the path was
+    /// forgotten); write `--db=--json` for a value that really starts with `--`. An unknown
+    /// option names the closest known one.
+    init(_ arguments: [String], declaring declared: [any DeclaredOption]) throws {
+        let declarations = (declared + Self.globalFlags).map { $0.declaration }
+        var byName: [String: OptionDeclaration] = [:]
+        for declaration in declarations where byName[declaration.name] == nil { byName[declaration.name] = declaration }
         func unknown(_ option: String) -> UsageError {
-            let known = options.union(allowedFlags).map { "--\($0)" }
+            let known = declarations.map(\.spelled)
             return UsageError(message: "unknown option \(option)\(Suggestion.note(for: option, among: known))")
         }
         var index = 0
@@ -45,8 +48,8 @@ struct Arguments {
             index += 1
             if onlyPositionals || !argument.hasPrefix("--") || argument == "-" {
                 if !onlyPositionals, argument.hasPrefix("-"), argument != "-", argument.count > 1, !argument.hasPrefix("--") {
-                    if argument == "-h" { flags.insert("help"); continue }
-                    if argument == "-q" { flags.insert("quiet"); continue }
+                    if argument == "-h" { flags.insert(Flag.help.name); continue }
+                    if argument == "-q" { flags.insert(Flag.quiet.name); continue }
                     throw unknown(argument)
                 }
                 positionals.append(argument)
@@ -59,44 +62,59 @@ struct Arguments {
                 inlineValue = String(name[name.index(after: equals)...])
                 name = String(name[..<equals])
             }
-            if options.contains(name) {
-                let value: String
-                if let inlineValue {
-                    value = inlineValue
-                } else {
-                    guard index < arguments.count else { throw UsageError(message: "--\(name) needs a value") }
-                    value = arguments[index]
-                    if value.hasPrefix("-----BEGIN") {
-                        // A pasted PEM key: never echoed (a secret, and errors get logged).
-                        throw UsageError(message: "--\(name) was given a PEM key's text (not printed); give the key's file path")
-                    }
-                    if value.hasPrefix("--"), value.count > 2 {
-                        throw UsageError(message: "--\(name) needs a value, but the next argument is the option \(value) "
-                                         + "(write --\(name)=\(value) if that really is the value)")
-                    }
-                    index += 1
-                }
-                // No option takes an empty value (a path, a name, a number, a reason): `--db ""`
-                // from an unset shell variable would otherwise name no file at all.
-                guard !value.isEmpty else { throw UsageError(message: "--\(name) needs a value, not an empty string") }
-                if let earlier = values[name]?.first, !repeatable.contains(name) {
-                    throw UsageError(message: "--\(name) given twice (\(earlier), then \(value)); it takes one value")
-                }
-                values[name, default: []].append(value)
-            } else if allowedFlags.contains(name) {
+            guard let declaration = byName[name] else { throw unknown("--\(name)") }
+            guard declaration.takesValue else {
                 guard inlineValue == nil else { throw UsageError(message: "--\(name) takes no value") }
                 flags.insert(name)
-            } else {
-                throw unknown("--\(name)")
+                continue
             }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                guard index < arguments.count else { throw UsageError(message: "--\(name) needs a value") }
+                value = arguments[index]
+                if value.hasPrefix("-----BEGIN") {
+                    // A pasted PEM key: never echoed (a secret, and errors get logged).
+                    throw UsageError(message: "--\(name) was given a PEM key's text (not printed); give the key's file path")
+                }
+                if value.hasPrefix("--"), value.count > 2 {
+                    throw UsageError(message: "--\(name) needs a value, but the next argument is the option \(value) "
+                                     + "(write --\(name)=\(value) if that really is the value)")
+                }
+                index += 1
+            }
+            // No option takes an empty value (a path, a name, a number, a reason): `--db ""`
+            // from an unset shell variable would otherwise name no file at all.
+            guard !value.isEmpty else { throw UsageError(message: "--\(name) needs a value, not an empty string") }
+            if let earlier = values[name]?.first, !declaration.repeatable {
+                throw UsageError(message: "--\(name) given twice (\(earlier), then \(value)); it takes one value")
+            }
+            values[name, default: []].append(value)
         }
     }
 
-    /// The last value given for `--name`.
-    func value(_ name: String) -> String? { values[name]?.last }
+    /// The value of `option`: what its declaration makes of the text given (its default, `nil`
+    /// or `[]` when it was not given).
+    ///
+    /// - Throws: ``UsageError`` naming the option when it refuses the value.
+    subscript<Value>(_ option: Option<Value>) -> Value {
+        get throws { try option.value(from: values[option.name] ?? []) }
+    }
 
-    /// Every value given for a repeatable `--name`.
-    func values(_ name: String) -> [String] { values[name] ?? [] }
+    /// Whether `flag` was given.
+    subscript(_ flag: Flag) -> Bool { flags.contains(flag.name) }
+
+    /// Whether `option` was given at all (whatever its value, or its default when absent).
+    func contains(_ option: some DeclaredOption) -> Bool {
+        option.declaration.takesValue ? values[option.name] != nil : flags.contains(option.name)
+    }
+
+    /// The value of an option without a default, or a usage error `--name is required`.
+    func required<Wrapped>(_ option: Option<Wrapped?>) throws -> Wrapped {
+        guard let value = try self[option] else { throw UsageError(message: "\(option.declaration.spelled) is required") }
+        return value
+    }
 
     /// Throws a usage error unless the first positional is one of `actions` (naming the closest).
     func requireAction(_ actions: [String], command: String) throws -> String {
@@ -108,15 +126,6 @@ struct Arguments {
                              + " (expected \(actions.joined(separator: ", ")))")
         }
         return action
-    }
-
-    /// Whether `--name` was given.
-    func flag(_ name: String) -> Bool { flags.contains(name) }
-
-    /// The required value of `--name`.
-    func required(_ name: String) throws -> String {
-        guard let value = value(name) else { throw UsageError(message: "--\(name) is required") }
-        return value
     }
 
     /// The one argument of `COMMAND show X` (e.g. `group show REF`), or a usage error naming the form.
@@ -143,10 +152,5 @@ struct Arguments {
     static func looksLikeLedger(_ text: String) -> Bool {
         let lowered = text.lowercased()
         return text.contains("/") || lowered.hasPrefix("postgres") || [".sqlite", ".sqlite3", ".db"].contains { lowered.hasSuffix($0) }
-    }
-
-    /// `--db`, else `$SEATLEDGER_DB` (an empty one counts as unset), else `./seatledger.sqlite`.
-    var databasePath: String {
-        value("db") ?? ProcessInfo.processInfo.environment["SEATLEDGER_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "seatledger.sqlite"
     }
 }

@@ -16,34 +16,33 @@ struct Clocks {
         ProcessInfo.processInfo.environment["SEATLEDGER_NOW"].flatMap(Timestamp.parse) ?? Timestamp.millis(Date())
     }
 
+    /// `--as-of` (default: now) and `--known-at` (default: none) of `arguments`.
     init(_ arguments: Arguments) throws {
         let now = Clocks.now
-        asOf = try Clocks.parse(arguments.value("as-of"), option: "as-of") ?? now
-        knownAt = try Clocks.parse(arguments.value("known-at"), option: "known-at")
+        asOf = try arguments[Self.asOf] ?? now
+        knownAt = try arguments[Self.knownAt]
     }
 
-    /// `text` as a moment, relative forms counted from ``now``; `nil` when the option was not given.
-    static func parse(_ text: String?, option: String) throws -> EpochMillis? {
-        guard let text else { return nil }
-        return try parse(text, option: option, now: now)
-    }
-
-    /// `text` as a moment, relative forms counted from `now`: ``MomentText``'s rule (the one the
-    /// service's clock parameters follow too), its refusal as a usage error naming the option.
-    static func parse(_ text: String, option: String, now: EpochMillis) throws -> EpochMillis {
-        do {
-            return try MomentText.parse(text, now: now)
-        } catch {
-            throw UsageError(message: error.message(option: "--\(option)"))
+    /// A moment (``MomentText``'s forms, relative ones counted from ``now``), refused naming the option.
+    static var moment: OptionParser<EpochMillis> {
+        OptionParser { text in
+            do {
+                return try MomentText.parse(text, now: now)
+            } catch let error as MomentTextError {
+                throw OptionValueError(String(error.message(option: "").drop { $0 == " " }))
+            }
         }
     }
 
+    /// `--as-of T`: the moment asked about.
+    static let asOf = Option<EpochMillis?>("as-of", value: "T", help: "what was true at T (Apple's signed time; default: now)",
+                                           parse: moment)
+    /// `--known-at T`: only events recorded by T.
+    static let knownAt = Option<EpochMillis?>("known-at", value: "T", help: "only events the ledger had recorded by T (default: now)\n\(forms)",
+                                              parse: moment)
+    /// The two, with their usual help (the forms of T under the second).
+    static let options: [any DeclaredOption] = [asOf, knownAt]
+
     /// The one help line every time option points to.
     static let forms = "T: " + MomentText.forms
-
-    static let help = """
-      --as-of T        what was true at T (Apple's signed time; default: now)
-      --known-at T     only events the ledger had recorded by T (default: now)
-                       \(forms)
-    """
 }

@@ -11,12 +11,9 @@ protocol Command: Sendable {
     /// The hand-written part of `--help`: usage, description and options. ``CommandHelp`` adds
     /// the examples, the global options and the exit statuses this command returns.
     static var help: String { get }
-    /// Options that take a value.
-    static var options: Set<String> { get }
-    /// Options of ``options`` that may be given more than once (each other one at most once).
-    static var repeatableOptions: Set<String> { get }
-    /// Boolean flags.
-    static var flags: Set<String> { get }
+    /// The options the command takes (besides `--help` and `--quiet`, which every command
+    /// takes): parsing, the option lists of help and completions are derived from these.
+    static var options: [any DeclaredOption] { get }
     /// The words a first positional argument may be (`quarantine list|show|retry`); empty for a
     /// command without actions. Used for "did you mean" and completions.
     static var actions: [String] { get }
@@ -31,8 +28,10 @@ protocol Command: Sendable {
     /// `main` refuses more than this before `run` is called, so a stray argument (say a ledger
     /// path given without `--db`) is a usage error instead of being silently ignored.
     static func maxPositionals(_ positionals: [String]) -> Int?
-    /// Runs the command; the return value is the process exit status.
-    static func run(_ arguments: Arguments) throws -> Terminal.ExitCode
+    /// Runs the command; the return value is the process exit status. It runs where it is
+    /// awaited (`main`, on the main thread): a command that never suspends is an ordinary
+    /// synchronous `run`, and `serve` awaits its signals and shutdown.
+    nonisolated(nonsending) static func run(_ arguments: Arguments) async throws -> Terminal.ExitCode
 }
 
 /// One exit status a command returns and what it means for that command.
@@ -51,8 +50,15 @@ struct ExitStatus: Sendable {
 }
 
 extension Command {
-    /// Options take one value unless the command says otherwise.
-    static var repeatableOptions: Set<String> { [] }
+    /// Whether the command declares `option` (by name).
+    static func declares(_ option: some DeclaredOption) -> Bool {
+        options.contains { $0.name == option.name }
+    }
+
+    /// The command's declarations with the global flags, in the order they are listed.
+    static var declarations: [OptionDeclaration] {
+        (options + Arguments.globalFlags).map { $0.declaration }
+    }
 
     /// Commands take no positional argument unless they say otherwise.
     static func maxPositionals(_ positionals: [String]) -> Int? { 0 }
@@ -65,14 +71,4 @@ extension Command {
 
     /// No examples unless the command gives some.
     static var examples: [String] { [] }
-}
-
-/// Shared help fragments so every command documents `--db` alike.
-enum HelpText {
-    static let db = "  --db PATH|URL    ledger file or postgresql:// URL (default: $SEATLEDGER_DB, else ./seatledger.sqlite)"
-    static let json = "  --json           machine-readable output on stdout"
-    /// Empty: ``CommandHelp`` appends the exit statuses each command declares (``Command/exitStatuses``).
-    /// Kept so a command whose help still ends with `\(HelpText.exitCodes)` compiles (and prints
-    /// its own statuses, not a shared table).
-    static let exitCodes = ""
 }

@@ -8,8 +8,8 @@ enum CommandHelp {
         var parts = [trimmed(command.help)]
         var global = ["Global options:",
                       "  -h, --help       this help (also `seatledger help \(command.name)`)",
-                      "  -q, --quiet      no progress, notes or warnings on stderr (errors are still printed)"]
-        if command.flags.contains("json") {
+                      "  -q, --quiet      \(Flag.quiet.declaration.help)"]
+        if command.declares(Flag.json) {
             global.append("  With --json, an error is one object on stdout, {\"error\": {\"code\", \"message\", \"exitCode\"}},")
             global.append("  with the same exit status.")
         }
@@ -58,14 +58,19 @@ enum CommandHelp {
         .object(["commands": .array(commands.map { command in
             .object([
                 "name": .string(command.name), "summary": .string(command.summary),
-                "options": .array(command.options.sorted().map { .string("--\($0)") }),
-                "repeatableOptions": .array(command.repeatableOptions.sorted().map { .string("--\($0)") }),
-                "flags": .array(command.flags.union(Arguments.globalFlags).sorted().map { .string("--\($0)") }),
+                "options": names(command.declarations.filter(\.takesValue)),
+                "repeatableOptions": names(command.declarations.filter(\.repeatable)),
+                "flags": names(command.declarations.filter { !$0.takesValue }),
                 "actions": .array(command.actions.map(JSONValue.string)),
                 "exitStatuses": .array(command.exitStatuses.map { .object(["code": .int(Int64($0.code.rawValue)), "meaning": .string($0.meaning)]) }),
                 "examples": .array(command.examples.map(JSONValue.string)),
             ])
         })])
+    }
+
+    /// `--name` of each of `declarations`, sorted, once each.
+    private static func names(_ declarations: [OptionDeclaration]) -> JSONValue {
+        .array(Set(declarations.map(\.spelled)).sorted().map(JSONValue.string))
     }
 
     private static func trimmed(_ text: String) -> String {

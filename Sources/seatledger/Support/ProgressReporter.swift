@@ -22,7 +22,7 @@ final class ProgressReporter {
     /// A reporter for `label` (`ingest`, `verify` …), enabled by `--progress` or a terminal.
     init(label: String, arguments: Arguments) {
         self.label = label
-        enabled = (arguments.flag("progress") || Terminal.stderrIsTTY) && !Terminal.isQuiet
+        enabled = (arguments[Flag.progress] || Terminal.stderrIsTTY) && !Terminal.isQuiet
     }
 
     /// Reports `count` items done (`unit`: "events", "messages"); the fraction done comes from

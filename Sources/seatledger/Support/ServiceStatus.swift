@@ -26,16 +26,25 @@ final class ServiceStatus {
     private var queue: QueueIngestStats?
     private var lastError: (at: EpochMillis, message: String)?
 
+    /// `--status-interval S`: seconds between status lines (default 60; 0: none).
+    static let interval = Option<TimeInterval>(
+        "status-interval", value: "S", help: """
+        with --follow or --from, when stderr is not a terminal (a service's
+        journal): one JSON status line every S seconds (default 60; 0: none):
+        {"status": {"at", "source", "uptimeSeconds", "appended", "duplicates",
+        "quarantined", "ledgerHead", "queue": {"pending", "lag", "lastId",
+        "acknowledged", "reconnects"} (--from), "lastError": {"at", "message"}}}
+        """, default: 60, parse: OptionParser { text in
+            guard let value = Double(text), value.isFinite, value >= 0 else {
+                throw OptionValueError("must be a number of seconds (0 turns status lines off), got \(text)")
+            }
+            return value
+        })
+
     /// A status for `source` (a spool directory, a redacted Redis URL); off on a terminal.
     init(source: String, arguments: Arguments) throws {
         self.source = source
-        var seconds: TimeInterval = 60
-        if let text = arguments.value("status-interval") {
-            guard let value = Double(text), value.isFinite, value >= 0 else {
-                throw UsageError(message: "--status-interval must be a number of seconds (0 turns status lines off), got \(text)")
-            }
-            seconds = value
-        }
+        let seconds = try arguments[Self.interval]
         interval = seconds > 0 && !Terminal.stderrIsTTY && !Terminal.isQuiet ? seconds : nil
     }
 
