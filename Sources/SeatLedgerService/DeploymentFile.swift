@@ -35,6 +35,15 @@ public struct DeploymentFile: Sendable, Equatable {
         public var credentials: String?
         /// The App Store Server API base URL (as `--api-base-url`).
         public var apiBaseURL: String?
+
+        /// Creates an entry.
+        public init(name: String, db: String, anchor: String? = nil, credentials: String? = nil, apiBaseURL: String? = nil) {
+            self.name = name
+            self.db = db
+            self.anchor = anchor
+            self.credentials = credentials
+            self.apiBaseURL = apiBaseURL
+        }
     }
 
     /// The API listener (`HOST:PORT`), else `serve`'s `--listen` default.
@@ -50,6 +59,16 @@ public struct DeploymentFile: Sendable, Equatable {
 
     /// The ledger named `name`.
     public func ledger(named name: String) -> LedgerEntry? { ledgers.first { $0.name == name } }
+
+    /// A deployment of `ledgers` (at least one), as a file would give it.
+    public init(listen: String? = nil, supportListen: String? = nil, supportListenPublic: Bool = false, unroutable: String? = nil,
+                ledgers: [LedgerEntry]) {
+        self.listen = listen
+        self.supportListen = supportListen
+        self.supportListenPublic = supportListenPublic
+        self.unroutable = unroutable
+        self.ledgers = ledgers
+    }
 
     /// Reads and checks the file at `path`.
     public static func read(_ path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(DeploymentFileError) -> DeploymentFile {

@@ -23,6 +23,13 @@ public struct LedgerDeployment: Sendable {
         /// Why it cannot be served (empty: it can).
         public var problems: [String]
 
+        /// A finding of `entry` at `location` (a URL without its password).
+        public init(entry: DeploymentFile.LedgerEntry, location: String, problems: [String]) {
+            self.entry = entry
+            self.location = location
+            self.problems = problems
+        }
+
         /// The finding as JSON (`serve --check-config --json`).
         public var json: JSONValue {
             ["name": .string(entry.name), "db": .string(location), "anchor": .optional(entry.anchor),
@@ -31,6 +38,13 @@ public struct LedgerDeployment: Sendable {
              "notificationPath": .string("/notifications/\(entry.name)"),
              "problems": .array(problems.map(JSONValue.string))]
         }
+    }
+
+    /// Checked findings of `file` (``check(_:pinnedRoots:)`` makes them).
+    public init(file: DeploymentFile, findings: [Finding], problems: [String]) {
+        self.file = file
+        self.findings = findings
+        self.problems = problems
     }
 
     /// The file.

@@ -11,7 +11,7 @@ private enum SampleCommand: Command {
     static let colour = Option<String?>("colour", value: "C", help: "red or blue", completion: .words(["blue", "red"]),
                                         parse: .oneOf(["red", "blue"]))
     static let dryRun = Flag("dry-run", help: "change nothing")
-    static let options: [any DeclaredOption] = LedgerLocation.options + [size, tag, colour, dryRun, Flag.json]
+    static let options: [any DeclaredOption] = [LedgerLocation.db, size, tag, colour, dryRun, Flag.json]
     static let help = """
     Usage: seatledger sample [--size N] [--tag T …] [--colour C] [--dry-run] [--db PATH] [--json]
 
@@ -48,7 +48,7 @@ struct OptionKitTests {
         #expect(try parse(["--colour", "red"])[SampleCommand.colour] == "red")
         #expect(try parse(["--dry-run"])[SampleCommand.dryRun])
         #expect(try !parse([])[SampleCommand.dryRun])
-        #expect(try parse(["--db", "x.sqlite"])[LedgerLocation.db].path == "x.sqlite")
+        #expect(try LedgerLocation(parse(["--db", "x.sqlite"])).path == "x.sqlite")
     }
 
     struct Refusal: Sendable, CustomTestStringConvertible {

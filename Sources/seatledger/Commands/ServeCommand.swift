@@ -1,3 +1,4 @@
+import AppStoreModels
 import Dispatch
 import Foundation
 import Synchronization
@@ -69,16 +70,37 @@ enum ServeCommand: Command {
         """)
     /// The support desk.
     static let desk: [any DeclaredOption] = [supportListen, supportListenPublic]
-    static let options: [any DeclaredOption] = http + seatAPI + trust + desk
+    /// `--check-config FILE`: say what `serve --config FILE` would do, and stop.
+    static let checkConfig = Option<String?>("check-config", value: "FILE", help: """
+        open each ledger of FILE read-only and say what `serve --config FILE`
+        would serve (each ledger's app, environment, head, tokens and URL path),
+        then exit: 0 when every ledger can be served, 2 naming what cannot
+        """)
+    /// Several ledgers.
+    static let deployment: [any DeclaredOption] = [checkConfig, Flag.json.help("with --check-config: the findings as JSON on stdout")]
+    static let options: [any DeclaredOption] = http + seatAPI + trust + desk + deployment
     static let help = """
-    Usage: seatledger serve [--listen HOST:PORT] [--db PATH|URL] [--threads N] [--readers N]
-                            [--max-connections N] [--timeout S] [--max-body BYTES]
+    Usage: seatledger serve [--listen HOST:PORT] [--db PATH|URL | --config FILE [--ledger NAME …]]
+                            [--threads N] [--readers N] [--max-connections N] [--timeout S] [--max-body BYTES]
                             [--issuer-id ID --key-id ID --private-key FILE | --credentials FILE]
                             [--api-base-url URL] [--api-timeout S] [--api-max-attempts N]
                             [--support-listen [HOST:]PORT [--support-listen-public]]
+           seatledger serve --check-config FILE [--json]
 
     Serves the ledger over HTTP/1.1 (libmicrohttpd; put a TLS-terminating proxy in front, see
     Tools/deploy/). Several `serve` processes may share one PostgreSQL ledger.
+
+    One serve, several ledgers (every app, both environments): --config FILE (or
+    $SEATLEDGER_CONFIG) names them, {"listen", "supportListen", "unroutable", "ledgers": [{"name",
+    "db", "anchor"?, "credentials"?, "apiBaseURL"?}]}, ${VAR} in a string being the environment's.
+    Each stays one app in one environment with its own chain, quarantine, tokens and anchor.
+    POST /notifications/{ledger} appends to the ledger named (the URL per app and environment in
+    App Store Connect); POST /notifications goes to the ledger of the payload's app and
+    environment; a notification that fits none is kept in the unroutable ledger's quarantine
+    (no_ledger_for_notification). /v1 routes take ?ledger=NAME, else search every ledger the
+    token opens (a token opens the ledgers that hold it, as
+    `token add NAME --config FILE --ledger A --ledger B` stores it). --ledger NAME serves only
+    the ledgers named.
 
       POST /notifications        the URL for App Store Connect: the body exactly as Apple posts it.
                                  200 only once the outcome is durable: appended, duplicate, or
@@ -158,11 +180,14 @@ enum ServeCommand: Command {
     \(OptionHelp.lines(trust, column: 24))
     The support desk:
     \(OptionHelp.lines(desk, column: 24))
+    Several ledgers (--config above):
+    \(OptionHelp.lines(deployment, column: 24))
     """
 
     /// `--support-listen`: `PORT`, `:PORT` or `HOST:PORT`; a host outside 127.0.0.0/8 only with `--support-listen-public`.
-    static func supportListener(_ arguments: Arguments, like http: HTTPServerConfiguration) throws -> HTTPServerConfiguration? {
-        guard let text = try arguments[supportListen] else {
+    static func supportListener(_ arguments: Arguments, like http: HTTPServerConfiguration, file: DeploymentFile? = nil) throws -> HTTPServerConfiguration? {
+        let isPublic = arguments[supportListenPublic] || (file?.supportListenPublic ?? false)
+        guard let text = try arguments[supportListen] ?? file?.supportListen else {
             if arguments[supportListenPublic] { throw UsageError(message: "--support-listen-public needs --support-listen HOST:PORT") }
             return nil
         }
@@ -170,7 +195,7 @@ enum ServeCommand: Command {
         guard let (host, port) = HTTPServerConfiguration.parseListen(spelled) else {
             throw UsageError(message: "--support-listen must be PORT or IPv4:PORT such as 127.0.0.1:8081, got \(text)")
         }
-        if !host.hasPrefix("127."), !arguments[supportListenPublic] {
+        if !host.hasPrefix("127."), !isPublic {
             throw UsageError(message: "--support-listen \(text) is not a loopback address: the support desk has no token, so it listens on "
                 + "127.0.0.1 behind an SSH tunnel or a sign-in proxy; add --support-listen-public if such a proxy guards \(host)")
         }
@@ -183,13 +208,62 @@ enum ServeCommand: Command {
         return desk
     }
 
+    /// The ledgers `arguments` name: `--db`'s alone (named `default`), or those of `--config`
+    /// (`--ledger` restricting them), each with its anchor (`--anchor` for `--db`, the file's for
+    /// `--config`).
+    static func servedLedgers(_ arguments: Arguments) throws -> (file: DeploymentFile?, entries: [DeploymentFile.LedgerEntry]) {
+        let anchor = try arguments[AnchorOption.option]
+        guard let (path, file) = try LedgerLocation.deploymentFile(arguments) else {
+            let location = try LedgerLocation(arguments)
+            return (nil, [DeploymentFile.LedgerEntry(name: "default", db: location.path, anchor: anchor)])
+        }
+        if anchor != nil {
+            throw UsageError(message: "--anchor applies to --db; with --config each ledger's anchor is its \"anchor\" in \(path)")
+        }
+        let names = try arguments[LedgerLocation.ledger]
+        guard !names.isEmpty else { return (file, file.ledgers) }
+        return (file, try names.map { name in
+            guard let entry = file.ledger(named: name) else {
+                throw UsageError(message: "--ledger \(name): \(path) has no ledger of that name; it has " + file.ledgers.map(\.name).joined(separator: ", "))
+            }
+            return entry
+        })
+    }
+
+    /// `serve --check-config FILE`: each ledger opened read-only and checked; exit 2 naming what cannot be served.
+    static func checkConfiguration(_ path: String, arguments: Arguments) throws -> Terminal.ExitCode {
+        let file: DeploymentFile
+        do { file = try DeploymentFile.read(path) } catch { throw InputError(message: "--check-config \(error.description)") }
+        let check = LedgerDeployment.check(file, pinnedRoots: try PinnedRoots.pinned(arguments))
+        if arguments[Flag.json] {
+            Terminal.json(["file": .string(path), "servable": .bool(check.isServable), "listen": .optional(file.listen),
+                           "unroutable": .string(file.unroutable ?? file.ledgers[0].name),
+                           "ledgers": .array(check.findings.map(\.json)), "problems": .array(check.problems.map(JSONValue.string))])
+        } else {
+            Terminal.out("\(path): \(file.ledgers.count) ledger\(file.ledgers.count == 1 ? "" : "s"), listening on \(file.listen ?? "--listen, $SEATLEDGER_LISTEN or 127.0.0.1:8080"); "
+                         + "notifications that fit none are kept in \(file.unroutable ?? file.ledgers[0].name)'s quarantine")
+            for finding in check.findings {
+                let app = finding.bundleId.map { "\($0) \(finding.environment ?? "")" } ?? "(not readable)"
+                Terminal.out("  \(finding.entry.name): \(app), head \(finding.headPosition.map(String.init) ?? "?"), \(finding.tokens.map(String.init) ?? "?") token(s), "
+                             + "\(finding.location); App Store Connect URL: https://HOST/notifications/\(finding.entry.name)")
+                for problem in finding.problems { Terminal.out("    problem: \(problem)") }
+            }
+            for problem in check.problems { Terminal.out("  problem: \(problem)") }
+            Terminal.out(check.isServable ? "serve --config \(path) would serve every ledger." : "serve --config \(path) would refuse to start.")
+        }
+        return check.isServable ? .success : .failure
+    }
+
     static func run(_ arguments: Arguments) async throws -> Terminal.ExitCode {
+        if let path = try arguments[checkConfig] { return try checkConfiguration(path, arguments: arguments) }
+        if arguments[Flag.json] { throw UsageError(message: "--json applies to --check-config (serve logs JSON lines on stderr)") }
+        let served = try servedLedgers(arguments)
         // $SEATLEDGER_LISTEN is for what a container or a unit's environment file sets (an empty one counts as unset).
         let fromEnvironment = ProcessInfo.processInfo.environment["SEATLEDGER_LISTEN"].flatMap { $0.isEmpty ? nil : $0 }
         let given = try arguments[Self.listen]
-        let listen = given ?? fromEnvironment ?? "127.0.0.1:8080"
+        let listen = given ?? served.file?.listen ?? fromEnvironment ?? "127.0.0.1:8080"
         guard let (host, port) = HTTPServerConfiguration.parseListen(listen) else {
-            let source = given == nil ? "$SEATLEDGER_LISTEN" : "--listen"
+            let source = given != nil ? "--listen" : served.file?.listen != nil ? "the configuration's \"listen\"" : "$SEATLEDGER_LISTEN"
             throw UsageError(message: "\(source) must be IPv4:PORT such as 127.0.0.1:8080, got \(listen)")
         }
         let http = HTTPServerConfiguration(
@@ -199,7 +273,7 @@ enum ServeCommand: Command {
             connectionTimeoutSeconds: try arguments[timeout],
             maxBodyBytes: try arguments[maxBody])
         let readers = try arguments[Self.readers]
-        let support = try supportListener(arguments, like: http)
+        let support = try supportListener(arguments, like: http, file: served.file)
         var seatAPI = SeatAPISettings()
         let credentials = try APIOptions.credentialOptions(arguments)
         // The seat routes read these files per request; a path that cannot be read is refused now,
@@ -215,7 +289,6 @@ enum ServeCommand: Command {
         seatAPI.baseURL = credentials.baseURL
         if let seconds = try arguments[apiTimeout] { seatAPI.timeout = seconds }
         seatAPI.maximumAttempts = try arguments[apiMaxAttempts]
-        let location = try LedgerLocation(arguments)
 
         // Signals first, so a SIGTERM during start-up is not lost: each one, and a stop the
         // anchor keeper asks for, is an element of `stops`, which the server awaits.
@@ -229,45 +302,64 @@ enum ServeCommand: Command {
         }
         defer { for source in sources { source.cancel() } }
 
-        // Checked before the pool opens: a refused ledger starts nothing.
-        try PinnedRoots.require(arguments, store: location.openStore(readOnly: true), doing: "serve")
-        let anchor = try arguments[AnchorOption.option]
-        if let anchor {
-            let problem: String?
-            do { problem = try HeadAnchor.problem(anchor, against: location.openStore(readOnly: true)) } catch let error as HeadAnchorError {
-                throw InputError(message: "--anchor \(error.description)")
+        // Checked before a pool opens: a refused ledger starts nothing.
+        for entry in served.entries {
+            let location = StoreLocation(entry.db)
+            let named = served.file == nil ? "" : "ledger \(entry.name): "
+            do {
+                try PinnedRoots.require(arguments, store: location.open(readOnly: true), doing: "serve")
+            } catch let error as InputError where served.file != nil {
+                throw InputError(message: named + error.message)
             }
-            if let problem {
-                throw InputError(message: "refusing to serve: \(problem). Run `seatledger verify --anchor \(anchor)` and restore the ledger from a backup")
-            }
-        }
-        let pool = try location.openPool(readers: readers)
-        let anchorFailure = AnchorFailure()
-        let anchorKeeper = anchor.map { anchor in
-            Task.detached {
-                do {
-                    try await pool.keepAnchor(anchor, onError: { error in Terminal.err("seatledger serve: warning: could not update the head anchor: \(error)") })
-                } catch let error as HeadAnchorError where error.trustChanged {
-                    // A root, token or trust value changed underneath the anchor: stop serving
-                    // rather than carry the change into the anchor or act on it.
-                    Terminal.err("seatledger serve: stopping: \(error)")
-                    anchorFailure.message.withLock { $0 = error.description }
-                    stop.yield()
-                } catch {
-                    Terminal.err("seatledger serve: head anchor: \(error)")
+            if let anchor = entry.anchor {
+                let problem: String?
+                do { problem = try HeadAnchor.problem(anchor, against: location.open(readOnly: true)) } catch let error as HeadAnchorError {
+                    throw InputError(message: "\(named)--anchor \(error.description)")
+                }
+                if let problem {
+                    throw InputError(message: "\(named)refusing to serve: \(problem). Run `seatledger verify --anchor \(anchor)` and restore the ledger from a backup")
                 }
             }
         }
-        defer { anchorKeeper?.cancel() }
+        let deployment = LedgerDeployment(file: served.file ?? DeploymentFile(ledgers: served.entries), findings: served.entries.map {
+            LedgerDeployment.Finding(entry: $0, location: StoreLocation($0.db).description, problems: [])
+        }, problems: [])
+        let ledgers: [ServedLedger]
+        do {
+            ledgers = try await deployment.open(readers: readers, seatAPI: seatAPI)
+        } catch {
+            throw InputError(message: "\(error)")
+        }
+        let anchorFailure = AnchorFailure()
+        var anchorKeepers: [Task<Void, Never>] = []
+        for (entry, ledger) in zip(served.entries, ledgers) {
+            guard let anchor = entry.anchor else { continue }
+            let pool = ledger.pool, named = served.file == nil ? "" : " (ledger \(entry.name))"
+            anchorKeepers.append(Task.detached {
+                do {
+                    try await pool.keepAnchor(anchor, onError: { error in Terminal.err("seatledger serve: warning: could not update the head anchor\(named): \(error)") })
+                } catch let error as HeadAnchorError where error.trustChanged {
+                    // A root, token or trust value changed underneath the anchor: stop serving
+                    // rather than carry the change into the anchor or act on it.
+                    Terminal.err("seatledger serve: stopping\(named): \(error)")
+                    anchorFailure.message.withLock { $0 = error.description }
+                    stop.yield()
+                } catch {
+                    Terminal.err("seatledger serve: head anchor\(named): \(error)")
+                }
+            })
+        }
+        defer { for keeper in anchorKeepers { keeper.cancel() } }
         let service: LedgerService
         do {
-            var configuration = ServiceConfiguration(http: http, ledgerDescription: location.description)
+            var configuration = ServiceConfiguration(http: http, ledgerDescription: ledgers.count == 1 ? ledgers[0].location : "")
             configuration.seatAPI = seatAPI
             configuration.supportDesk = support
             configuration.build = ServiceBuild(version: SeatLedgerVersion.release, commit: BuildCommit.value)
-            service = try LedgerService(pool: pool, configuration: configuration)
+            let unroutable = served.file?.unroutable.flatMap { name in ledgers.first { $0.name == name } }
+            service = try LedgerService(ledgers: ledgers, unroutable: unroutable, configuration: configuration)
         } catch {
-            await pool.close()
+            for ledger in ledgers { await ledger.pool.close() }
             throw InputError(message: "\(error)")
         }
         for await _ in stops { break }

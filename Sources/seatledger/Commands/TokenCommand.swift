@@ -25,6 +25,7 @@ enum TokenCommand: Command {
     static let examples = ["seatledger token add app-server --scope read --scope link --scope record"]
     static let help = """
     Usage: seatledger token add NAME --scope S [--scope S …] [--anchor FILE] [--db PATH] [--json]
+           seatledger token add NAME --scope S … --config FILE --ledger NAME [--ledger NAME …] [--json]
            seatledger token list [--db PATH] [--json]
            seatledger token revoke NAME [--anchor FILE] [--db PATH] [--json]
 
@@ -42,6 +43,9 @@ enum TokenCommand: Command {
     `serve` sees new and revoked tokens within a second. `list` shows names, scopes, creation
     and revocation times and the first 12 hex digits of each digest (never a token). `revoke`
     makes the token authenticate nothing; the name stays taken.
+    With `--config FILE`, `add` takes `--ledger` several times: one token (one secret) stored in
+    each ledger named, which it opens in `serve --config FILE` (a token opens the ledgers that
+    hold it; the name must be free in all of them).
 
     Options:
     \(OptionHelp.lines(options))
@@ -104,21 +108,36 @@ enum TokenCommand: Command {
             }
             let scope = try scopes(try arguments[Self.scope])
             let token = TokenAuthenticator.mintToken()
-            let ledger = try LedgerLocation(arguments).open()
-            let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, ledger: ledger)
-            do {
-                try ledger.addAPIToken(name: name, scope: scope, sha256: TokenAuthenticator.digest(token), now: now)
-            } catch let error as APITokenError {
-                throw InputError(message: error.message)
+            // One secret in every ledger named (`--config FILE --ledger A --ledger B`): the token
+            // opens each. The name is checked free in all of them before any is written.
+            let locations = try LedgerLocation.all(arguments)
+            if locations.count > 1, arguments.contains(AnchorOption.option) {
+                throw UsageError(message: "--anchor names one ledger's anchor: add the token to one ledger at a time to keep anchors")
             }
-            if let anchorFile { try AnchorOption.record(anchorFile, ledger: ledger) }
+            let ledgers = try locations.map { try $0.open() }
+            for (location, ledger) in zip(locations, ledgers) where try ledger.apiTokens().contains(where: { $0.name == name }) {
+                throw InputError(message: "a token named \(name) already exists in \(location.description) (`seatledger token list`); choose another name")
+            }
+            for ledger in ledgers {
+                let anchorFile = try AnchorOption.checkedBeforeTrustChange(arguments, ledger: ledger)
+                do {
+                    try ledger.addAPIToken(name: name, scope: scope, sha256: TokenAuthenticator.digest(token), now: now)
+                } catch let error as APITokenError {
+                    throw InputError(message: error.message)
+                }
+                if let anchorFile { try AnchorOption.record(anchorFile, ledger: ledger) }
+            }
             let record = APITokenRecord(name: name, scope: scope, sha256: "", createdAt: now, revokedAt: nil)
             if json {
-                Terminal.json(["name": .string(name), "scope": .string(scope), "scopes": .array(record.scopes.map(JSONValue.string)),
-                               "token": .string(token)])
+                var fields: [String: JSONValue] = ["name": .string(name), "scope": .string(scope),
+                                                   "scopes": .array(record.scopes.map(JSONValue.string)), "token": .string(token)]
+                if locations.count > 1 || locations[0].name != nil { fields["ledgers"] = .array(locations.compactMap(\.name).map(JSONValue.string)) }
+                Terminal.json(.object(fields))
             } else {
                 Terminal.out(token)
-                Terminal.err("Token \(name) (\(record.scopesText)) added; it is shown only this once. Send it as `Authorization: Bearer <token>`.")
+                let opened = locations.compactMap(\.name)
+                Terminal.err("Token \(name) (\(record.scopesText)) added\(opened.isEmpty ? "" : " to " + opened.joined(separator: ", ")); it is shown only this once. "
+                             + "Send it as `Authorization: Bearer <token>`.")
             }
             return .success
         default:

@@ -115,13 +115,14 @@ struct ReadmeWalkthroughTests {
         let steps = try Self.steps(fence: "sh")
         #expect(steps.count >= 20, "the walkthrough lost its commands: \(steps.count)")
         #expect(steps.contains { $0.text.hasPrefix("seatledger init") && $0.text.contains("AppleRootCA-G3.cer") })
-        // Every ledger command names its ledger: --db, or SEATLEDGER_DB exported before it.
+        // Every ledger command names its ledger: --db, --config (a deployment file), or SEATLEDGER_DB exported before it.
         var exported = false
         for step in steps {
             if step.text.hasPrefix("export SEATLEDGER_DB=") { exported = true }
             if step.text.hasPrefix("unset SEATLEDGER_DB") { exported = false }
             guard step.text.hasPrefix("seatledger "), !step.text.hasPrefix("seatledger demo") else { continue }
-            #expect(exported || step.text.contains("--db "), "README.md:\(step.line) names no ledger: \(step.text)")
+            #expect(exported || step.text.contains("--db ") || step.text.contains("--config ") || step.text.contains("--check-config "),
+                    "README.md:\(step.line) names no ledger: \(step.text)")
         }
         let directory = try Self.scratch()
         var script = ""

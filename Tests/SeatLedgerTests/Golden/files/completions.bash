@@ -12,32 +12,32 @@ _seatledger() {
         COMPREPLY=( $(compgen -W "$commands" -- "$cur") ); return
     fi
     case "$cmd" in
-        init) opts="--app-apple-id --bundle-id --db --environment --root-cert --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --root-cert"; actions="" ;;
-        config) opts="--anchor --db --help --json --quiet"; vals="--anchor --db"; actions="show add-root" ;;
-        ingest) opts="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --trusted-root-sha256 --api-responses --follow --help --json --progress --quiet --spool --until-empty"; vals="--anchor --batch-size --block-ms --consumer --consumer-group --db --from --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --trusted-root-sha256"; actions="" ;;
-        record) opts="--db --help --json --quiet"; vals="--db"; actions="" ;;
-        verify) opts="--anchor --db --expect-head --trusted-root-sha256 --chain-only --deep --help --json --progress --quiet"; vals="--anchor --db --expect-head --trusted-root-sha256"; actions="" ;;
-        quarantine) opts="--by --db --out --reason --state --trusted-root-sha256 --api-responses --help --json --quiet --raw --storekit"; vals="--by --db --out --reason --state --trusted-root-sha256"; actions="list show retry dismiss" ;;
-        events) opts="--db --limit --mentioning --help --json --quiet"; vals="--db --limit --mentioning"; actions="show" ;;
-        check) opts="--app-apple-id --bundle-id --db --environment --kind --root-cert --trusted-root-sha256 --help --json --quiet"; vals="--app-apple-id --bundle-id --db --environment --kind --root-cert --trusted-root-sha256"; actions="" ;;
-        groups) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;
-        group) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="show" ;;
-        member) opts="--as-of --db --known-at --help --json --quiet"; vals="--as-of --db --known-at"; actions="show" ;;
-        entitlements) opts="--as-of --db --known-at --product --help --json --quiet"; vals="--as-of --db --known-at --product"; actions="" ;;
-        rebuild) opts="--db --all-snapshots --help --json --progress --quiet"; vals="--db"; actions="" ;;
-        replay) opts="--db --from --known-at --to --help --json --quiet"; vals="--db --from --known-at --to"; actions="" ;;
-        diff) opts="--as-of --db --known-at --against-apple --help --json --quiet"; vals="--as-of --db --known-at"; actions="" ;;
-        audit) opts="--as-of --db --format --out --help --json --quiet"; vals="--as-of --db --format --out"; actions="group member" ;;
+        init) opts="--app-apple-id --bundle-id --config --db --environment --ledger --root-cert --help --json --quiet"; vals="--app-apple-id --bundle-id --config --db --environment --ledger --root-cert"; actions="" ;;
+        config) opts="--anchor --config --db --ledger --help --json --quiet"; vals="--anchor --config --db --ledger"; actions="show add-root" ;;
+        ingest) opts="--anchor --batch-size --block-ms --config --consumer --consumer-group --db --from --ledger --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --trusted-root-sha256 --api-responses --follow --help --json --progress --quiet --spool --until-empty"; vals="--anchor --batch-size --block-ms --config --consumer --consumer-group --db --from --ledger --max-line-length --max-message-bytes --min-idle-ms --poll-interval --redis-password-file --status-interval --trusted-root-sha256"; actions="" ;;
+        record) opts="--config --db --ledger --help --json --quiet"; vals="--config --db --ledger"; actions="" ;;
+        verify) opts="--anchor --config --db --expect-head --ledger --trusted-root-sha256 --chain-only --deep --help --json --progress --quiet"; vals="--anchor --config --db --expect-head --ledger --trusted-root-sha256"; actions="" ;;
+        quarantine) opts="--by --config --db --ledger --out --reason --state --trusted-root-sha256 --api-responses --help --json --quiet --raw --storekit"; vals="--by --config --db --ledger --out --reason --state --trusted-root-sha256"; actions="list show retry dismiss" ;;
+        events) opts="--config --db --ledger --limit --mentioning --help --json --quiet"; vals="--config --db --ledger --limit --mentioning"; actions="show" ;;
+        check) opts="--app-apple-id --bundle-id --config --db --environment --kind --ledger --root-cert --trusted-root-sha256 --help --json --quiet"; vals="--app-apple-id --bundle-id --config --db --environment --kind --ledger --root-cert --trusted-root-sha256"; actions="" ;;
+        groups) opts="--as-of --config --db --known-at --ledger --help --json --quiet"; vals="--as-of --config --db --known-at --ledger"; actions="" ;;
+        group) opts="--as-of --config --db --known-at --ledger --help --json --quiet"; vals="--as-of --config --db --known-at --ledger"; actions="show" ;;
+        member) opts="--as-of --config --db --known-at --ledger --help --json --quiet"; vals="--as-of --config --db --known-at --ledger"; actions="show" ;;
+        entitlements) opts="--as-of --config --db --known-at --ledger --product --help --json --quiet"; vals="--as-of --config --db --known-at --ledger --product"; actions="" ;;
+        rebuild) opts="--config --db --ledger --all-snapshots --help --json --progress --quiet"; vals="--config --db --ledger"; actions="" ;;
+        replay) opts="--config --db --from --known-at --ledger --to --help --json --quiet"; vals="--config --db --from --known-at --ledger --to"; actions="" ;;
+        diff) opts="--as-of --config --db --known-at --ledger --against-apple --help --json --quiet"; vals="--as-of --config --db --known-at --ledger"; actions="" ;;
+        audit) opts="--as-of --config --db --format --ledger --out --help --json --quiet"; vals="--as-of --config --db --format --ledger --out"; actions="group member" ;;
         enqueue) opts="--field --redis-password-file --to --help --json --quiet"; vals="--field --redis-password-file --to"; actions="" ;;
         demo) opts="--as-of --group --keep --pki --scenarios --help --json --quiet"; vals="--as-of --group --keep --pki --scenarios"; actions="" ;;
-        backfill) opts="--api-base-url --credentials --db --issuer-id --key-id --max-attempts --private-key --since --timeout --until --help --json --only-failures --progress --quiet --restart"; vals="--api-base-url --credentials --db --issuer-id --key-id --max-attempts --private-key --since --timeout --until"; actions="" ;;
-        reconcile) opts="--api-base-url --as-of --credentials --db --issuer-id --key-id --max-attempts --private-key --timeout --help --json --quiet --with-history"; vals="--api-base-url --as-of --credentials --db --issuer-id --key-id --max-attempts --private-key --timeout"; actions="" ;;
-        seats) opts="--api-base-url --app-transaction-id --as-of --credentials --db --issuer-id --key-id --max-attempts --member-ref --private-key --request-id --state --timeout --help --json --quiet"; vals="--api-base-url --app-transaction-id --as-of --credentials --db --issuer-id --key-id --max-attempts --member-ref --private-key --request-id --state --timeout"; actions="claim unclaim associate info requests" ;;
-        api-config) opts="--api-base-url --credentials --db --help --json --quiet --unset-base-url --unset-credentials"; vals="--api-base-url --credentials --db"; actions="show" ;;
+        backfill) opts="--api-base-url --config --credentials --db --issuer-id --key-id --ledger --max-attempts --private-key --since --timeout --until --help --json --only-failures --progress --quiet --restart"; vals="--api-base-url --config --credentials --db --issuer-id --key-id --ledger --max-attempts --private-key --since --timeout --until"; actions="" ;;
+        reconcile) opts="--api-base-url --as-of --config --credentials --db --issuer-id --key-id --ledger --max-attempts --private-key --timeout --help --json --quiet --with-history"; vals="--api-base-url --as-of --config --credentials --db --issuer-id --key-id --ledger --max-attempts --private-key --timeout"; actions="" ;;
+        seats) opts="--api-base-url --app-transaction-id --as-of --config --credentials --db --issuer-id --key-id --ledger --max-attempts --member-ref --private-key --request-id --state --timeout --help --json --quiet"; vals="--api-base-url --app-transaction-id --as-of --config --credentials --db --issuer-id --key-id --ledger --max-attempts --member-ref --private-key --request-id --state --timeout"; actions="claim unclaim associate info requests" ;;
+        api-config) opts="--api-base-url --config --credentials --db --ledger --help --json --quiet --unset-base-url --unset-credentials"; vals="--api-base-url --config --credentials --db --ledger"; actions="show" ;;
         copy) opts="--batch --from --to --help --json --progress --quiet"; vals="--batch --from --to"; actions="" ;;
-        serve) opts="--anchor --api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --trusted-root-sha256 --help --quiet --support-listen-public"; vals="--anchor --api-base-url --api-max-attempts --api-timeout --credentials --db --issuer-id --key-id --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --trusted-root-sha256"; actions="" ;;
-        token) opts="--anchor --db --scope --help --json --quiet"; vals="--anchor --db --scope"; actions="add list revoke" ;;
-        retract) opts="--by --db --reason --help --json --quiet"; vals="--by --db --reason"; actions="" ;;
+        serve) opts="--anchor --api-base-url --api-max-attempts --api-timeout --check-config --config --credentials --db --issuer-id --key-id --ledger --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --trusted-root-sha256 --help --json --quiet --support-listen-public"; vals="--anchor --api-base-url --api-max-attempts --api-timeout --check-config --config --credentials --db --issuer-id --key-id --ledger --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --trusted-root-sha256"; actions="" ;;
+        token) opts="--anchor --config --db --ledger --scope --help --json --quiet"; vals="--anchor --config --db --ledger --scope"; actions="add list revoke" ;;
+        retract) opts="--by --config --db --ledger --reason --help --json --quiet"; vals="--by --config --db --ledger --reason"; actions="" ;;
         completions) opts="--help --quiet"; vals=""; actions="bash zsh fish" ;;
         *) return ;;
     esac

@@ -5,15 +5,19 @@ complete -c seatledger -n __fish_use_subcommand -a help -d 'help for a command'
 complete -c seatledger -n __fish_use_subcommand -a init -d 'create a ledger and record its trust configuration'
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l app-apple-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l bundle-id -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from init' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l environment -xa 'LocalTesting Production Sandbox Xcode'
+complete -c seatledger -n '__fish_seen_subcommand_from init' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l root-cert -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from init' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a config -d 'show the ledger\'s trust configuration, or add a root certificate'
 complete -c seatledger -n '__fish_seen_subcommand_from config' -l anchor -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from config' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from config' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from config' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from config' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from config' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from config' -l quiet
@@ -22,10 +26,12 @@ complete -c seatledger -n __fish_use_subcommand -a ingest -d 'verify and append 
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l batch-size -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l block-ms -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l consumer -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l consumer-group -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l from -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l max-line-length -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l max-message-bytes -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l min-idle-ms -r -F
@@ -42,14 +48,18 @@ complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l spool
 complete -c seatledger -n '__fish_seen_subcommand_from ingest' -l until-empty
 complete -c seatledger -n __fish_use_subcommand -a record -d 'append one App Store Server API response envelope from a file or stdin'
+complete -c seatledger -n '__fish_seen_subcommand_from record' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from record' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from record' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from record' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from record' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from record' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a verify -d 'recompute the hash chain and report the first position where it breaks'
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l anchor -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from verify' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l expect-head -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from verify' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l trusted-root-sha256 -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l chain-only
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l deep
@@ -59,7 +69,9 @@ complete -c seatledger -n '__fish_seen_subcommand_from verify' -l progress
 complete -c seatledger -n '__fish_seen_subcommand_from verify' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a quarantine -d 'list, show, retry or dismiss inputs that were refused'
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l by -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l out -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l reason -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l state -r -F
@@ -72,7 +84,9 @@ complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l raw
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -l storekit
 complete -c seatledger -n '__fish_seen_subcommand_from quarantine' -a 'list show retry dismiss'
 complete -c seatledger -n __fish_use_subcommand -a events -d 'list stored events (all, or those mentioning an identifier), or show one'
+complete -c seatledger -n '__fish_seen_subcommand_from events' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from events' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from events' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from events' -l limit -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from events' -l mentioning -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from events' -l help
@@ -82,9 +96,11 @@ complete -c seatledger -n '__fish_seen_subcommand_from events' -a 'show'
 complete -c seatledger -n __fish_use_subcommand -a check -d 'verify standalone JWS files (notification, StoreKit input, transaction or renewal info) without appending'
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l app-apple-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l bundle-id -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from check' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l environment -xa 'LocalTesting Production Sandbox Xcode'
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l kind -xa 'notification transaction renewal'
+complete -c seatledger -n '__fish_seen_subcommand_from check' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l root-cert -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l trusted-root-sha256 -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l help
@@ -92,62 +108,78 @@ complete -c seatledger -n '__fish_seen_subcommand_from check' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from check' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a groups -d 'list every group: key, product, status, seats, members with access'
 complete -c seatledger -n '__fish_seen_subcommand_from groups' -l as-of -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from groups' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from groups' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from groups' -l known-at -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from groups' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from groups' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from groups' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from groups' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a group -d 'show one group\'s state (seats, members, access, drift from Apple)'
 complete -c seatledger -n '__fish_seen_subcommand_from group' -l as-of -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from group' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from group' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from group' -l known-at -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from group' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from group' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from group' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from group' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from group' -a 'show'
 complete -c seatledger -n __fish_use_subcommand -a member -d 'show one person\'s access across groups'
 complete -c seatledger -n '__fish_seen_subcommand_from member' -l as-of -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from member' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from member' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from member' -l known-at -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from member' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from member' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from member' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from member' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from member' -a 'show'
 complete -c seatledger -n __fish_use_subcommand -a entitlements -d 'show what a person is entitled to, per product (groups and individual subscriptions)'
 complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l as-of -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l known-at -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l product -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from entitlements' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a rebuild -d 'recompute every projection from the event log'
+complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l all-snapshots
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l progress
 complete -c seatledger -n '__fish_seen_subcommand_from rebuild' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a replay -d 'replay a group\'s history: every event in effective order and the change it caused'
+complete -c seatledger -n '__fish_seen_subcommand_from replay' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from replay' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from replay' -l from -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from replay' -l known-at -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from replay' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from replay' -l to -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from replay' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from replay' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from replay' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a diff -d 'compare a group between two knowledge times, two moments, or against Apple'
 complete -c seatledger -n '__fish_seen_subcommand_from diff' -l as-of -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from diff' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from diff' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from diff' -l known-at -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from diff' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from diff' -l against-apple
 complete -c seatledger -n '__fish_seen_subcommand_from diff' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from diff' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from diff' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a audit -d 'support-ready reports: why does a member (not) have access; a group\'s full story'
 complete -c seatledger -n '__fish_seen_subcommand_from audit' -l as-of -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from audit' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from audit' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from audit' -l format -xa 'text markdown html json'
+complete -c seatledger -n '__fish_seen_subcommand_from audit' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from audit' -l out -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from audit' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from audit' -l json
@@ -171,10 +203,12 @@ complete -c seatledger -n '__fish_seen_subcommand_from demo' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from demo' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a backfill -d 'recover missed notifications from Apple\'s notification history (idempotent, resumable)'
 complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l api-base-url -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l credentials -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l issuer-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l key-id -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l max-attempts -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l private-key -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l since -r -F
@@ -189,10 +223,12 @@ complete -c seatledger -n '__fish_seen_subcommand_from backfill' -l restart
 complete -c seatledger -n __fish_use_subcommand -a reconcile -d 'ask Apple about a group (statuses, seats, groups, members), record it, print the diff'
 complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l api-base-url -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l as-of -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l credentials -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l issuer-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l key-id -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l max-attempts -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l private-key -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from reconcile' -l timeout -r -F
@@ -204,10 +240,12 @@ complete -c seatledger -n __fish_use_subcommand -a seats -d 'claim, unclaim and 
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l api-base-url -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l app-transaction-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l as-of -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from seats' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l credentials -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l issuer-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l key-id -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from seats' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l max-attempts -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l member-ref -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -l private-key -r -F
@@ -220,8 +258,10 @@ complete -c seatledger -n '__fish_seen_subcommand_from seats' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from seats' -a 'claim unclaim associate info requests'
 complete -c seatledger -n __fish_use_subcommand -a api-config -d 'show or set the App Store Server API credentials file and base URL'
 complete -c seatledger -n '__fish_seen_subcommand_from api-config' -l api-base-url -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from api-config' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from api-config' -l credentials -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from api-config' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from api-config' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from api-config' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from api-config' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from api-config' -l quiet
@@ -241,10 +281,13 @@ complete -c seatledger -n '__fish_seen_subcommand_from serve' -l anchor -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l api-base-url -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l api-max-attempts -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l api-timeout -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l check-config -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l credentials -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l db -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l issuer-id -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l key-id -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l listen -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l max-body -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l max-connections -r -F
@@ -255,11 +298,14 @@ complete -c seatledger -n '__fish_seen_subcommand_from serve' -l threads -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l timeout -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l trusted-root-sha256 -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l help
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l support-listen-public
 complete -c seatledger -n __fish_use_subcommand -a token -d 'bearer tokens for the serve API: add (printed once), list, revoke'
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l anchor -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from token' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from token' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l scope -xa 'link read record seats'
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l json
@@ -267,7 +313,9 @@ complete -c seatledger -n '__fish_seen_subcommand_from token' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from token' -a 'add list revoke'
 complete -c seatledger -n __fish_use_subcommand -a retract -d 'withdraw a wrongly recorded event from every projection (nothing is deleted)'
 complete -c seatledger -n '__fish_seen_subcommand_from retract' -l by -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from retract' -l config -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from retract' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from retract' -l ledger -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from retract' -l reason -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from retract' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from retract' -l json

@@ -44,8 +44,10 @@ _seatledger() {
         init) _arguments -s \
             '--app-apple-id=[app-apple-id]:value:_files' \
             '--bundle-id=[bundle-id]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '--environment=[environment]:value:(LocalTesting Production Sandbox Xcode)' \
+            '*--ledger=[ledger]:value:_files' \
             '*--root-cert=[root-cert]:value:_files' \
             '--help[help]' \
             '--json[json]' \
@@ -53,7 +55,9 @@ _seatledger() {
             '*:argument:_files' ;;
         config) _arguments -s \
             '--anchor=[anchor]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
@@ -63,10 +67,12 @@ _seatledger() {
             '--anchor=[anchor]:value:_files' \
             '--batch-size=[batch-size]:value:_files' \
             '--block-ms=[block-ms]:value:_files' \
+            '--config=[config]:value:_files' \
             '--consumer=[consumer]:value:_files' \
             '--consumer-group=[consumer-group]:value:_files' \
             '--db=[db]:value:_files' \
             '--from=[from]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--max-line-length=[max-line-length]:value:_files' \
             '--max-message-bytes=[max-message-bytes]:value:_files' \
             '--min-idle-ms=[min-idle-ms]:value:_files' \
@@ -84,15 +90,19 @@ _seatledger() {
             '--until-empty[until-empty]' \
             '*:argument:_files' ;;
         record) _arguments -s \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         verify) _arguments -s \
             '--anchor=[anchor]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '--expect-head=[expect-head]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
             '--chain-only[chain-only]' \
             '--deep[deep]' \
@@ -103,7 +113,9 @@ _seatledger() {
             '*:argument:_files' ;;
         quarantine) _arguments -s \
             '--by=[by]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--out=[out]:value:_files' \
             '--reason=[reason]:value:_files' \
             '--state=[state]:value:_files' \
@@ -117,7 +129,9 @@ _seatledger() {
             '1:action:(list show retry dismiss)' \
             '*:argument:_files' ;;
         events) _arguments -s \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--limit=[limit]:value:_files' \
             '--mentioning=[mentioning]:value:_files' \
             '--help[help]' \
@@ -128,9 +142,11 @@ _seatledger() {
         check) _arguments -s \
             '--app-apple-id=[app-apple-id]:value:_files' \
             '--bundle-id=[bundle-id]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '--environment=[environment]:value:(LocalTesting Production Sandbox Xcode)' \
             '--kind=[kind]:value:(notification transaction renewal)' \
+            '*--ledger=[ledger]:value:_files' \
             '*--root-cert=[root-cert]:value:_files' \
             '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
             '--help[help]' \
@@ -139,16 +155,20 @@ _seatledger() {
             '*:argument:_files' ;;
         groups) _arguments -s \
             '--as-of=[as-of]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '--known-at=[known-at]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         group) _arguments -s \
             '--as-of=[as-of]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '--known-at=[known-at]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
@@ -156,8 +176,10 @@ _seatledger() {
             '*:argument:_files' ;;
         member) _arguments -s \
             '--as-of=[as-of]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '--known-at=[known-at]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
@@ -165,15 +187,19 @@ _seatledger() {
             '*:argument:_files' ;;
         entitlements) _arguments -s \
             '--as-of=[as-of]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '--known-at=[known-at]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '*--product=[product]:value:_files' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         rebuild) _arguments -s \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--all-snapshots[all-snapshots]' \
             '--help[help]' \
             '--json[json]' \
@@ -181,9 +207,11 @@ _seatledger() {
             '--quiet[quiet]' \
             '*:argument:_files' ;;
         replay) _arguments -s \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '--from=[from]:value:_files' \
             '--known-at=[known-at]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--to=[to]:value:_files' \
             '--help[help]' \
             '--json[json]' \
@@ -191,8 +219,10 @@ _seatledger() {
             '*:argument:_files' ;;
         diff) _arguments -s \
             '*--as-of=[as-of]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '*--known-at=[known-at]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--against-apple[against-apple]' \
             '--help[help]' \
             '--json[json]' \
@@ -200,8 +230,10 @@ _seatledger() {
             '*:argument:_files' ;;
         audit) _arguments -s \
             '--as-of=[as-of]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
             '--format=[format]:value:(text markdown html json)' \
+            '*--ledger=[ledger]:value:_files' \
             '--out=[out]:value:_files' \
             '--help[help]' \
             '--json[json]' \
@@ -228,10 +260,12 @@ _seatledger() {
             '*:argument:_files' ;;
         backfill) _arguments -s \
             '--api-base-url=[api-base-url]:value:_files' \
+            '--config=[config]:value:_files' \
             '--credentials=[credentials]:value:_files' \
             '--db=[db]:value:_files' \
             '--issuer-id=[issuer-id]:value:_files' \
             '--key-id=[key-id]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--max-attempts=[max-attempts]:value:_files' \
             '--private-key=[private-key]:value:_files' \
             '--since=[since]:value:_files' \
@@ -247,10 +281,12 @@ _seatledger() {
         reconcile) _arguments -s \
             '--api-base-url=[api-base-url]:value:_files' \
             '--as-of=[as-of]:value:_files' \
+            '--config=[config]:value:_files' \
             '--credentials=[credentials]:value:_files' \
             '--db=[db]:value:_files' \
             '--issuer-id=[issuer-id]:value:_files' \
             '--key-id=[key-id]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--max-attempts=[max-attempts]:value:_files' \
             '--private-key=[private-key]:value:_files' \
             '--timeout=[timeout]:value:_files' \
@@ -263,10 +299,12 @@ _seatledger() {
             '--api-base-url=[api-base-url]:value:_files' \
             '--app-transaction-id=[app-transaction-id]:value:_files' \
             '--as-of=[as-of]:value:_files' \
+            '--config=[config]:value:_files' \
             '--credentials=[credentials]:value:_files' \
             '--db=[db]:value:_files' \
             '--issuer-id=[issuer-id]:value:_files' \
             '--key-id=[key-id]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--max-attempts=[max-attempts]:value:_files' \
             '--member-ref=[member-ref]:value:_files' \
             '--private-key=[private-key]:value:_files' \
@@ -280,8 +318,10 @@ _seatledger() {
             '*:argument:_files' ;;
         api-config) _arguments -s \
             '--api-base-url=[api-base-url]:value:_files' \
+            '--config=[config]:value:_files' \
             '--credentials=[credentials]:value:_files' \
             '--db=[db]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--help[help]' \
             '--json[json]' \
             '--quiet[quiet]' \
@@ -303,10 +343,13 @@ _seatledger() {
             '--api-base-url=[api-base-url]:value:_files' \
             '--api-max-attempts=[api-max-attempts]:value:_files' \
             '--api-timeout=[api-timeout]:value:_files' \
+            '--check-config=[check-config]:value:_files' \
+            '--config=[config]:value:_files' \
             '--credentials=[credentials]:value:_files' \
             '--db=[db]:value:_files' \
             '--issuer-id=[issuer-id]:value:_files' \
             '--key-id=[key-id]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--listen=[listen]:value:_files' \
             '--max-body=[max-body]:value:_files' \
             '--max-connections=[max-connections]:value:_files' \
@@ -317,12 +360,15 @@ _seatledger() {
             '--timeout=[timeout]:value:_files' \
             '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
             '--help[help]' \
+            '--json[json]' \
             '--quiet[quiet]' \
             '--support-listen-public[support-listen-public]' \
             '*:argument:_files' ;;
         token) _arguments -s \
             '--anchor=[anchor]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '*--scope=[scope]:value:(link read record seats)' \
             '--help[help]' \
             '--json[json]' \
@@ -331,7 +377,9 @@ _seatledger() {
             '*:argument:_files' ;;
         retract) _arguments -s \
             '--by=[by]:value:_files' \
+            '--config=[config]:value:_files' \
             '--db=[db]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
             '--reason=[reason]:value:_files' \
             '--help[help]' \
             '--json[json]' \
