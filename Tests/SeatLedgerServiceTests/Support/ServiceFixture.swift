@@ -138,8 +138,18 @@ final class ServeProcess: @unchecked Sendable {
 
     /// `fileSizeLimit`: the largest file the process may write, in bytes (`prlimit --fsize`, with
     /// `SIGXFSZ` ignored, so a write past it fails with `EFBIG` as a write to a full disk fails).
-    init(db: String, extra: [String] = [], environment: [String: String] = [:], fileSizeLimit: Int? = nil) throws {
-        let serve = ["serve", "--db", db, "--listen", "127.0.0.1:0"] + extra
+    convenience init(db: String, extra: [String] = [], environment: [String: String] = [:], fileSizeLimit: Int? = nil) throws {
+        try self.init(serving: ["--db", db], extra: extra, environment: environment, fileSizeLimit: fileSizeLimit)
+    }
+
+    /// `serve --config FILE`: the ledgers of a deployment file (its `listen` replaced by an ephemeral port).
+    convenience init(config: String, extra: [String] = [], environment: [String: String] = [:], fileSizeLimit: Int? = nil) throws {
+        try self.init(serving: ["--config", config], extra: extra, environment: environment, fileSizeLimit: fileSizeLimit)
+    }
+
+    /// `serve` with `serving` (where the ledgers are) and `extra`, on an ephemeral loopback port.
+    init(serving: [String], extra: [String], environment: [String: String], fileSizeLimit: Int?) throws {
+        let serve = ["serve"] + serving + ["--listen", "127.0.0.1:0"] + extra
         if let fileSizeLimit {
             // The shell ignores SIGXFSZ (kept across exec) and execs prlimit, which execs serve: one pid.
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
