@@ -80,7 +80,10 @@ enum LedgerBuild {
             try commitInFlight()
             inFlight = (group, slot, batch.count)
         }
-        let simulation = SimulationOptions(seed: UInt64(seed))
+        var simulation = SimulationOptions(seed: UInt64(seed))
+        simulation.bundleId = bundleId
+        // Ledgers of other apps (one serve of several ledgers) get member refs of their own too.
+        let refSuffix = bundleId == SimulationOptions().bundleId ? "" : "-s\(seed)"
         // The simulator names members as the scenario does, so in load mode every group's claims
         // carry the same memberRef ("ann", "bob", …): one identifier tying all groups together,
         // which no real ledger has (a memberRef is one of your users). API responses are not
@@ -88,7 +91,7 @@ enum LedgerBuild {
         let eventsPerGroup = try SimulationPlan(scenario, options: simulation, groupIndex: 0).events.count
         _ = try simulator.stream(scenario, options: simulation, groups: groups, line: { line in
             lines += 1
-            let text = uniqueMemberRefs ? Self.suffixMemberRef(line, group: (lines - 1) / eventsPerGroup) : line
+            let text = uniqueMemberRefs ? Self.suffixMemberRef(line, group: (lines - 1) / eventsPerGroup, prefix: refSuffix) : line
             pending.append(InboundMessage(raw: Data(text.utf8), source: "bench-load:\(lines)", origin: .file, acceptsAPIResponses: true))
             if pending.count >= batchSize { try flush() }
         })
@@ -122,11 +125,11 @@ extension LedgerBuild {
 
     /// `{"apiResponse":…"context":{"memberRef":"ann"}…}` → `…"memberRef":"ann-g<group>"…` (the line
     /// stays canonical JSON: no key changes).
-    static func suffixMemberRef(_ line: String, group: Int) -> String {
+    static func suffixMemberRef(_ line: String, group: Int, prefix: String = "") -> String {
         let marker = "\"memberRef\":\""
         guard line.hasPrefix("{\"apiResponse\""), let start = line.range(of: marker),
               let end = line[start.upperBound...].firstIndex(of: "\"") else { return line }
-        return String(line[..<end]) + "-g\(group)" + String(line[end...])
+        return String(line[..<end]) + "\(prefix)-g\(group)" + String(line[end...])
     }
 }
 

@@ -33,6 +33,8 @@ enum Report {
         Target(key: "members_get_per_s", label: "GET /v1/members ≥ 5,000 requests/s (16 connections)", op: ">=", bound: 5000),
         Target(key: "entitlements_vs_members_get_ratio", label: "GET /v1/entitlements ≥ 0.9× GET /v1/members requests/s (same run)", op: ">=", bound: 0.9),
         Target(key: "entitlements_get_p99_ms", label: "GET /v1/entitlements p99 < 5 ms (16 connections)", op: "<", bound: 5),
+        Target(key: "deployment_entitlements_ratio", label: "one serve of 10 ledgers: GET /v1/entitlements over all ≥ 0.8× one ledger's (same run)", op: ">=", bound: 0.8),
+        Target(key: "deployment_webhook_ratio", label: "one serve of 10 ledgers: webhook spread over all ≥ 0.8× one ledger's (64 connections, same run)", op: ">=", bound: 0.8),
         Target(key: "groups_json_per_1000_growth", label: "groups --json linear: s per 1,000 groups, largest / smallest size < 2", op: "<", bound: 2),
         Target(key: "rebuild_warm_vs_floor_time_ratio", label: "rebuild, warm ≤ 2× its storage floor", op: "<=", bound: 2),
         Target(key: "pg_ingest_2_vs_1_of_ceiling", label: "PostgreSQL: 2 ingest workers ≥ 80% of the measured ceiling", op: ">=", bound: 0.8),
@@ -207,6 +209,14 @@ enum Report {
         rows.append(("", "  p50 / p99 ms, CPU \(v("entitlements_get_serve_cpu_us_per_request")) µs a request",
                      "\(v("entitlements_get_p50_ms")) / \(v("entitlements_get_p99_ms"))", mark("entitlements_get_p99_ms")))
         rows.append(("", "  serve peak RSS \(v("members_get_peak_rss_mb")) MB, CPU \(v("members_get_serve_cpu_us_per_request")) µs a request (\(v("members_get_serve_busy_cores")) cores), \(v("members_get_avg_body_bytes")) bytes an answer; load \(text("members_get_load_average"))", "", ""))
+        if number("deployment_entitlements_ratio") != nil || number("deployment_webhook_ratio") != nil {
+            rows.append(("7 ledgers", "GET /v1/entitlements/{id}, \(v("deployment_ledgers")) ledgers of \(v("deployment_events_per_ledger")) events searched, requests/s (× one ledger, median of 3 alternating pairs: \(text("deployment_entitlements_pair_ratios")))",
+                         "\(v("deployment_entitlements_all_per_s")) (\(v("deployment_entitlements_ratio"))×)", mark("deployment_entitlements_ratio")))
+            rows.append(("", "  one ledger \(v("deployment_entitlements_one_per_s"))/s; p99 \(v("deployment_entitlements_all_p99_ms")) / \(v("deployment_entitlements_one_p99_ms")) ms; serve peak RSS \(v("deployment_read_all_peak_rss_mb")) / \(v("deployment_read_one_peak_rss_mb")) MB", "", ""))
+            rows.append(("", "webhook, 64 connections, \(v("deployment_webhook_notifications")) notifications spread over \(v("deployment_ledgers")) ledgers, notifications/s (× one ledger)",
+                         "\(v("deployment_webhook_all_per_s")) (\(v("deployment_webhook_ratio"))×)", mark("deployment_webhook_ratio")))
+            rows.append(("", "  one ledger \(v("deployment_webhook_one_per_s"))/s; serve peak RSS \(v("deployment_webhook_all_peak_rss_mb")) / \(v("deployment_webhook_one_peak_rss_mb")) MB", "", ""))
+        }
         let groupsSizes = text("groups_json_sizes").split(separator: " ").map(String.init)
         if let largest = groupsSizes.last {
             rows.append(("5c groups", "groups --json over \(largest) groups, seconds", v("groups_json_\(largest)_seconds"),
