@@ -941,6 +941,15 @@ enum APIExamples {
   },
   "ready": {
     "headPosition": 160,
+    "ledgers": [
+      {
+        "bundleId": "com.example.reps",
+        "environment": "Sandbox",
+        "headPosition": 160,
+        "name": "default",
+        "status": "ready"
+      }
+    ],
     "status": "ready"
   },
   "recordAppended": {
@@ -1275,7 +1284,7 @@ enum APIExamples {
   },
   "unknownParameter": {
     "error": "bad_parameter",
-    "message": "unknown query parameter asof (did you mean asOf?): /v1/groups/{ref} takes asOf, knownAt"
+    "message": "unknown query parameter asof (did you mean asOf?): /v1/groups/{ref} takes ledger, asOf, knownAt"
   }
 }
 """#
