@@ -11,8 +11,8 @@ extension MessageDecoder {
     /// bytes (``Ledger/markingStored(_:)``), which were verified when they were stored. Any other
     /// line, including one that reuses a stored id with different bytes, is verified as usual.
     ///
-    /// Byte scans (`memchr`), not a parse or `String` views: on a re-run of 10,000 stored lines the
-    /// `String.UTF8View` version took 60% of the run, serial on the writer thread.
+    /// Byte scans (`memchr`), not a parse or `String` views: it runs serially on the writer thread
+    /// for every line of a re-run (`Tools/bench/PERFORMANCE.md`).
     package static func claimedNotificationUUID(_ raw: Data) -> String? {
         // The payload is the JWS's second segment: between the first two dots of the body.
         let payload = raw.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Data? in

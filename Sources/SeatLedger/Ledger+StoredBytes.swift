@@ -6,8 +6,8 @@ extension Ledger {
     /// that event, so that the decoder skips it and the commit reports it as a duplicate.
     ///
     /// What makes a re-run of an ingest cheap: a line already stored costs one indexed read
-    /// instead of three signature verifications (issue 26: a re-run re-verified every stored line
-    /// at ~940/s). Only notifications in Apple's form are looked up (their event id is the
+    /// instead of three signature verifications (the figures: `Tools/bench/PERFORMANCE.md`).
+    /// Only notifications in Apple's form are looked up (their event id is the
     /// `notificationUUID`); everything else is decoded as before.
     func markingStored(_ batch: [InboundMessage]) throws -> [InboundMessage] {
         try batch.map { message in

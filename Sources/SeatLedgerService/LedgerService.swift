@@ -71,6 +71,11 @@ public final class LedgerService: Sendable {
         var start: [String: JSONValue] = ["event": "start", "version": .string(configuration.build.version),
                                           "commit": .string(configuration.build.commit),
                                           "ledger": .string(ledgers.count == 1 ? ledgers[0].location : ledgers.map(\.name).joined(separator: ",")),
+                                          "ledgers": .array(ledgers.map { ledger in
+                                              var fields = ledger.fields
+                                              fields["location"] = .string(ledger.location)
+                                              return .object(fields)
+                                          }),
                                           "address": .string("\(configuration.http.host):\(http.port)")]
         if let desk = configuration.supportDesk {
             let support: HTTPServer
@@ -133,12 +138,8 @@ public final class LedgerService: Sendable {
     /// every other request is left to ``handle(_:)``.
     ///
     /// Why: handing a request to a task and its work to a pool thread, and back twice, woke four
-    /// threads per request. For a read that cost more CPU than the read itself under bench step
-    /// 5b (target ≥ 5,000 requests/s, p99 under 5 ms, on two cores shared with the load
-    /// generator: 4,760 → 5,800–6,300/s on the 100,000-event ledger, 3,530–3,690 → 4,580–5,070/s
-    /// on the million-event one); for a notification 8% of `serve`'s CPU on the 10,000-line
-    /// stream of step 1c (target at 64 connections ≥ 0.8× the file ingest), within the noise on
-    /// the 100,000-line one.
+    /// threads per request, which for a read cost more CPU than the read itself (the read API's
+    /// and the webhook's targets and figures: `Tools/bench/PERFORMANCE.md`).
     public func handleImmediately(_ request: HTTPRequest) -> ImmediateAnswer {
         guard let match = RouteTable.service.match(request), let immediate = match.route.immediate,
               match.route.allows(request.method) else { return .notTaken }
@@ -168,8 +169,7 @@ public final class LedgerService: Sendable {
     /// `POST /notifications` on the polling thread: verified here, handed back by the writer once
     /// the outcome is durable, answered (``receiveNotification(_:fields:)``'s answers) on the
     /// polling thread that sends it: the writer only hands the receipt on, since everything it
-    /// does delays the next group commit (bench step 1c; alternating runs on the 100,000-line
-    /// stream could not tell the two apart on this noisy machine: 1,434–1,917/s either way).
+    /// does delays the next group commit.
     func receiveNotification(_ match: RouteMatch, respond: @escaping @Sendable (@escaping @Sendable () -> HTTPResponse) -> Void) {
         let started = ContinuousClock.now
         let request = match.request, route = match.route.template

@@ -17,9 +17,8 @@ extension LedgerService {
     /// Whether `body` is a JSON object with an `apiResponse` member and no `signedPayload` (the
     /// shape the decoder would apply as an API response). Apple's own form is recognised without a parse.
     ///
-    /// The member name is looked for with `memchr` and `memcmp`: `Data.range(of:)` was 4.7% of
-    /// `serve`'s CPU under the webhook load (bench step 1c, target at 64 connections ≥ 0.8× the
-    /// file ingest).
+    /// The member name is looked for with `memchr` and `memcmp`, not `Data.range(of:)`, which
+    /// cost the webhook intake target its margin (`Tools/bench/PERFORMANCE.md`).
     static func isAPIResponseEnvelope(_ body: Data) -> Bool {
         let mentioned = body.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Bool in
             contains(apiResponseName, in: bytes)

@@ -47,8 +47,8 @@ public struct ServiceConfiguration: Sendable {
     /// Now, or `$SEATLEDGER_NOW` (ISO 8601 or epoch ms), as the CLI reads it.
     ///
     /// Read with `getenv`, one variable: `ProcessInfo.environment` copies the whole environment
-    /// into a dictionary at every call, 6.8% of `serve`'s CPU per `GET /v1/members/{id}` (bench
-    /// step 5b, target ≥ 5,000 requests/s with a p99 under 5 ms; every read route asks this clock).
+    /// into a dictionary at every call, and every read route asks this clock (the read API's
+    /// target and figures: `Tools/bench/PERFORMANCE.md`).
     public static let environmentClock: @Sendable () -> EpochMillis = {
         getenv("SEATLEDGER_NOW").flatMap { Timestamp.parse(String(cString: $0)) } ?? Timestamp.millis(Date())
     }
