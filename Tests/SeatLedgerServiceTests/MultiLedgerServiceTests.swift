@@ -214,3 +214,36 @@ struct MultiLedgerServiceTests {
         #expect(try Self.json(await deployment.request("POST", "/notifications", body: up))["result"] == "appended")
     }
 }
+
+/// What a body claims, read only to choose a ledger.
+@Suite("RoutingClaims: the app and environment a body names")
+struct RoutingClaimsTests {
+    static func jws(_ payload: JSONValue) -> String {
+        "eyJhbGciOiJFUzI1NiJ9." + Base64URL.encode(Data(payload.canonicalString().utf8)) + ".c2ln"
+    }
+
+    static let notification: JSONValue = ["notificationType": "TEST", "data": ["bundleId": "com.example.focus", "environment": "Sandbox"]]
+
+    @Test("Apple's compact form (byte scans), a spaced-out form (parsed), a summary, a StoreKit transaction, an AppTransaction, an envelope; none for other bodies",
+          arguments: [
+            ("{\"signedPayload\":\"\(jws(notification))\"}", RoutingClaims(bundleId: "com.example.focus", environment: "Sandbox")),
+            ("  { \"signedPayload\" : \"\(jws(notification))\" }\n", RoutingClaims(bundleId: "com.example.focus", environment: "Sandbox")),
+            ("{\"signedPayload\":\"\(jws(["summary": ["bundleId": "com.example.reps", "environment": "Production"]]))\"}",
+             RoutingClaims(bundleId: "com.example.reps", environment: "Production")),
+            ("{\"signedPayload\":\"\(jws(["externalPurchaseToken": ["bundleId": "com.example.reps"]]))\"}", RoutingClaims(bundleId: "com.example.reps", environment: nil)),
+            ("{\"storeKit\":{\"userId\":\"u\",\"signedTransaction\":\"\(jws(["bundleId": "com.example.reps", "environment": "Sandbox"]))\"}}",
+             RoutingClaims(bundleId: "com.example.reps", environment: "Sandbox")),
+            ("{\"storeKit\":{\"signedAppTransaction\":\"\(jws(["bundleId": "com.example.reps", "receiptType": "Production"]))\"}}",
+             RoutingClaims(bundleId: "com.example.reps", environment: "Production")),
+            (jws(["bundleId": "com.example.reps", "environment": "Sandbox"]), RoutingClaims(bundleId: "com.example.reps", environment: "Sandbox")),
+            ("{\"apiResponse\":{\"environment\":\"Sandbox\",\"body\":{}}}", RoutingClaims(bundleId: nil, environment: "Sandbox")),
+          ] as [(String, RoutingClaims)])
+    func claims(_ body: String, _ expected: RoutingClaims) {
+        #expect(RoutingClaims.of(Data(body.utf8)) == expected)
+    }
+
+    @Test("no claims in bodies that name no app", arguments: ["not json", "{}", "[1]", "{\"signedPayload\":\"a.b.c\"}", "{\"apiResponse\":{\"body\":{}}}", ""])
+    func none(_ body: String) {
+        #expect(RoutingClaims.of(Data(body.utf8)) == nil)
+    }
+}
