@@ -30,13 +30,15 @@ struct EntitlementRoute: Sendable {
     func answer(_ match: RouteMatch) async throws -> HTTPResponse {
         let read = try prepare(match.path("id"), match.request)
         var found: [(ServedLedger, EntitlementAnswer)] = [], missing: (any Error)?
-        for ledger in try service.candidates(match) {
-            do {
-                found.append((ledger, try await ledger.pool.read(read)))
-            } catch let error as PersonNotFound {
-                missing = error
-            } catch {
-                throw LedgerService.describe(error)
+        for group in service.likelyFirst(try service.candidates(match), identifier: match.path("id")) where found.isEmpty {
+            for ledger in group {
+                do {
+                    found.append((ledger, try await ledger.pool.read(read)))
+                } catch let error as PersonNotFound {
+                    missing = error
+                } catch {
+                    throw LedgerService.describe(error)
+                }
             }
         }
         return try Self.response(found, missing: missing, ifNoneMatch: match.request.header("If-None-Match"))
@@ -46,13 +48,15 @@ struct EntitlementRoute: Sendable {
     func answerNow(_ match: RouteMatch) throws -> HTTPResponse {
         let read = try prepare(match.path("id"), match.request)
         var found: [(ServedLedger, EntitlementAnswer)] = [], missing: (any Error)?
-        for ledger in try service.candidates(match) {
-            do {
-                found.append((ledger, try ledger.pool.blockingRead(read)))
-            } catch let error as PersonNotFound {
-                missing = error
-            } catch {
-                throw LedgerService.describe(error)
+        for group in service.likelyFirst(try service.candidates(match), identifier: match.path("id")) where found.isEmpty {
+            for ledger in group {
+                do {
+                    found.append((ledger, try ledger.pool.blockingRead(read)))
+                } catch let error as PersonNotFound {
+                    missing = error
+                } catch {
+                    throw LedgerService.describe(error)
+                }
             }
         }
         return try Self.response(found, missing: missing, ifNoneMatch: match.request.header("If-None-Match"))

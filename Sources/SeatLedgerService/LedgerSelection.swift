@@ -105,6 +105,19 @@ extension LedgerService {
                        details: ["ledgers": .array(candidates.map(\.json))])
     }
 
+    /// `candidates` split by their ``IdentifierFilter``s: those that may know `identifier` (or
+    /// have no opinion yet), then those whose filter says they do not. A search reads the first
+    /// group, and the second only when the first knows nothing: a filter may not cover the last
+    /// moment's appends, so a "no" from every filter is checked against the stores before a 404.
+    func likelyFirst(_ candidates: [ServedLedger], identifier: String) -> [[ServedLedger]] {
+        guard candidates.count > 1 else { return [candidates] }
+        var likely: [ServedLedger] = [], unlikely: [ServedLedger] = []
+        for ledger in candidates {
+            if ledger.identifiers.mightContain(identifier) == false { unlikely.append(ledger) } else { likely.append(ledger) }
+        }
+        return likely.isEmpty ? [unlikely] : unlikely.isEmpty ? [likely] : [likely, unlikely]
+    }
+
     /// Runs `read` on each candidate ledger and answers from the one that knows the reference
     /// (its answer names it in ``ServedLedger/answerHeaders``): 404 when none does (503 when a
     /// ledger that might could not answer), 409 `ambiguous_reference` when several do.
@@ -112,13 +125,15 @@ extension LedgerService {
         var found: [(ServedLedger, HTTPResponse)] = []
         var notFound: APIError?
         var failure: (any Error)?
-        for ledger in try candidates(match) {
-            do {
-                found.append((ledger, try await read(ledger)))
-            } catch let error as APIError where error.status == 404 {
-                notFound = error
-            } catch {
-                failure = error
+        for group in likelyFirst(try candidates(match), identifier: match.values.first ?? "") where found.isEmpty {
+            for ledger in group {
+                do {
+                    found.append((ledger, try await read(ledger)))
+                } catch let error as APIError where error.status == 404 {
+                    notFound = error
+                } catch {
+                    failure = error
+                }
             }
         }
         return try Self.oneOf(found, notFound: notFound, failure: failure)
@@ -129,13 +144,15 @@ extension LedgerService {
         var found: [(ServedLedger, HTTPResponse)] = []
         var notFound: APIError?
         var failure: (any Error)?
-        for ledger in try candidates(match) {
-            do {
-                found.append((ledger, try read(ledger)))
-            } catch let error as APIError where error.status == 404 {
-                notFound = error
-            } catch {
-                failure = error
+        for group in likelyFirst(try candidates(match), identifier: match.values.first ?? "") where found.isEmpty {
+            for ledger in group {
+                do {
+                    found.append((ledger, try read(ledger)))
+                } catch let error as APIError where error.status == 404 {
+                    notFound = error
+                } catch {
+                    failure = error
+                }
             }
         }
         return try Self.oneOf(found, notFound: notFound, failure: failure)

@@ -30,6 +30,8 @@ public final class LedgerService: Sendable {
     /// The counters `/metrics` shows.
     public let metrics = ServiceMetrics()
     let log: RequestLog
+    /// The tasks keeping each ledger's ``IdentifierFilter`` (a service of several ledgers).
+    private let followers: [Task<Void, Never>]
     private let server: HTTPServerBox
     private let supportServer: HTTPServerBox
 
@@ -54,6 +56,7 @@ public final class LedgerService: Sendable {
         self.unroutable = unroutable ?? ledgers[0]
         self.configuration = configuration
         self.log = log
+        followers = ledgers.count == 1 ? [] : ledgers.map { ledger in Task.detached { await ledger.identifiers.follow(ledger.pool) } }
         self.server = HTTPServerBox()
         self.supportServer = HTTPServerBox()
         // libmicrohttpd's own messages become JSON lines of the log, never raw lines on stderr.
@@ -103,6 +106,7 @@ public final class LedgerService: Sendable {
     public func shutdown(drainTimeout: Duration = .seconds(30)) async {
         let http = server.server, support = supportServer.server
         support?.stopAccepting()
+        for follower in followers { follower.cancel() }
         for ledger in ledgers { ledger.pool.endLongPolls() }
         let drained = await Task.detached {
             let api = http?.stop(drainTimeout: drainTimeout) ?? true

@@ -231,8 +231,9 @@ struct ReadRoutes: Sendable {
 
 extension LedgerService {
     /// `GET /v1/members/{id}` over the request's candidate ledgers (``candidates(_:)``): one
-    /// ledger's answer as it is (named by its headers); over several, every ledger's memberships
-    /// in the deployment's order, each with a `ledger` object (name, bundle id, environment).
+    /// ledger's answer as it is (named by its headers); over several, the memberships of every
+    /// ledger that knows the id (those its ``IdentifierFilter`` says may, else all), in the
+    /// deployment's order, each with a `ledger` object (name, bundle id, environment).
     func members(_ match: RouteMatch) throws -> HTTPResponse {
         let identifier = match.path("id")
         let candidates = try candidates(match)
@@ -240,11 +241,13 @@ extension LedgerService {
             return Self.named(try readRoutes(candidates[0]).memberNow(identifier, match.request), by: candidates[0])
         }
         var memberships: [JSONValue] = []
-        for ledger in candidates {
-            for membership in try readRoutes(ledger).membershipsNow(identifier, match.request).arrayValue ?? [] {
-                guard case .object(var members) = membership else { continue }
-                members["ledger"] = ledger.json
-                memberships.append(.object(members))
+        for group in likelyFirst(candidates, identifier: identifier) where memberships.isEmpty {
+            for ledger in group {
+                for membership in try readRoutes(ledger).membershipsNow(identifier, match.request).arrayValue ?? [] {
+                    guard case .object(var members) = membership else { continue }
+                    members["ledger"] = ledger.json
+                    memberships.append(.object(members))
+                }
             }
         }
         return ReadRoutes.memberAnswer(identifier, .array(memberships))

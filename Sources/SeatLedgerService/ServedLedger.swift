@@ -23,6 +23,8 @@ public final class ServedLedger: Sendable {
     public let seatAPI: SeatAPISettings
     let tokens: TokenAuthenticator
     let storeFailures: StoreFailureWindow
+    /// Which identifiers the ledger may know (kept by a service of several ledgers).
+    let identifiers = IdentifierFilter()
 
     /// Serves `pool` as `name`; the app and environment are read from the ledger.
     public init(name: String, pool: LedgerPool, location: String, seatAPI: SeatAPISettings = SeatAPISettings(),

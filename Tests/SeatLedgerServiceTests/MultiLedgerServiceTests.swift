@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import HTTPServer
+import HTTPTestSupport
 import LedgerStorage
 import SeatLedger
 @testable import SeatLedgerService
@@ -245,5 +246,50 @@ struct RoutingClaimsTests {
     @Test("no claims in bodies that name no app", arguments: ["not json", "{}", "[1]", "{\"signedPayload\":\"a.b.c\"}", "{\"apiResponse\":{\"body\":{}}}", ""])
     func none(_ body: String) {
         #expect(RoutingClaims.of(Data(body.utf8)) == nil)
+    }
+}
+
+@Suite("IdentifierFilter: which identifiers a ledger may know")
+struct IdentifierFilterTests {
+    @Test("no opinion before the first pass; then never a false no, few false maybes, and it grows past its capacity by asking to be filled again")
+    func filter() {
+        let filter = IdentifierFilter(capacity: 1_000)
+        #expect(filter.mightContain("2100000000000000") == nil)
+        let known = (0..<800).map { "21000000000\(String(format: "%05d", $0))" }
+        #expect(filter.add(known, through: 800, ready: true))
+        #expect(known.allSatisfy { filter.mightContain($0) == true })
+        let falseMaybes = (0..<10_000).filter { filter.mightContain("99\($0)") == true }.count
+        #expect(falseMaybes < 100, "\(falseMaybes) false maybes in 10,000")
+        #expect(filter.coveredThrough == 800)
+        // Past capacity: emptied and doubled, no opinion until filled again.
+        #expect(!filter.add((0..<5_000).map { "x\($0)" }, through: 900, ready: true))
+        #expect(filter.mightContain(known[0]) == nil)
+        #expect(filter.add(known, through: 800, ready: true))
+        #expect(filter.mightContain(known[0]) == true)
+    }
+
+    @Test("a service of several ledgers follows each ledger's appends; a search reads the ledgers that may know the id first and answers as before")
+    func following() async throws {
+        let deployment = try MultiLedgerServiceTests.Deployment()
+        for (ledger, environment) in [("reps-production", "Production"), ("reps-sandbox", "Sandbox")] {
+            for body in try Notifications.subscribed(count: 2, bundleId: "com.example.reps", environment: environment) {
+                _ = await deployment.request("POST", "/notifications/\(ledger)", body: body)
+            }
+        }
+        let token = try deployment.token("reps-app", scope: "read", in: ["reps-production", "reps-sandbox", "focus-sandbox"])
+        let ledgers = deployment.service.ledgers
+        #expect(await waitUntil(timeout: .seconds(30)) {
+            ledgers.allSatisfy { $0.identifiers.coveredThrough == $0.pool.headPosition && $0.identifiers.mightContain("anything") != nil }
+        })
+        let sandbox = try #require(deployment.service.ledger(named: "reps-sandbox"))
+        let focus = try #require(deployment.service.ledger(named: "focus-sandbox"))
+        #expect(sandbox.identifiers.mightContain("2100000000000001") == true)
+        #expect(focus.identifiers.mightContain("2100000000000001") == false)
+        #expect(deployment.service.likelyFirst([focus, sandbox], identifier: "2100000000000001").map { $0.map(\.name) }
+                == [["reps-sandbox"], ["focus-sandbox"]])
+        // Known to both reps ledgers: merged as before; unknown: 404 after every ledger was read.
+        let merged = try MultiLedgerServiceTests.json(await deployment.request("GET", "/v1/entitlements/2100000000000001", token: token))
+        #expect(merged["entitlements"]?.arrayValue?.map { $0["environment"] } == ["Production", "Sandbox"])
+        #expect(await deployment.request("GET", "/v1/entitlements/2199999999999999", token: token).status == 404)
     }
 }
