@@ -83,6 +83,17 @@ extension EventStore {
         return positions
     }
 
+    /// Every identifier value of the events at `first` through `last`, implied ones included.
+    public func identifierValues(from first: Int64, through last: Int64) throws(SQLiteError) -> [String] {
+        let statement = try connection.prepare(
+            "SELECT key_value FROM event_keys WHERE position BETWEEN ?1 AND ?2 "
+                + "UNION ALL SELECT event_id FROM events WHERE position BETWEEN ?1 AND ?2 AND kind = '\(EventKind.notification.rawValue)'")
+        try statement.bind(.integer(first), .integer(last))
+        var values: [String] = []
+        while try statement.step() { values.append(statement.text(0)) }
+        return values
+    }
+
     /// The identifiers indexed for the event at `position`, by kind then value (the one its id
     /// implies included, ``IdentifierIndexRows``).
     public func identifiers(at position: Int64) throws(SQLiteError) -> [EventIdentifier] {

@@ -139,6 +139,15 @@ extension PostgresEventStore {
         return positions
     }
 
+    /// Every identifier value of the events at `first` through `last`, implied ones included.
+    public func identifierValues(from first: Int64, through last: Int64) throws -> [String] {
+        let result = try connection.run(
+            "SELECT key_value FROM event_keys WHERE position BETWEEN $1 AND $2 "
+                + "UNION ALL SELECT event_id FROM events WHERE position BETWEEN $1 AND $2 AND kind = '\(EventKind.notification.rawValue)'",
+            [.int64(first), .int64(last)])
+        return try result.map { row in try row.text(0) }
+    }
+
     /// The identifiers indexed for the event at `position`, by kind then value (the one its id
     /// implies included, ``IdentifierIndexRows``).
     public func identifiers(at position: Int64) throws -> [EventIdentifier] {

@@ -1082,6 +1082,7 @@ enum APISchemas {
             "environment": { "type": "string" },
             "status": { "enum": ["ready", "not_ready"] },
             "headPosition": { "type": "integer", "minimum": 0 },
+            "identifierFilter": { "enum": ["ready", "building"], "description": "A service of several ledgers: whether searches already skip this ledger for ids it does not know (`building` at start-up, while its identifiers are read)." },
             "message": { "type": "string" }
           },
           "additionalProperties": true

@@ -50,6 +50,9 @@ final class IdentifierFilter: Sendable {
         }
     }
 
+    /// Whether the first pass is in (``mightContain(_:)`` has an opinion).
+    var isReady: Bool { state.withLock { $0.ready } }
+
     /// The last position whose identifiers are in.
     var coveredThrough: Int64 { state.withLock { $0.coveredThrough } }
 
@@ -88,16 +91,14 @@ final class IdentifierFilter: Sendable {
 
     /// Keeps the filter of `pool` up to date until the pool closes or the task is cancelled: the
     /// identifiers of every position up to the head, a chunk per read, then each new one.
-    func follow(_ pool: LedgerPool, chunk: Int64 = 2_000) async {
+    func follow(_ pool: LedgerPool, chunk: Int64 = 20_000) async {
         var covered: Int64 = 0
         var firstPassTarget = pool.headPosition
         while !Task.isCancelled, !pool.isClosed {
             let head = pool.headPosition
             if head > covered {
                 let from = covered + 1, to = min(head, covered + chunk)
-                guard let ids = try? await pool.read({ ledger -> [String] in
-                    try (from...to).flatMap { position in try ledger.store.identifiers(at: position).map(\.value) }
-                }) else {
+                guard let ids = try? await pool.read({ ledger in try ledger.store.identifierValues(from: from, through: to) }) else {
                     _ = await pool.waitForHead(after: head, timeout: .seconds(1))
                     continue
                 }

@@ -284,6 +284,10 @@ public final class LedgerService: Sendable {
                 ready.append((ledger, head))
                 state["status"] = "ready"
                 state["headPosition"] = .int(head)
+                if ledgers.count > 1 {
+                    // Whether searches across ledgers skip this one for ids it does not know yet.
+                    state["identifierFilter"] = ledger.identifiers.isReady ? "ready" : "building"
+                }
             } catch {
                 let message = (error as? APIError)?.message ?? "the ledger is not reachable or writable: \(error)"
                 problems.append(chosen.count == 1 ? message : "\(ledger.name): \(message)")

@@ -284,6 +284,11 @@ public enum LedgerStoreConformance {
         #expect(try store.identifiers(at: 1) == [EventIdentifier(.originalTransactionId, "1000"), EventIdentifier(.transactionId, "t1")])
         #expect(try store.identifiers(at: 2) == [EventIdentifier(.notificationUUID, notification.eventId),
                                                  EventIdentifier(.originalTransactionId, "1000"), EventIdentifier(.transactionId, "n2")])
+        // A range's identifier values are exactly what its positions' identifiers hold (implied ids included).
+        #expect(try store.identifierValues(from: 1, through: 2).sorted()
+                == (try store.identifiers(at: 1) + store.identifiers(at: 2)).map(\.value).sorted())
+        #expect(try Set(store.identifierValues(from: 1, through: 3)) == Set((1...3).flatMap { try store.identifiers(at: $0).map(\.value) }))
+        #expect(try store.identifierValues(from: 4, through: 9).isEmpty)
         #expect(try store.leafFingerprints(at: [1, 2, 99]) == ["api-1": String(format: "%064x", 1), notification.eventId: String(format: "%064x", 2)])
 
         var fromTwo: [Int64] = []

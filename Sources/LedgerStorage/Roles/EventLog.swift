@@ -47,6 +47,10 @@ public protocol EventLog {
     func positions(byIdentifier identifiers: Set<String>) throws -> [String: Set<Int64>]
     /// The identifiers stored for the event at `position`.
     func identifiers(at position: Int64) throws -> [EventIdentifier]
+    /// Every identifier value the events at `first` through `last` mention (the implied
+    /// `notificationUUID`s included), in no order, with repeats: one query for a range, what a
+    /// reader keeping an index of which identifiers a ledger knows reads.
+    func identifierValues(from first: Int64, through last: Int64) throws -> [String]
     /// How many duplicate arrivals each event had.
     func duplicateCounts(for eventIds: [String]) throws -> [String: Int]
     /// The leaf certificate fingerprint that signed each event, by event id.

@@ -235,6 +235,7 @@ final class FailingStore: LedgerStore {
     func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64> { try base.positions(mentioningAny: identifiers) }
     func positions(byIdentifier identifiers: Set<String>) throws -> [String: Set<Int64>] { try base.positions(byIdentifier: identifiers) }
     func identifiers(at position: Int64) throws -> [EventIdentifier] { try base.identifiers(at: position) }
+    func identifierValues(from first: Int64, through last: Int64) throws -> [String] { try base.identifierValues(from: first, through: last) }
     func duplicateCounts(for eventIds: [String]) throws -> [String: Int] { try base.duplicateCounts(for: eventIds) }
     func leafFingerprints(at positions: Set<Int64>) throws -> [String: String] { try base.leafFingerprints(at: positions) }
 
