@@ -25,11 +25,6 @@ extension EventStore {
             hash: statement.blob(11))
     }
 
-    /// The number of events.
-    public func eventCount() throws(SQLiteError) -> Int64 {
-        try connection.scalarInt("SELECT count(*) FROM events") ?? 0
-    }
-
     /// The event at `position`, if any.
     public func event(at position: Int64) throws(SQLiteError) -> LedgerEvent? {
         let statement = try connection.prepare(
@@ -83,22 +78,6 @@ extension EventStore {
         return positions
     }
 
-    /// The identifiers indexed for the event at `position`, by kind then value (the one its id
-    /// implies included, ``IdentifierIndexRows``).
-    public func identifiers(at position: Int64) throws(SQLiteError) -> [EventIdentifier] {
-        let statement = try connection.prepare(
-            "SELECT e.event_id, e.kind, k.key_kind, k.key_value FROM events e LEFT JOIN event_keys k ON k.position = e.position WHERE e.position = ?")
-        try statement.bind(.integer(position))
-        var event: (id: String, kind: EventKind)?
-        var rows: [EventIdentifier] = []
-        while try statement.step() {
-            event = event ?? (statement.text(0), EventKind(rawValue: statement.text(1)))
-            if let kind = statement.optionalText(2) { rows.append(EventIdentifier(IdentifierKind(rawValue: kind), statement.text(3))) }
-        }
-        guard let event else { return [] }
-        return IdentifierIndexRows.identifiers(rows: rows, eventId: event.id, kind: event.kind)
-    }
-
     /// The notification whose event id is `?1` (the identifier its id implies, which the index
     /// stores no row for: ``IdentifierIndexRows``), as a `SELECT position` to unite with a lookup.
     static let notificationWithIdSQL = "SELECT position FROM events WHERE event_id = ?1 AND kind = '\(EventKind.notification.rawValue)'"
@@ -140,13 +119,6 @@ extension EventStore {
             result[statement.text(0)] = leaf
         }
         return result
-    }
-}
-
-extension EventStore {
-    /// The latest Apple time (`occurredAt`) of any event, if there are events.
-    public func lastOccurredAt() throws(SQLiteError) -> EpochMillis? {
-        try connection.scalarInt("SELECT max(occurred_at) FROM events")
     }
 }
 

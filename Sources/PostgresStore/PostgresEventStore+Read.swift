@@ -30,16 +30,6 @@ extension PostgresEventStore {
             hash: try row.bytea(11))
     }
 
-    /// The number of events.
-    public func eventCount() throws -> Int64 {
-        try connection.run("SELECT count(*) FROM events").first?.int64(0) ?? 0
-    }
-
-    /// The latest Apple time (`occurredAt`) of any event, if there are events.
-    public func lastOccurredAt() throws -> EpochMillis? {
-        try connection.run("SELECT max(occurred_at) FROM events").first?.optionalInt64(0)
-    }
-
     /// The event at `position`, if any.
     public func event(at position: Int64) throws -> LedgerEvent? {
         let result = try connection.run(
@@ -137,19 +127,6 @@ extension PostgresEventStore {
         let result = try connection.run(Self.mentioningSQL, [PostgresArrayLiteral.texts(identifiers)])
         for row in result { positions[try row.text(0), default: []].insert(try row.int64(1)) }
         return positions
-    }
-
-    /// The identifiers indexed for the event at `position`, by kind then value (the one its id
-    /// implies included, ``IdentifierIndexRows``).
-    public func identifiers(at position: Int64) throws -> [EventIdentifier] {
-        let result = try connection.run(
-            "SELECT e.event_id, e.kind, k.key_kind, k.key_value FROM events e LEFT JOIN event_keys k ON k.position = e.position WHERE e.position = $1",
-            [.int64(position)])
-        guard let event = result.first else { return [] }
-        let rows = try result.compactMap { row in
-            try row.optionalText(2).map { EventIdentifier(IdentifierKind(rawValue: $0), try row.text(3)) }
-        }
-        return IdentifierIndexRows.identifiers(rows: rows, eventId: try event.text(0), kind: EventKind(rawValue: try event.text(1)))
     }
 
     /// How often each event id arrived as a duplicate (0 for ids that never did, or never arrived).

@@ -22,6 +22,8 @@ import PostgresClient
 public final class PostgresEventStore: LedgerStore {
     /// The connection every statement of this store goes through.
     let connection: PostgresConnection
+    /// The connection as the primitive the roles written once run over.
+    private let sqlDatabase: PostgresSQLDatabase
     /// The URL as given (with its password), to open readers on the same database.
     private let url: String
     /// Whether this store was opened by ``openReader()`` (its session refuses writes).
@@ -61,6 +63,7 @@ public final class PostgresEventStore: LedgerStore {
 
     private init(connection: PostgresConnection, url: String, isReader: Bool) {
         self.connection = connection
+        self.sqlDatabase = PostgresSQLDatabase(connection: connection)
         self.url = url
         self.isReader = isReader
         self.location = PostgresURLRedaction.redact(url)
@@ -301,6 +304,9 @@ public final class PostgresEventStore: LedgerStore {
             throw LedgerStoreError.wrapping(connection.sessionAware(error))
         }
     }
+
+    /// The connection as the primitive the roles written once run over.
+    public var database: any SQLDatabase { sqlDatabase }
 
     /// Runs `body` in the open transaction, or in a write transaction of its own when there is none:
     /// for store methods of several statements that must apply together.
