@@ -5,7 +5,8 @@ import LedgerEvents
 import LedgerStorage
 
 /// The SQLite ledger: append-only events with a hash chain, identifier index, quarantine and
-/// trust configuration. The only type in SeatLedger that speaks SQL.
+/// trust configuration, on one SQLite connection (which it also lends as the ``SQLDatabase`` the
+/// roles written once in `LedgerStorage` run over).
 ///
 /// An `EventStore` owns one connection and is used from one thread at a time; several
 /// processes may open the same file (WAL, busy timeout, `BEGIN IMMEDIATE` for writes).
