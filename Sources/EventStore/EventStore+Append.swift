@@ -15,7 +15,7 @@ extension EventStore {
     static let insertDecodedSQL = "INSERT INTO event_decoded(position, decoded, verification, decoder_version) VALUES (?, ?, ?, ?)"
 
     /// The write transaction (`BEGIN IMMEDIATE`) holds the file's write lock already: reads the head.
-    public func lockHeadForAppend() throws(SQLiteError) -> (position: Int64, hash: Data) { try head() }
+    public func lockHeadForAppend() throws -> (position: Int64, hash: Data) { try head() }
 
     /// Writes the plan's rows with prepared statements: `events`, `event_decoded`, `event_keys`,
     /// `arrivals` and `quarantine` (ids from the rowid). The head is the last `events` row.
@@ -123,10 +123,12 @@ extension EventStore {
     public static var decoderVersion: Int64 { StoredDecoded.decoderVersion }
 
     /// The last position and its hash (0 and the genesis hash for an empty ledger).
-    public func head() throws(SQLiteError) -> (position: Int64, hash: Data) {
-        let statement = try connection.prepare("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
-        defer { statement.reset() }
-        guard try statement.step() else { return (0, EventChain.genesis) }
-        return (statement.int64(0), statement.blob(1))
+    public func head() throws -> (position: Int64, hash: Data) {
+        return try LedgerStoreError.wrappingFailures {
+            let statement = try connection.prepare("SELECT position, hash FROM events ORDER BY position DESC LIMIT 1")
+            defer { statement.reset() }
+            guard try statement.step() else { return (0, EventChain.genesis) }
+            return (statement.int64(0), statement.blob(1))
+        }
     }
 }

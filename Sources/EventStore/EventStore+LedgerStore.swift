@@ -18,11 +18,13 @@ extension EventStore: LedgerStore {
 
     /// `PRAGMA quick_check` (structure, no index contents; linear in the file size): up to 20 findings.
     public func integrityProblems() throws -> [String] {
-        let statement = try connection.prepare("PRAGMA quick_check(20)")
-        defer { statement.reset() }
-        var found: [String] = []
-        while try statement.step() { found.append(statement.text(0)) }
-        return found == ["ok"] ? [] : found
+        return try LedgerStoreError.wrappingFailures {
+            let statement = try connection.prepare("PRAGMA quick_check(20)")
+            defer { statement.reset() }
+            var found: [String] = []
+            while try statement.step() { found.append(statement.text(0)) }
+            return found == ["ok"] ? [] : found
+        }
     }
 
     /// Rewrites the file header's application id with its own value: SQLite dirties page 1 for
@@ -41,8 +43,8 @@ extension EventStore: LedgerStore {
 
     /// Runs `body` with `PRAGMA cache_size` set to `mebibytes`, then restores the previous size.
     public func withPageCache<T>(mebibytes: Int, _ body: () throws -> T) throws -> T {
-        let previous = try connection.scalarInt("PRAGMA cache_size") ?? -65_536
-        try setPageCache(mebibytes: mebibytes)
+        let previous = try LedgerStoreError.wrappingFailures { try connection.scalarInt("PRAGMA cache_size") ?? -65_536 }
+        try LedgerStoreError.wrappingFailures { try setPageCache(mebibytes: mebibytes) }
         defer { try? connection.execute("PRAGMA cache_size = \(previous)") }  // a cache size only: nothing is lost if it fails
         return try body()
     }

@@ -25,89 +25,67 @@ extension EventStore {
             hash: statement.blob(11))
     }
 
-    /// The number of events.
-    public func eventCount() throws(SQLiteError) -> Int64 {
-        try connection.scalarInt("SELECT count(*) FROM events") ?? 0
-    }
-
     /// The event at `position`, if any.
-    public func event(at position: Int64) throws(SQLiteError) -> LedgerEvent? {
-        let statement = try connection.prepare(
-            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position = ?")
-        defer { statement.reset() }
-        try statement.bind(.integer(position))
-        return try statement.step() ? readEvent(statement) : nil
+    public func event(at position: Int64) throws -> LedgerEvent? {
+        return try LedgerStoreError.wrappingFailures {
+            let statement = try connection.prepare(
+                "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position = ?")
+            defer { statement.reset() }
+            try statement.bind(.integer(position))
+            return try statement.step() ? readEvent(statement) : nil
+        }
     }
 
     /// The event with `eventId`, if any.
-    public func event(id eventId: String) throws(SQLiteError) -> LedgerEvent? {
-        let statement = try connection.prepare(
-            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.event_id = ?")
-        defer { statement.reset() }
-        try statement.bind(.text(eventId))
-        return try statement.step() ? readEvent(statement) : nil
+    public func event(id eventId: String) throws -> LedgerEvent? {
+        return try LedgerStoreError.wrappingFailures {
+            let statement = try connection.prepare(
+                "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.event_id = ?")
+            defer { statement.reset() }
+            try statement.bind(.text(eventId))
+            return try statement.step() ? readEvent(statement) : nil
+        }
     }
 
     /// The position and raw bytes of the event with `eventId`.
-    public func storedBytes(ofEventId eventId: String) throws(SQLiteError) -> (position: Int64, raw: Data)? {
-        let statement = try connection.prepare("SELECT position, raw FROM events WHERE event_id = ?")
-        defer { statement.reset() }
-        try statement.bind(.text(eventId))
-        return try statement.step() ? (statement.int64(0), statement.blob(1)) : nil
+    public func storedBytes(ofEventId eventId: String) throws -> (position: Int64, raw: Data)? {
+        return try LedgerStoreError.wrappingFailures {
+            let statement = try connection.prepare("SELECT position, raw FROM events WHERE event_id = ?")
+            defer { statement.reset() }
+            try statement.bind(.text(eventId))
+            return try statement.step() ? (statement.int64(0), statement.blob(1)) : nil
+        }
     }
 
     /// Events at the given positions, ascending.
-    public func events(at positions: [Int64]) throws(SQLiteError) -> [LedgerEvent] {
-        var result: [LedgerEvent] = []
-        result.reserveCapacity(positions.count)
-        for position in Set(positions).sorted() {
-            if let event = try event(at: position) { result.append(event) }
+    public func events(at positions: [Int64]) throws -> [LedgerEvent] {
+        return try LedgerStoreError.wrappingFailures {
+            var result: [LedgerEvent] = []
+            result.reserveCapacity(positions.count)
+            for position in Set(positions).sorted() {
+                if let event = try event(at: position) { result.append(event) }
+            }
+            return result
         }
-        return result
     }
 
     /// Positions of events that mention `value` (of any identifier kind, or only `kind`); a
     /// notification whose id it is among them (``IdentifierIndexRows``).
-    public func positions(mentioning value: String, kind: IdentifierKind? = nil) throws(SQLiteError) -> [Int64] {
-        let statement: SQLiteStatement
-        let byId = IdentifierIndexRows.readsEventIds(for: kind) ? " UNION \(Self.notificationWithIdSQL)" : ""
-        if let kind {
-            statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?1 AND key_kind = ?2\(byId) ORDER BY position")
-            try statement.bind(.text(value), .text(kind.rawValue))
-        } else {
-            statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?1\(byId) ORDER BY position")
-            try statement.bind(.text(value))
+    public func positions(mentioning value: String, kind: IdentifierKind? = nil) throws -> [Int64] {
+        return try LedgerStoreError.wrappingFailures {
+            let statement: SQLiteStatement
+            let byId = IdentifierIndexRows.readsEventIds(for: kind) ? " UNION \(Self.notificationWithIdSQL)" : ""
+            if let kind {
+                statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?1 AND key_kind = ?2\(byId) ORDER BY position")
+                try statement.bind(.text(value), .text(kind.rawValue))
+            } else {
+                statement = try connection.prepare("SELECT position FROM event_keys WHERE key_value = ?1\(byId) ORDER BY position")
+                try statement.bind(.text(value))
+            }
+            var positions: [Int64] = []
+            while try statement.step() { positions.append(statement.int64(0)) }
+            return positions
         }
-        var positions: [Int64] = []
-        while try statement.step() { positions.append(statement.int64(0)) }
-        return positions
-    }
-
-    /// Every identifier value of the events at `first` through `last`, implied ones included.
-    public func identifierValues(from first: Int64, through last: Int64) throws(SQLiteError) -> [String] {
-        let statement = try connection.prepare(
-            "SELECT key_value FROM event_keys WHERE position BETWEEN ?1 AND ?2 "
-                + "UNION ALL SELECT event_id FROM events WHERE position BETWEEN ?1 AND ?2 AND kind = '\(EventKind.notification.rawValue)'")
-        try statement.bind(.integer(first), .integer(last))
-        var values: [String] = []
-        while try statement.step() { values.append(statement.text(0)) }
-        return values
-    }
-
-    /// The identifiers indexed for the event at `position`, by kind then value (the one its id
-    /// implies included, ``IdentifierIndexRows``).
-    public func identifiers(at position: Int64) throws(SQLiteError) -> [EventIdentifier] {
-        let statement = try connection.prepare(
-            "SELECT e.event_id, e.kind, k.key_kind, k.key_value FROM events e LEFT JOIN event_keys k ON k.position = e.position WHERE e.position = ?")
-        try statement.bind(.integer(position))
-        var event: (id: String, kind: EventKind)?
-        var rows: [EventIdentifier] = []
-        while try statement.step() {
-            event = event ?? (statement.text(0), EventKind(rawValue: statement.text(1)))
-            if let kind = statement.optionalText(2) { rows.append(EventIdentifier(IdentifierKind(rawValue: kind), statement.text(3))) }
-        }
-        guard let event else { return [] }
-        return IdentifierIndexRows.identifiers(rows: rows, eventId: event.id, kind: event.kind)
     }
 
     /// The notification whose event id is `?1` (the identifier its id implies, which the index
@@ -116,68 +94,69 @@ extension EventStore {
 
     /// Calls `body` for every event from `position` on, ascending, one row at a time (streaming).
     public func forEachEvent(from position: Int64 = 1, _ body: (LedgerEvent) throws -> Void) throws {
-        let statement = try connection.prepare(
-            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position >= ? ORDER BY e.position")
-        try statement.bind(.integer(position))
-        while try statement.step() { try body(readEvent(statement)) }
+        return try LedgerStoreError.wrappingFailures {
+            let statement = try connection.prepare(
+                "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position >= ? ORDER BY e.position")
+            try statement.bind(.integer(position))
+            while try statement.step() { try body(readEvent(statement)) }
+        }
     }
 
     /// How often each event id arrived as a duplicate.
-    public func duplicateCounts(for eventIds: [String]) throws(SQLiteError) -> [String: Int] {
-        let statement = try connection.prepare("SELECT count(*) FROM arrivals WHERE event_id = ? AND duplicate = 1")
-        defer { statement.reset() }
-        var counts: [String: Int] = [:]
-        for id in Set(eventIds) {
-            statement.reset()
-            try statement.bind(.text(id))
-            if try statement.step() { counts[id] = Int(statement.int64(0)) }
+    public func duplicateCounts(for eventIds: [String]) throws -> [String: Int] {
+        return try LedgerStoreError.wrappingFailures {
+            let statement = try connection.prepare("SELECT count(*) FROM arrivals WHERE event_id = ? AND duplicate = 1")
+            defer { statement.reset() }
+            var counts: [String: Int] = [:]
+            for id in Set(eventIds) {
+                statement.reset()
+                try statement.bind(.text(id))
+                if try statement.step() { counts[id] = Int(statement.int64(0)) }
+            }
+            return counts
         }
-        return counts
     }
 }
 
 extension EventStore {
     /// The leaf certificate fingerprint of each event's own signed payload (first verification record), by event id.
-    public func leafFingerprints(at positions: Set<Int64>) throws(SQLiteError) -> [String: String] {
-        let statement = try connection.prepare(
-            "SELECT e.event_id, d.verification FROM events e JOIN event_decoded d ON d.position = e.position WHERE e.position = ?")
-        defer { statement.reset() }
-        var result: [String: String] = [:]
-        for position in positions {
-            statement.reset()
-            try statement.bind(.integer(position))
-            guard try statement.step(), let records = try? JSONValue.parse(statement.text(1)),
-                  let leaf = records.arrayValue?.first?["leaf"]?.stringValue else { continue }
-            result[statement.text(0)] = leaf
+    public func leafFingerprints(at positions: Set<Int64>) throws -> [String: String] {
+        return try LedgerStoreError.wrappingFailures {
+            let statement = try connection.prepare(
+                "SELECT e.event_id, d.verification FROM events e JOIN event_decoded d ON d.position = e.position WHERE e.position = ?")
+            defer { statement.reset() }
+            var result: [String: String] = [:]
+            for position in positions {
+                statement.reset()
+                try statement.bind(.integer(position))
+                guard try statement.step(), let records = try? JSONValue.parse(statement.text(1)),
+                      let leaf = records.arrayValue?.first?["leaf"]?.stringValue else { continue }
+                result[statement.text(0)] = leaf
+            }
+            return result
         }
-        return result
-    }
-}
-
-extension EventStore {
-    /// The latest Apple time (`occurredAt`) of any event, if there are events.
-    public func lastOccurredAt() throws(SQLiteError) -> EpochMillis? {
-        try connection.scalarInt("SELECT max(occurred_at) FROM events")
     }
 }
 
 extension EventStore {
     /// The arrivals log's rows, highest id, and events without a first arrival (at most `limit`).
     public func arrivalSummary(limit: Int) throws -> ArrivalSummary {
-        try read {
-            let rows = try connection.scalarInt("SELECT count(*) FROM arrivals") ?? 0
-            let highest = try connection.scalarInt("SELECT coalesce(max(id), 0) FROM arrivals") ?? 0
-            // Not a correlated NOT EXISTS: no index finds a first arrival by event id (schema 5,
-            // `LedgerSchema.arrivalsDuplicateIndex`), so the subquery is built once, as a set.
-            let missing = "FROM events WHERE event_id NOT IN (SELECT event_id FROM arrivals WHERE duplicate = 0)"
-            let count = try connection.scalarInt("SELECT count(*) \(missing)") ?? 0
-            var ids: [String] = []
-            if count > 0 {
-                let statement = try connection.prepare("SELECT event_id \(missing) ORDER BY position LIMIT ?")
-                try statement.bind(.integer(Int64(limit)))
-                while try statement.step() { ids.append(statement.text(0)) }
+        return try LedgerStoreError.wrappingFailures {
+            try read {
+                let rows = try connection.scalarInt("SELECT count(*) FROM arrivals") ?? 0
+                let highest = try connection.scalarInt("SELECT coalesce(max(id), 0) FROM arrivals") ?? 0
+                // Not a correlated NOT EXISTS: no index finds a first arrival by event id (schema 5,
+                // `LedgerSchema.arrivalsDuplicateIndex`), so the subquery is built once, as a set.
+                let missing = "FROM events WHERE event_id NOT IN (SELECT event_id FROM arrivals WHERE duplicate = 0)"
+                let count = try connection.scalarInt("SELECT count(*) \(missing)") ?? 0
+                var ids: [String] = []
+                if count > 0 {
+                    let statement = try connection.prepare("SELECT event_id \(missing) ORDER BY position LIMIT ?")
+                    try statement.bind(.integer(Int64(limit)))
+                    while try statement.step() { ids.append(statement.text(0)) }
+                }
+                return ArrivalSummary(rows: rows, highestId: highest, eventsWithoutArrival: ids, eventsWithoutArrivalCount: count)
             }
-            return ArrivalSummary(rows: rows, highestId: highest, eventsWithoutArrival: ids, eventsWithoutArrivalCount: count)
         }
     }
 }

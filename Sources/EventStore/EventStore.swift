@@ -5,7 +5,8 @@ import LedgerEvents
 import LedgerStorage
 
 /// The SQLite ledger: append-only events with a hash chain, identifier index, quarantine and
-/// trust configuration. The only type in SeatLedger that speaks SQL.
+/// trust configuration, on one SQLite connection (which it also lends as the ``SQLDatabase`` the
+/// roles written once in `LedgerStorage` run over).
 ///
 /// An `EventStore` owns one connection and is used from one thread at a time; several
 /// processes may open the same file (WAL, busy timeout, `BEGIN IMMEDIATE` for writes).
@@ -193,87 +194,8 @@ public final class EventStore {
         do { return try connection.readTransaction(body) } catch { throw LedgerStoreError.wrapping(error) }
     }
 
-    // MARK: Configuration
-
-    private func writeConfiguration(_ configuration: LedgerConfiguration, createdAt: EpochMillis) throws(SQLiteError) {
-        let insert = try connection.prepare("INSERT OR REPLACE INTO config(key, value) VALUES (?, ?)")
-        var pairs: [(String, String)] = [
-            ("bundle_id", configuration.bundleId),
-            ("environment", configuration.environment.rawValue),
-            ("created_at", String(createdAt)),
-        ]
-        if let appAppleId = configuration.appAppleId { pairs.append(("app_apple_id", String(appAppleId))) }
-        for (key, value) in pairs {
-            insert.reset()
-            try insert.bind(.text(key), .text(value)).run()
-        }
-        try linkRecords(pairs.map { (RecordChain.Kind.config, $0.0, RecordChain.configDigest(value: $0.1)) })
-    }
-
-    /// The stored configuration.
-    public func configuration() throws(LedgerStoreError) -> LedgerConfiguration {
-        let values = try configValues()
-        guard let bundleId = values["bundle_id"], let environment = values["environment"] else {
-            throw .badConfiguration("bundle_id or environment missing from the config table")
-        }
-        return try LedgerConfiguration(bundleId: bundleId, environment: AppStoreEnvironment(rawValue: environment),
-                                       appAppleId: values["app_apple_id"].flatMap { Int64($0) })
-    }
-
-    /// Every key/value of the config table.
-    public func configValues() throws(LedgerStoreError) -> [String: String] {
-        do {
-            let statement = try connection.prepare("SELECT key, value FROM config")
-            var values: [String: String] = [:]
-            while try statement.step() { values[statement.text(0)] = statement.text(1) }
-            return values
-        } catch { throw .database(error) }
-    }
-
-    /// Sets one free-form configuration value (e.g. `api_credentials_file`).
-    public func setConfigValue(_ key: String, _ value: String) throws(LedgerStoreError) {
-        do {
-            try connection.writeTransaction {
-                try connection.prepare("INSERT OR REPLACE INTO config(key, value) VALUES (?, ?)")
-                    .bind(.text(key), .text(value)).run()
-                try linkRecords([(.config, key, RecordChain.configDigest(value: value))])
-            }
-        } catch let error as SQLiteError { throw .database(error) } catch { throw .badConfiguration("\(error)") }
-    }
-
-    /// Inserts a root unless its fingerprint is present, and links a new one; returns whether it was new.
-    @discardableResult
-    private func insertRoot(_ root: StoredTrustRoot) throws(SQLiteError) -> Bool {
-        try connection.prepare("INSERT OR IGNORE INTO trust_roots(fingerprint, der, subject, added_at) VALUES (?, ?, ?, ?)")
-            .bind(.text(root.fingerprint), .blob(Data(root.der)), .text(root.subject), .integer(root.addedAt)).run()
-        guard connection.changes > 0 else { return false }
-        try linkRecords([(.trustRoot, root.fingerprint, RecordChain.trustRootDigest(root))])
-        return true
-    }
-
-    /// Adds trust roots (ignoring ones already present); returns how many were new.
-    public func addRoots(_ roots: [StoredTrustRoot]) throws(LedgerStoreError) -> Int {
-        do {
-            return try connection.writeTransaction {
-                var added = 0
-                for root in roots where try insertRoot(root) { added += 1 }
-                return added
-            }
-        } catch let error as SQLiteError { throw .database(error) } catch { throw .badConfiguration("\(error)") }
-    }
-
-    /// The configured trust roots.
-    public func trustRoots() throws(LedgerStoreError) -> [StoredTrustRoot] {
-        do {
-            let statement = try connection.prepare("SELECT fingerprint, der, subject, added_at FROM trust_roots ORDER BY added_at, fingerprint")
-            var roots: [StoredTrustRoot] = []
-            while try statement.step() {
-                roots.append(StoredTrustRoot(fingerprint: statement.text(0), der: [UInt8](statement.blob(1)),
-                                             subject: statement.text(2), addedAt: statement.int64(3)))
-            }
-            return roots
-        } catch { throw .database(error) }
-    }
+    /// The connection, as the primitive the roles written once run over.
+    public var database: any SQLDatabase { connection }
 }
 
 extension EventStore {
@@ -301,35 +223,8 @@ extension EventStore: RecordChainStorage {
                   .blob(link.hash)).run()
     }
 
-    /// ``appendRecordLinks(_:)`` with SQLite's error type.
-    public func linkRecords(_ items: [(kind: RecordChain.Kind, subject: String, digest: Data)]) throws(SQLiteError) {
-        do { try appendRecordLinks(items) } catch let error as SQLiteError { throw error } catch {
-            throw SQLiteError(resultCode: SQLITE_ERROR, message: "\(error)", sql: "INSERT INTO record_chain", path: path)
-        }
-    }
-
-    /// Links every `api_tokens` row and sets ``RecordChain/tokensCoveredKey``, unless it is set
-    /// (inside the caller's write transaction): a new ledger at creation, an older one at its
-    /// first writer's open or token write. Tokens changed before that are not covered.
-    func linkTokensOnce() throws {
-        guard try configValues()[RecordChain.tokensCoveredKey] == nil else { return }
-        try linkRecords(try apiTokens().map { (.apiToken, $0.name, RecordChain.apiTokenDigest($0)) })
-        try connection.prepare("INSERT OR REPLACE INTO config(key, value) VALUES (?, '1')").bind(.text(RecordChain.tokensCoveredKey)).run()
-        try linkRecords([(.config, RecordChain.tokensCoveredKey, RecordChain.configDigest(value: "1"))])
-    }
-
-    /// The record chain's links in order; `nil` for a file of schema 2 (read-only opens do not upgrade).
-    public func recordLinks() throws -> [RecordChain.Link]? {
-        guard try connection.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'record_chain'") == 1 else {
-            return nil
-        }
-        let statement = try connection.prepare("SELECT seq, kind, subject, digest, prev_hash, hash FROM record_chain ORDER BY seq")
-        var links: [RecordChain.Link] = []
-        while try statement.step() {
-            links.append(RecordChain.Link(seq: statement.int64(0), kind: RecordChain.Kind(rawValue: statement.text(1)),
-                                          subject: statement.text(2), digest: statement.blob(3), previousHash: statement.blob(4),
-                                          hash: statement.blob(5)))
-        }
-        return links
+    /// ``appendRecordLinks(_:)`` (a writable SQLite ledger always has its record chain).
+    public func linkRecords(_ items: [(kind: RecordChain.Kind, subject: String, digest: Data)]) throws {
+        try appendRecordLinks(items)
     }
 }

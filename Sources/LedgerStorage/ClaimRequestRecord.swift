@@ -62,3 +62,14 @@ public struct ClaimRequestRecord: Sendable, Equatable {
         ]
     }
 }
+
+extension ClaimRequestRecord {
+    /// A record from a row of `request_identifier, original_transaction_id, member_ref,
+    /// app_transaction_id, state, created_at, updated_at, attempts, seat_claim_id, last_status, last_error`.
+    init(row: any SQLRow) throws {
+        self.init(requestIdentifier: try row.text(0), originalTransactionId: try row.text(1), memberRef: try row.optionalText(2),
+                  appTransactionId: try row.optionalText(3), state: try row.text(4), createdAt: try row.int64(5),
+                  updatedAt: try row.int64(6), attempts: try row.int64(7), seatClaimId: try row.optionalText(8),
+                  lastStatus: try row.optionalInt64(9), lastError: try row.optionalText(10))
+    }
+}

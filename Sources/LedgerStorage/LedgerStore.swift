@@ -12,8 +12,10 @@ import LedgerEvents
 /// input with its raw bytes; projections written in the same transaction as the events they
 /// follow from. A store is used from one thread at a time. The policy those guarantees need is
 /// written once in this module (``LedgerAppend``, ``AppendPlan``, ``QuarantinePlan``,
-/// ``QuarantineRetryPlan``, ``ChainContinuity``, ``ClaimResumption``, ``RecordChain``); an engine
-/// supplies rows and transactions.
+/// ``QuarantineRetryPlan``, ``ChainContinuity``, ``ClaimResumption``, ``RecordChain``), and so are
+/// the roles whose SQL is the same on every engine, over the engine's ``SQLDatabase`` (settings,
+/// tokens, quarantine reads, claim requests); an engine supplies rows, its hot reads, its locks
+/// and transactions. Every engine's failure reaches callers as ``LedgerStoreError/database(_:)``.
 ///
 /// ```swift
 /// let store: any LedgerStore = try EventStore.open(at: "ledger.sqlite")

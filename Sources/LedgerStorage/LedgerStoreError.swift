@@ -57,6 +57,13 @@ extension LedgerStoreError {
         return error
     }
 
+    /// Runs `body`, one of an engine's store calls, with the engine's own failure leaving as
+    /// ``database(_:)`` (``wrapping(_:)``), so a call outside a transaction throws what one inside
+    /// does, on every engine.
+    public static func wrappingFailures<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw wrapping(error) }
+    }
+
     /// The engine's own failure `error` is or wraps (``database(_:)``), to match an engine's codes.
     public static func databaseFailure(in error: any Error) -> (any DatabaseFailure)? {
         if let failure = error as? any DatabaseFailure { return failure }

@@ -138,8 +138,10 @@ extension PostgresEventStore {
 
     /// The last position and its chain hash (0 and the genesis hash for an empty ledger).
     public func head() throws -> (position: Int64, hash: Data) {
-        let result = try connection.run("SELECT position, hash FROM ledger_head")
-        guard let row = result.first else { return (0, EventChain.genesis) }
-        return (try row.int64(0), try row.bytea(1))
+        return try LedgerStoreError.wrappingFailures {
+            let result = try connection.run("SELECT position, hash FROM ledger_head")
+            guard let row = result.first else { return (0, EventChain.genesis) }
+            return (try row.int64(0), try row.bytea(1))
+        }
     }
 }

@@ -14,7 +14,9 @@ extension PostgresEventStore {
     /// Streams the table in keyset pages inside one read snapshot (joining the open transaction,
     /// if any); `progress` is called every 10,000 events with the count so far.
     public func verifyChain(progress: ((Int64) -> Void)?) throws -> ChainVerification {
-        transactionState == .none ? try read { try verifyChainInSnapshot(progress: progress) } : try verifyChainInSnapshot(progress: progress)
+        return try LedgerStoreError.wrappingFailures {
+            transactionState == .none ? try read { try verifyChainInSnapshot(progress: progress) } : try verifyChainInSnapshot(progress: progress)
+        }
     }
 
     private func verifyChainInSnapshot(progress: ((Int64) -> Void)?) throws -> ChainVerification {
@@ -48,27 +50,29 @@ extension PostgresEventStore {
     /// Cached rows past the last event, and positions or quarantine ids the head row issued but
     /// whose rows are gone (``EventLog/tailRemnants()``).
     public func tailRemnants() throws -> [String] {
-        try read {
-            let last = try connection.run("SELECT coalesce(max(position), 0) FROM events").first?.int64(0) ?? 0
-            var findings: [String] = []
-            for (table, what) in TailRemnants.caches {
-                let positions = try connection.run("SELECT DISTINCT position FROM \(table) WHERE position > $1 ORDER BY position LIMIT 10",
-                                                   [.int64(last)]).map { try $0.int64(0) }
-                if !positions.isEmpty { findings.append(TailRemnants.orphanCache(what, positions: positions, last: last)) }
-            }
-            if let head = try connection.run("SELECT position, last_quarantine_id FROM ledger_head").first {
-                let position = try head.int64(0)
-                if position > last {
-                    findings.append("the head row records position \(position) but the last event is \(last): events were deleted from the end of the log")
+        return try LedgerStoreError.wrappingFailures {
+            try read {
+                let last = try connection.run("SELECT coalesce(max(position), 0) FROM events").first?.int64(0) ?? 0
+                var findings: [String] = []
+                for (table, what) in TailRemnants.caches {
+                    let positions = try connection.run("SELECT DISTINCT position FROM \(table) WHERE position > $1 ORDER BY position LIMIT 10",
+                                                       [.int64(last)]).map { try $0.int64(0) }
+                    if !positions.isEmpty { findings.append(TailRemnants.orphanCache(what, positions: positions, last: last)) }
                 }
-                let issued = try head.int64(1)
-                let highest = try connection.run("SELECT coalesce(max(id), 0) FROM quarantine").first?.int64(0) ?? 0
-                if issued > highest {
-                    findings.append("quarantine item #\(issued) was issued (the head row counts it) but is gone, with every record-chain link "
-                                    + "that covered it: quarantine rows were deleted from the end")
+                if let head = try connection.run("SELECT position, last_quarantine_id FROM ledger_head").first {
+                    let position = try head.int64(0)
+                    if position > last {
+                        findings.append("the head row records position \(position) but the last event is \(last): events were deleted from the end of the log")
+                    }
+                    let issued = try head.int64(1)
+                    let highest = try connection.run("SELECT coalesce(max(id), 0) FROM quarantine").first?.int64(0) ?? 0
+                    if issued > highest {
+                        findings.append("quarantine item #\(issued) was issued (the head row counts it) but is gone, with every record-chain link "
+                                        + "that covered it: quarantine rows were deleted from the end")
+                    }
                 }
+                return findings
             }
-            return findings
         }
     }
 }

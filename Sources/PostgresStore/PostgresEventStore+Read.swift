@@ -30,46 +30,44 @@ extension PostgresEventStore {
             hash: try row.bytea(11))
     }
 
-    /// The number of events.
-    public func eventCount() throws -> Int64 {
-        try connection.run("SELECT count(*) FROM events").first?.int64(0) ?? 0
-    }
-
-    /// The latest Apple time (`occurredAt`) of any event, if there are events.
-    public func lastOccurredAt() throws -> EpochMillis? {
-        try connection.run("SELECT max(occurred_at) FROM events").first?.optionalInt64(0)
-    }
-
     /// The event at `position`, if any.
     public func event(at position: Int64) throws -> LedgerEvent? {
-        let result = try connection.run(
-            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position = $1",
-            [.int64(position)])
-        return try result.first.map(readEvent)
+        return try LedgerStoreError.wrappingFailures {
+            let result = try connection.run(
+                "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.position = $1",
+                [.int64(position)])
+            return try result.first.map(readEvent)
+        }
     }
 
     /// The event with `eventId`, if any.
     public func event(id eventId: String) throws -> LedgerEvent? {
-        let result = try connection.run(
-            "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.event_id = $1",
-            [.text(eventId)])
-        return try result.first.map(readEvent)
+        return try LedgerStoreError.wrappingFailures {
+            let result = try connection.run(
+                "SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position WHERE e.event_id = $1",
+                [.text(eventId)])
+            return try result.first.map(readEvent)
+        }
     }
 
     /// The position and raw bytes of the event with `eventId`.
     public func storedBytes(ofEventId eventId: String) throws -> (position: Int64, raw: Data)? {
-        let result = try connection.run("SELECT position, raw FROM events WHERE event_id = $1", [.text(eventId)])
-        return try result.first.map { row in (try row.int64(0), try row.bytea(1)) }
+        return try LedgerStoreError.wrappingFailures {
+            let result = try connection.run("SELECT position, raw FROM events WHERE event_id = $1", [.text(eventId)])
+            return try result.first.map { row in (try row.int64(0), try row.bytea(1)) }
+        }
     }
 
     /// Events at the given positions, ascending, each once (missing ones skipped), in one query.
     public func events(at positions: [Int64]) throws -> [LedgerEvent] {
-        guard !positions.isEmpty else { return [] }
-        let result = try connection.run("""
-            SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position
-            WHERE e.position = ANY($1::bigint[]) ORDER BY e.position
-            """, [PostgresArrayLiteral.integers(Set(positions))])
-        return try result.map(readEvent)
+        return try LedgerStoreError.wrappingFailures {
+            guard !positions.isEmpty else { return [] }
+            let result = try connection.run("""
+                SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position
+                WHERE e.position = ANY($1::bigint[]) ORDER BY e.position
+                """, [PostgresArrayLiteral.integers(Set(positions))])
+            return try result.map(readEvent)
+        }
     }
 
     /// Calls `body` for every event from `position` on, ascending: keyset pages of
@@ -79,35 +77,39 @@ extension PostgresEventStore {
     /// order (every snapshot sees a prefix `1…k`), the pages still never skip an event, and a
     /// tailing reader calling this again from its last position + 1 sees every event once.
     public func forEachEvent(from position: Int64, _ body: (LedgerEvent) throws -> Void) throws {
-        var next = position
-        while true {
-            let result = try connection.run("""
-                SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position
-                WHERE e.position >= $1 ORDER BY e.position LIMIT $2
-                """, [.int64(next), .int64(Self.eventPageSize)])
-            for row in result {
-                let event = try readEvent(row)
-                try body(event)
-                next = event.position + 1
+        return try LedgerStoreError.wrappingFailures {
+            var next = position
+            while true {
+                let result = try connection.run("""
+                    SELECT \(Self.eventColumns) FROM events e LEFT JOIN event_decoded d ON d.position = e.position
+                    WHERE e.position >= $1 ORDER BY e.position LIMIT $2
+                    """, [.int64(next), .int64(Self.eventPageSize)])
+                for row in result {
+                    let event = try readEvent(row)
+                    try body(event)
+                    next = event.position + 1
+                }
+                if Int64(result.rowCount) < Self.eventPageSize { return }
             }
-            if Int64(result.rowCount) < Self.eventPageSize { return }
         }
     }
 
     /// Positions of events that mention `value` (of any identifier kind, or only `kind`), ascending;
     /// a notification whose id it is among them (``IdentifierIndexRows``).
     public func positions(mentioning value: String, kind: IdentifierKind?) throws -> [Int64] {
-        let result: PostgresResult
-        let byId = IdentifierIndexRows.readsEventIds(for: kind) ? " UNION \(Self.notificationWithIdSQL)" : ""
-        if let kind {
-            result = try connection.run(
-                "SELECT position FROM event_keys WHERE key_value = $1 AND key_kind = $2\(byId) ORDER BY position",
-                [.text(value), .text(kind.rawValue)])
-        } else {
-            result = try connection.run(
-                "SELECT position FROM event_keys WHERE key_value = $1\(byId) ORDER BY position", [.text(value)])
+        return try LedgerStoreError.wrappingFailures {
+            let result: PostgresResult
+            let byId = IdentifierIndexRows.readsEventIds(for: kind) ? " UNION \(Self.notificationWithIdSQL)" : ""
+            if let kind {
+                result = try connection.run(
+                    "SELECT position FROM event_keys WHERE key_value = $1 AND key_kind = $2\(byId) ORDER BY position",
+                    [.text(value), .text(kind.rawValue)])
+            } else {
+                result = try connection.run(
+                    "SELECT position FROM event_keys WHERE key_value = $1\(byId) ORDER BY position", [.text(value)])
+            }
+            return try result.map { try $0.int64(0) }
         }
-        return try result.map { try $0.int64(0) }
     }
 
     /// The notification whose event id is `$1` (the identifier its id implies, which the index
@@ -125,82 +127,70 @@ extension PostgresEventStore {
     /// Positions of events that mention any of `identifiers`, in one query (notifications whose ids
     /// they are included: ``IdentifierIndexRows``).
     public func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64> {
-        guard !identifiers.isEmpty else { return [] }
-        let result = try connection.run(Self.mentioningSQL, [PostgresArrayLiteral.texts(identifiers)])
-        return Set(try result.map { try $0.int64(1) })
+        return try LedgerStoreError.wrappingFailures {
+            guard !identifiers.isEmpty else { return [] }
+            let result = try connection.run(Self.mentioningSQL, [PostgresArrayLiteral.texts(identifiers)])
+            return Set(try result.map { try $0.int64(1) })
+        }
     }
 
     /// Positions of events that mention each of `identifiers`, in one query (every identifier is a key).
     public func positions(byIdentifier identifiers: Set<String>) throws -> [String: Set<Int64>] {
-        var positions = Dictionary(uniqueKeysWithValues: identifiers.map { ($0, Set<Int64>()) })
-        guard !identifiers.isEmpty else { return positions }
-        let result = try connection.run(Self.mentioningSQL, [PostgresArrayLiteral.texts(identifiers)])
-        for row in result { positions[try row.text(0), default: []].insert(try row.int64(1)) }
-        return positions
-    }
-
-    /// Every identifier value of the events at `first` through `last`, implied ones included.
-    public func identifierValues(from first: Int64, through last: Int64) throws -> [String] {
-        let result = try connection.run(
-            "SELECT key_value FROM event_keys WHERE position BETWEEN $1 AND $2 "
-                + "UNION ALL SELECT event_id FROM events WHERE position BETWEEN $1 AND $2 AND kind = '\(EventKind.notification.rawValue)'",
-            [.int64(first), .int64(last)])
-        return try result.map { row in try row.text(0) }
-    }
-
-    /// The identifiers indexed for the event at `position`, by kind then value (the one its id
-    /// implies included, ``IdentifierIndexRows``).
-    public func identifiers(at position: Int64) throws -> [EventIdentifier] {
-        let result = try connection.run(
-            "SELECT e.event_id, e.kind, k.key_kind, k.key_value FROM events e LEFT JOIN event_keys k ON k.position = e.position WHERE e.position = $1",
-            [.int64(position)])
-        guard let event = result.first else { return [] }
-        let rows = try result.compactMap { row in
-            try row.optionalText(2).map { EventIdentifier(IdentifierKind(rawValue: $0), try row.text(3)) }
+        return try LedgerStoreError.wrappingFailures {
+            var positions = Dictionary(uniqueKeysWithValues: identifiers.map { ($0, Set<Int64>()) })
+            guard !identifiers.isEmpty else { return positions }
+            let result = try connection.run(Self.mentioningSQL, [PostgresArrayLiteral.texts(identifiers)])
+            for row in result { positions[try row.text(0), default: []].insert(try row.int64(1)) }
+            return positions
         }
-        return IdentifierIndexRows.identifiers(rows: rows, eventId: try event.text(0), kind: EventKind(rawValue: try event.text(1)))
     }
 
     /// How often each event id arrived as a duplicate (0 for ids that never did, or never arrived).
     public func duplicateCounts(for eventIds: [String]) throws -> [String: Int] {
-        let ids = Set(eventIds)
-        guard !ids.isEmpty else { return [:] }
-        var counts = Dictionary(uniqueKeysWithValues: ids.map { ($0, 0) })
-        let result = try connection.run(
-            "SELECT event_id, count(*) FROM arrivals WHERE event_id = ANY($1::text[]) AND duplicate = 1 GROUP BY event_id",
-            [PostgresArrayLiteral.texts(ids)])
-        for row in result { counts[try row.text(0)] = Int(try row.int64(1)) }
-        return counts
+        return try LedgerStoreError.wrappingFailures {
+            let ids = Set(eventIds)
+            guard !ids.isEmpty else { return [:] }
+            var counts = Dictionary(uniqueKeysWithValues: ids.map { ($0, 0) })
+            let result = try connection.run(
+                "SELECT event_id, count(*) FROM arrivals WHERE event_id = ANY($1::text[]) AND duplicate = 1 GROUP BY event_id",
+                [PostgresArrayLiteral.texts(ids)])
+            for row in result { counts[try row.text(0)] = Int(try row.int64(1)) }
+            return counts
+        }
     }
 
     /// The leaf certificate fingerprint of each event's own signed payload (first verification record), by event id.
     public func leafFingerprints(at positions: Set<Int64>) throws -> [String: String] {
-        guard !positions.isEmpty else { return [:] }
-        let result = try connection.run("""
-            SELECT e.event_id, d.verification FROM events e JOIN event_decoded d ON d.position = e.position
-            WHERE e.position = ANY($1::bigint[])
-            """, [PostgresArrayLiteral.integers(positions)])
-        var fingerprints: [String: String] = [:]
-        for row in result {
-            guard let records = try? JSONValue.parse(try row.text(1)),
-                  let leaf = records.arrayValue?.first?["leaf"]?.stringValue else { continue }
-            fingerprints[try row.text(0)] = leaf
+        return try LedgerStoreError.wrappingFailures {
+            guard !positions.isEmpty else { return [:] }
+            let result = try connection.run("""
+                SELECT e.event_id, d.verification FROM events e JOIN event_decoded d ON d.position = e.position
+                WHERE e.position = ANY($1::bigint[])
+                """, [PostgresArrayLiteral.integers(positions)])
+            var fingerprints: [String: String] = [:]
+            for row in result {
+                guard let records = try? JSONValue.parse(try row.text(1)),
+                      let leaf = records.arrayValue?.first?["leaf"]?.stringValue else { continue }
+                fingerprints[try row.text(0)] = leaf
+            }
+            return fingerprints
         }
-        return fingerprints
     }
 }
 
 extension PostgresEventStore {
     /// The arrivals log's rows, highest id, and events without a first arrival (at most `limit`).
     public func arrivalSummary(limit: Int) throws -> ArrivalSummary {
-        try read {
-            let totals = try connection.run("SELECT count(*), coalesce(max(id), 0) FROM arrivals").first
-            let missing = "FROM events e WHERE NOT EXISTS (SELECT 1 FROM arrivals a WHERE a.event_id = e.event_id AND a.duplicate = 0)"
-            let count = try connection.run("SELECT count(*) \(missing)").first?.int64(0) ?? 0
-            let ids = count == 0 ? [] : try connection.run("SELECT e.event_id \(missing) ORDER BY e.position LIMIT $1",
-                                                            [.int64(Int64(limit))]).map { try $0.text(0) }
-            return ArrivalSummary(rows: try totals?.int64(0) ?? 0, highestId: try totals?.int64(1) ?? 0,
-                                  eventsWithoutArrival: ids, eventsWithoutArrivalCount: count)
+        return try LedgerStoreError.wrappingFailures {
+            try read {
+                let totals = try connection.run("SELECT count(*), coalesce(max(id), 0) FROM arrivals").first
+                let missing = "FROM events e WHERE NOT EXISTS (SELECT 1 FROM arrivals a WHERE a.event_id = e.event_id AND a.duplicate = 0)"
+                let count = try connection.run("SELECT count(*) \(missing)").first?.int64(0) ?? 0
+                let ids = count == 0 ? [] : try connection.run("SELECT e.event_id \(missing) ORDER BY e.position LIMIT $1",
+                                                                [.int64(Int64(limit))]).map { try $0.text(0) }
+                return ArrivalSummary(rows: try totals?.int64(0) ?? 0, highestId: try totals?.int64(1) ?? 0,
+                                      eventsWithoutArrival: ids, eventsWithoutArrivalCount: count)
+            }
         }
     }
 }

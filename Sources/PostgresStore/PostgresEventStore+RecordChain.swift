@@ -25,13 +25,4 @@ extension PostgresEventStore: RecordChainStorage {
         guard hasRecordChain else { return }
         try appendRecordLinks(items)
     }
-
-    /// The record chain's links in order; `nil` for a ledger of schema 2.
-    public func recordLinks() throws -> [RecordChain.Link]? {
-        guard try connection.run("SELECT to_regclass('record_chain') IS NOT NULL").first?.bool(0) ?? false else { return nil }
-        return try connection.run("SELECT seq, kind, subject, digest, prev_hash, hash FROM record_chain ORDER BY seq").map { row in
-            RecordChain.Link(seq: try row.int64(0), kind: RecordChain.Kind(rawValue: try row.text(1)), subject: try row.text(2),
-                             digest: try row.bytea(3), previousHash: try row.bytea(4), hash: try row.bytea(5))
-        }
-    }
 }

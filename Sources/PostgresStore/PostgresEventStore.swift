@@ -22,6 +22,8 @@ import PostgresClient
 public final class PostgresEventStore: LedgerStore {
     /// The connection every statement of this store goes through.
     let connection: PostgresConnection
+    /// The connection as the primitive the roles written once run over.
+    private let sqlDatabase: PostgresSQLDatabase
     /// The URL as given (with its password), to open readers on the same database.
     private let url: String
     /// Whether this store was opened by ``openReader()`` (its session refuses writes).
@@ -61,6 +63,7 @@ public final class PostgresEventStore: LedgerStore {
 
     private init(connection: PostgresConnection, url: String, isReader: Bool) {
         self.connection = connection
+        self.sqlDatabase = PostgresSQLDatabase(connection: connection)
         self.url = url
         self.isReader = isReader
         self.location = PostgresURLRedaction.redact(url)
@@ -76,12 +79,18 @@ public final class PostgresEventStore: LedgerStore {
 
     /// Creates a new ledger in the database `url` names (in its current schema): the tables, the
     /// append-only triggers, the head row, the configuration and the trust roots, in one transaction.
+    /// PostgreSQL's failures leave as ``LedgerStoreError/database(_:)``.
     ///
     /// Also creates the NOLOGIN role `seatledger_append` (when the connecting role may create roles,
     /// or the role exists already) and grants it exactly what appending needs: no UPDATE, DELETE
     /// or TRUNCATE on `events` (see `README.md`). Refuses a database that already holds a ledger.
     public static func create(url: String, configuration: LedgerConfiguration,
                               roots: [StoredTrustRoot]) throws -> PostgresEventStore {
+        try LedgerStoreError.wrappingFailures { try createWrapped(url: url, configuration: configuration, roots: roots) }
+    }
+
+    private static func createWrapped(url: String, configuration: LedgerConfiguration,
+                                      roots: [StoredTrustRoot]) throws -> PostgresEventStore {
         let store = PostgresEventStore(connection: try connect(url), url: url, isReader: false)
         try store.requireUTF8()
         try store.connection.transaction {
@@ -110,9 +119,10 @@ public final class PostgresEventStore: LedgerStore {
     /// (``LedgerStoreError/notALedger(path:)``) or with a newer schema (``LedgerStoreError/newerSchema(path:found:supported:)``).
     ///
     /// With `readOnly`, every transaction of the session is read-only (as SQLite's read-only open):
-    /// a command that only reads cannot write by mistake.
+    /// a command that only reads cannot write by mistake. PostgreSQL's failures leave as
+    /// ``LedgerStoreError/database(_:)``.
     public static func open(url: String, readOnly: Bool = false) throws -> PostgresEventStore {
-        try open(url: url, reader: readOnly)
+        try LedgerStoreError.wrappingFailures { try open(url: url, reader: readOnly) }
     }
 
     /// Refuses a database whose server encoding is not UTF-8: events carry any Unicode text (a
@@ -302,6 +312,9 @@ public final class PostgresEventStore: LedgerStore {
         }
     }
 
+    /// The connection as the primitive the roles written once run over.
+    public var database: any SQLDatabase { sqlDatabase }
+
     /// Runs `body` in the open transaction, or in a write transaction of its own when there is none:
     /// for store methods of several statements that must apply together.
     func atomically<T>(_ body: () throws -> T) throws -> T {
@@ -317,7 +330,8 @@ public final class PostgresEventStore: LedgerStore {
     /// A second store on a new connection to the same database, whose session refuses writes.
     /// It sees committed data only; each ``read(_:)`` is one snapshot.
     public func openReader() throws -> sending (any LedgerStore)? {
-        let reader = try PostgresEventStore.open(url: url, reader: true)
+        let reader: PostgresEventStore
+        do { reader = try PostgresEventStore.open(url: url, reader: true) } catch { throw LedgerStoreError.wrapping(error) }
         reader.clock = clock
         return reader
     }

@@ -32,6 +32,10 @@ public enum LedgerStoreConformance {
         ConformanceCheck("group snapshots: store, replace, range by bytes, validity, delete, clear, all or nothing, readers", groupSnapshots),
         ConformanceCheck("claim requests: begin, resume by member / app transaction / identifier, attempts, outcome, listing", claimRequests),
         ConformanceCheck("configuration and trust roots", configurationAndRoots),
+        ConformanceCheck("SQL primitive: execute counts changes, query decodes every type in order, ? placeholders, tableExists, failures as LedgerStoreError", sqlPrimitive),
+        ConformanceCheck("API tokens: add, a used name refused with one message, list by name, revoke once, linked into the record chain", apiTokens),
+        ConformanceCheck("claim requests on a ledger without their table: one message on every engine", claimTableMissing),
+        ConformanceCheck("a direct call outside a transaction fails as LedgerStoreError, the engine's error inside", directCallFailures),
         ConformanceCheck("transactions: all or nothing, a failure after the append appends nothing, writes do not nest, a read joins an open transaction", transactions),
         ConformanceCheck("openReader: committed data only, one snapshot per read, refuses writes", reader),
         ConformanceCheck("create refuses an existing ledger; open finds it again", createAndOpen),
@@ -632,6 +636,110 @@ public enum LedgerStoreConformance {
         #expect(try other.store.configuration() == production)
         #expect(try other.store.configValues()["app_apple_id"] == "123456789")
         #expect(try other.store.trustRoots().isEmpty)
+    }
+
+    /// SQL primitive: execute counts changes, query decodes every type in order, ? placeholders,
+    /// tableExists, failures as LedgerStoreError
+    public static func sqlPrimitive(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let database = fixture.store.database
+        #expect(try database.tableExists("events"))
+        #expect(try !database.tableExists("no_such_table"))
+        try fixture.store.write { () throws -> Void in
+            #expect(try database.execute("INSERT INTO config (key, value) VALUES (?, ?)", [.text("primitive.a"), .text("1")]) == 1)
+            #expect(try database.execute("INSERT INTO config (key, value) VALUES (?, ?)", [.text("primitive.b"), .text("é ?")]) == 1)
+            #expect(try database.execute("UPDATE config SET value = ? WHERE key LIKE 'primitive.%'", [.text("2")]) == 2)
+            #expect(try database.execute("DELETE FROM config WHERE key = ?", [.text("primitive.none")]) == 0)
+        }
+        #expect(try fixture.store.configValues()["primitive.b"] == "2")
+        struct Decoded: Equatable { let integer: Int64; let text: String; let blob: Data; let null: Int64?; let present: String? }
+        let rows = try database.query("""
+            SELECT position, event_id, hash, NULL, event_id FROM events WHERE position >= ? AND event_id <> '?' ORDER BY position
+            """, [.integer(1)]) { row in
+            Decoded(integer: try row.int64(0), text: try row.text(1), blob: try row.blob(2), null: try row.optionalInt64(3),
+                    present: try row.optionalText(4))
+        }
+        #expect(rows.isEmpty)
+        _ = try fixture.store.commit(events: [TestData.apiEvent(1), TestData.apiEvent(2)])
+        let head = try fixture.store.head()
+        let decoded = try database.query("SELECT position, event_id, hash, NULL, event_id FROM events WHERE position >= ? ORDER BY position",
+                                         [.integer(1)]) { row in
+            Decoded(integer: try row.int64(0), text: try row.text(1), blob: try row.blob(2), null: try row.optionalInt64(3),
+                    present: try row.optionalText(4))
+        }
+        #expect(decoded.map(\.integer) == [1, 2])
+        #expect(decoded.last?.blob == head.hash)
+        #expect(decoded.allSatisfy { $0.null == nil && $0.present == $0.text })
+        #expect(try database.query("SELECT count(*) FROM events WHERE event_id = ? OR event_id = ?",
+                                   [.text(decoded[0].text), .text("absent")]) { try $0.int64(0) } == [1])
+        // The decoder's own errors pass through unchanged; the engine's arrive wrapped.
+        #expect(throws: Refused.self) { _ = try database.query("SELECT 1") { _ in throw Refused() } }
+        let failed = #expect(throws: LedgerStoreError.self) { _ = try database.query("SELECT * FROM no_such_table") { _ in 0 } }
+        #expect(failed.flatMap { LedgerStoreError.databaseFailure(in: $0) } != nil)
+        #expect(throws: LedgerStoreError.self) { try database.execute("INSERT INTO no_such_table VALUES (?)", [.integer(1)]) }
+    }
+
+    /// API tokens: add, a used name refused with one message, list by name, revoke once, linked
+    /// into the record chain
+    public static func apiTokens(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let store = fixture.store
+        #expect(try store.apiTokens().isEmpty)
+        try store.addAPIToken(name: "web", scope: "read", sha256: String(repeating: "a", count: 64), now: 10)
+        try store.addAPIToken(name: "app", scope: "read write", sha256: String(repeating: "b", count: 64), now: 20)
+        let again = #expect(throws: APITokenError.self) {
+            try store.addAPIToken(name: "web", scope: "read", sha256: String(repeating: "c", count: 64), now: 30)
+        }
+        #expect(again?.description == "a token named web already exists; choose another name")
+        #expect(try store.apiTokens() == [
+            APITokenRecord(name: "app", scope: "read write", sha256: String(repeating: "b", count: 64), createdAt: 20, revokedAt: nil),
+            APITokenRecord(name: "web", scope: "read", sha256: String(repeating: "a", count: 64), createdAt: 10, revokedAt: nil),
+        ])
+        #expect(try store.revokeAPIToken(name: "web", now: 40))
+        #expect(try !store.revokeAPIToken(name: "web", now: 50))
+        #expect(try !store.revokeAPIToken(name: "nobody", now: 50))
+        #expect(try store.apiTokens().first { $0.name == "web" }?.revokedAt == 40)
+        let revoked = #expect(throws: APITokenError.self) {
+            try store.addAPIToken(name: "web", scope: "read", sha256: String(repeating: "d", count: 64), now: 60)
+        }
+        #expect(revoked?.description == "a token named web already exists (revoked); choose another name")
+        let links = try #require(try store.recordLinks())
+        #expect(links.filter { $0.kind == .apiToken }.map(\.subject) == ["web", "app", "web"])
+        #expect(try store.verifyRecordChain()?.isIntact == true)
+        // Another store on the ledger reads the same.
+        #expect(try fixture.reopen().apiTokens() == store.apiTokens())
+    }
+
+    /// claim requests on a ledger without their table: one message on every engine
+    public static func claimTableMissing(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let store = fixture.store
+        try store.write { () throws -> Void in try store.database.execute("DROP TABLE claim_requests") }
+        let expected = "ledger configuration is invalid: this ledger has no claim_requests table (it was created by an older "
+            + "development build); create a new ledger with `seatledger init`"
+        let read = #expect(throws: LedgerStoreError.self) { _ = try store.claimRequest("r") }
+        #expect(read?.description == expected)
+        let listed = #expect(throws: LedgerStoreError.self) { _ = try store.claimRequests() }
+        #expect(listed?.description == expected)
+        let noted = #expect(throws: LedgerStoreError.self) { try store.noteClaimAttempts("r", count: 1, now: 1) }
+        #expect(noted?.description == expected)
+    }
+
+    /// a direct call outside a transaction fails as LedgerStoreError, the engine's error inside
+    public static func directCallFailures(_ engine: any ConformanceEngine) throws {
+        let fixture = try StoreFixture.make(on: engine)
+        let store = fixture.store
+        _ = try store.commit(events: [TestData.apiEvent(1)])
+        try store.write { () throws -> Void in
+            try store.database.execute("DROP TABLE event_facts")
+            try store.database.execute("DROP TABLE group_snapshot")
+        }
+        for (name, call) in [("facts(at:)", { _ = try store.facts(at: [1]) }), ("factsVolume", { _ = try store.factsVolume() }),
+                             ("groupSnapshotValidity", { _ = try store.groupSnapshotValidity() }),
+                             ("positionsWithoutFacts", { _ = try store.positionsWithoutFacts() })] as [(String, () throws -> Void)] {
+            let error = #expect(throws: LedgerStoreError.self, "\(name)") { try call() }
+            #expect(error.flatMap { LedgerStoreError.databaseFailure(in: $0) } != nil, "\(name): \(String(describing: error))")
+        }
     }
 
     /// transactions: all or nothing, a failure after the append appends nothing, writes do not nest, a read

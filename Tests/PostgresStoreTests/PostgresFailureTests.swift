@@ -180,7 +180,9 @@ struct PostgresFailureTests {
         let wrapped = #expect(throws: LedgerStoreError.self) { try store.commit(events: [TestData.apiEvent(4)]) }
         let error = wrapped.flatMap { LedgerStoreError.databaseFailure(in: $0) as? PostgresError }
         #expect(error?.isConnectionFailure == true, "\(String(describing: wrapped))")
-        #expect(throws: PostgresError.self) { try store.head() }
+        // A direct call outside a transaction throws the same wrapped error.
+        let direct = #expect(throws: LedgerStoreError.self) { try store.head() }
+        #expect(direct.flatMap { LedgerStoreError.databaseFailure(in: $0) as? PostgresError }?.isConnectionFailure == true)
         print("after a restart the store said: \(error.map { "\($0)" } ?? "-")")
 
         let reopened = try PostgresEventStore.open(url: cluster.url())

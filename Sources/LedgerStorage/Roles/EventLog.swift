@@ -6,8 +6,11 @@ import LedgerEvents
 /// verbatim to another store.
 ///
 /// Appending is ``LedgerAppend`` (``LedgerStore/append(events:rejections:)``), written once over
-/// the rows each engine writes (``AppendRows``).
-public protocol EventLog {
+/// the rows each engine writes (``AppendRows``). The reads whose SQL is the same on every engine
+/// and that no hot path runs are written once over ``TransactionalStore/database``; the engines
+/// keep the reads that serve entitlements, listings and the ingest (events by position or id,
+/// identifier lookups) in their own fastest form.
+public protocol EventLog: TransactionalStore {
     /// The last position and its chain hash (`(0, genesis)` when empty).
     func head() throws -> (position: Int64, hash: Data)
     /// Recomputes the hash chain from the raw bytes and reports the first break.
@@ -23,10 +26,6 @@ public protocol EventLog {
 
     // MARK: Reading events
 
-    /// The number of events.
-    func eventCount() throws -> Int64
-    /// The latest Apple-signed time of any event.
-    func lastOccurredAt() throws -> EpochMillis?
     /// The event at `position`.
     func event(at position: Int64) throws -> LedgerEvent?
     /// The event with `eventId`.
@@ -45,12 +44,6 @@ public protocol EventLog {
     /// Positions of events that mention each of `identifiers`, in one round trip: every identifier
     /// is a key of the result (with an empty set when no event mentions it).
     func positions(byIdentifier identifiers: Set<String>) throws -> [String: Set<Int64>]
-    /// The identifiers stored for the event at `position`.
-    func identifiers(at position: Int64) throws -> [EventIdentifier]
-    /// Every identifier value the events at `first` through `last` mention (the implied
-    /// `notificationUUID`s included), in no order, with repeats: one query for a range, what a
-    /// reader keeping an index of which identifiers a ledger knows reads.
-    func identifierValues(from first: Int64, through last: Int64) throws -> [String]
     /// How many duplicate arrivals each event had.
     func duplicateCounts(for eventIds: [String]) throws -> [String: Int]
     /// The leaf certificate fingerprint that signed each event, by event id.
@@ -68,7 +61,41 @@ public protocol EventLog {
 extension EventLog {
     /// None found: an engine that keeps no such traces.
     public func tailRemnants() throws -> [String] { [] }
+
+    /// The number of events.
+    public func eventCount() throws -> Int64 {
+        try database.query("SELECT count(*) FROM events") { try $0.int64(0) }.first ?? 0
+    }
+
+    /// The latest Apple-signed time (`occurredAt`) of any event; `nil` when there are none.
+    public func lastOccurredAt() throws -> EpochMillis? {
+        try database.query("SELECT max(occurred_at) FROM events") { try $0.optionalInt64(0) }.first ?? nil
+    }
+
+    /// Every identifier value the events at `first` through `last` mention (the implied
+    /// `notificationUUID`s included), in no order, with repeats: one query for a range, what a
+    /// reader keeping an index of which identifiers a ledger knows reads.
+    public func identifierValues(from first: Int64, through last: Int64) throws -> [String] {
+        let sql = "SELECT key_value FROM event_keys WHERE position BETWEEN ? AND ? "
+            + "UNION ALL SELECT event_id FROM events WHERE position BETWEEN ? AND ? AND kind = '\(EventKind.notification.rawValue)'"
+        return try database.query(sql, [.integer(first), .integer(last), .integer(first), .integer(last)]) { try $0.text(0) }
+    }
+
+    /// The identifiers indexed for the event at `position`, by kind then value (the one its id
+    /// implies included, ``IdentifierIndexRows``); none when there is no such event.
+    public func identifiers(at position: Int64) throws -> [EventIdentifier] {
+        var event: (id: String, kind: EventKind)?
+        let sql = "SELECT e.event_id, e.kind, k.key_kind, k.key_value FROM events e LEFT JOIN event_keys k ON k.position = e.position "
+            + "WHERE e.position = ?"
+        let rows = try database.query(sql, [.integer(position)]) { row -> EventIdentifier? in
+            if event == nil { event = (try row.text(0), EventKind(rawValue: try row.text(1))) }
+            return try row.optionalText(2).map { EventIdentifier(IdentifierKind(rawValue: $0), try row.text(3)) }
+        }
+        guard let event else { return [] }
+        return IdentifierIndexRows.identifiers(rows: rows.compactMap { $0 }, eventId: event.id, kind: event.kind)
+    }
 }
+
 
 /// The words of ``EventLog/tailRemnants()`` findings, written once for both engines.
 public enum TailRemnants {

@@ -10,6 +10,9 @@ public protocol TransactionalStore: AnyObject {
     var location: String { get }
     /// The recording clock (transaction time); `$SEATLEDGER_NOW` pins it in tests.
     var clock: @Sendable () -> EpochMillis { get set }
+    /// The store's connection as the SQL primitive the roles written once run over (settings,
+    /// quarantine reads, claim requests): inside this store's transactions when one is open.
+    var database: any SQLDatabase { get }
 
     /// Runs `body` in one write transaction (all or nothing). Transactions do not nest.
     func write<T>(_ body: () throws -> T) throws -> T

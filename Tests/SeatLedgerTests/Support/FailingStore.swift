@@ -166,6 +166,8 @@ final class FailingStore: LedgerStore {
     }
 
     var location: String { base.location }
+    var database: any SQLDatabase { base.database }
+    func ensureAPITokensTable() throws { try base.ensureAPITokensTable() }
 
     var clock: @Sendable () -> EpochMillis {
         get { base.clock }
@@ -195,12 +197,6 @@ final class FailingStore: LedgerStore {
 
     // MARK: Configuration
 
-    func configuration() throws -> LedgerConfiguration { try base.configuration() }
-    func configValues() throws -> [String: String] { try base.configValues() }
-    func setConfigValue(_ key: String, _ value: String) throws { try base.setConfigValue(key, value) }
-    func trustRoots() throws -> [StoredTrustRoot] { try base.trustRoots() }
-    func addRoots(_ roots: [StoredTrustRoot]) throws -> Int { try base.addRoots(roots) }
-    func recordLinks() throws -> [RecordChain.Link]? { try base.recordLinks() }
     func arrivalSummary(limit: Int) throws -> ArrivalSummary { try base.arrivalSummary(limit: limit) }
 
     // MARK: Appending
@@ -224,8 +220,6 @@ final class FailingStore: LedgerStore {
 
     // MARK: Reading events
 
-    func eventCount() throws -> Int64 { try base.eventCount() }
-    func lastOccurredAt() throws -> EpochMillis? { try base.lastOccurredAt() }
     func event(at position: Int64) throws -> LedgerEvent? { try base.event(at: position) }
     func event(id eventId: String) throws -> LedgerEvent? { try base.event(id: eventId) }
     func storedBytes(ofEventId eventId: String) throws -> (position: Int64, raw: Data)? { try base.storedBytes(ofEventId: eventId) }
@@ -234,16 +228,11 @@ final class FailingStore: LedgerStore {
     func positions(mentioning value: String, kind: IdentifierKind?) throws -> [Int64] { try base.positions(mentioning: value, kind: kind) }
     func positions(mentioningAny identifiers: Set<String>) throws -> Set<Int64> { try base.positions(mentioningAny: identifiers) }
     func positions(byIdentifier identifiers: Set<String>) throws -> [String: Set<Int64>] { try base.positions(byIdentifier: identifiers) }
-    func identifiers(at position: Int64) throws -> [EventIdentifier] { try base.identifiers(at: position) }
-    func identifierValues(from first: Int64, through last: Int64) throws -> [String] { try base.identifierValues(from: first, through: last) }
     func duplicateCounts(for eventIds: [String]) throws -> [String: Int] { try base.duplicateCounts(for: eventIds) }
     func leafFingerprints(at positions: Set<Int64>) throws -> [String: String] { try base.leafFingerprints(at: positions) }
 
     // MARK: Quarantine
 
-    func quarantine(state: String?, limit: Int) throws -> [QuarantineRecord] { try base.quarantine(state: state, limit: limit) }
-    func quarantineRecord(id: Int64) throws -> QuarantineRecord? { try base.quarantineRecord(id: id) }
-    func quarantineCount(state: String) throws -> Int { try base.quarantineCount(state: state) }
 
     // MARK: Facts
 
@@ -321,32 +310,11 @@ final class FailingStore: LedgerStore {
         try base.lockClaimRequests(originalTransactionId: originalTransactionId)
     }
 
-    func pendingClaimRequests(originalTransactionId: String) throws -> [ClaimRequestRecord] {
-        try base.pendingClaimRequests(originalTransactionId: originalTransactionId)
-    }
 
-    func insertClaimRequest(_ record: ClaimRequestRecord) throws { try base.insertClaimRequest(record) }
 
-    func noteClaimAttempts(_ requestIdentifier: String, count: Int, now: EpochMillis) throws {
-        try base.noteClaimAttempts(requestIdentifier, count: count, now: now)
-    }
 
-    func updateClaimRequest(_ requestIdentifier: String, state: String, seatClaimId: String?, lastStatus: Int64?,
-                            lastError: String?, now: EpochMillis) throws {
-        try base.updateClaimRequest(requestIdentifier, state: state, seatClaimId: seatClaimId, lastStatus: lastStatus,
-                                    lastError: lastError, now: now)
-    }
 
-    func addAPIToken(name: String, scope: String, sha256: String, now: EpochMillis) throws {
-        try base.addAPIToken(name: name, scope: scope, sha256: sha256, now: now)
-    }
-    func apiTokens() throws -> [APITokenRecord] { try base.apiTokens() }
-    func revokeAPIToken(name: String, now: EpochMillis) throws -> Bool { try base.revokeAPIToken(name: name, now: now) }
-    func claimRequest(_ requestIdentifier: String) throws -> ClaimRequestRecord? { try base.claimRequest(requestIdentifier) }
 
-    func claimRequests(originalTransactionId: String?, state: String?) throws -> [ClaimRequestRecord] {
-        try base.claimRequests(originalTransactionId: originalTransactionId, state: state)
-    }
 
     // MARK: Copying a ledger between stores
 
