@@ -36,7 +36,7 @@ public enum AccessScope: Sendable, Hashable {
         var result: [AccessKey: AccessEntry] = [:]
         func add(_ grant: EntitlementGrant) {
             let subject = AccessSubject(scope: self, grant: grant)
-            var key = AccessKey(scope: key, subject: subject.key, productId: grant.productId)
+            var key = AccessKey(scope: self.key, subject: subject.key, productId: grant.productId)
             // Two members never share a seat claim or an original transaction id; should they,
             // the second keeps its own key (its source appended) rather than hiding the first.
             if result[key] != nil {

@@ -66,6 +66,10 @@ public struct AccessTransitionDeriver: Sendable {
 
     /// The changes by time from ``clock`` up to and including `moment`, with the events applied;
     /// ``clock`` becomes `moment` when it is later. `[]` before the first event.
+    ///
+    /// Advance only through moments by which every event recorded has been appended: an event
+    /// recorded at or before the clock is learned at the clock, not at its `recordedAt`, and the
+    /// list then differs from the one ``AccessTransitions/derive(_:facts:now:)`` gives.
     public mutating func advance(to moment: EpochMillis) -> [AccessTransition] {
         guard let start = clock, let lastEvent, moment > start else { return [] }
         var transitions: [AccessTransition] = []
