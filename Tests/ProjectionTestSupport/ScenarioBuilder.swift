@@ -136,6 +136,21 @@ public struct ScenarioBuilder {
         api("UnclaimSeat", method: "DELETE", path: "/groups/v1/transactions/\(purchaser)/seats/\(claimId)", status: 204, at: time)
     }
 
+    /// Appends an operator's retraction of event `eventId` (a `decision` event routed by the
+    /// retracted event's identifiers, as `seatledger retract` records it); returns its event id.
+    @discardableResult
+    public mutating func retract(_ eventId: String, at time: EpochMillis, recordedAt: EpochMillis? = nil) -> String {
+        let id = nextId("retract")
+        let routing = events.first { $0.eventId == eventId }.map { EventFacts($0).identifiers.sorted() } ?? []
+        let decision: JSONValue = ["decision": [
+            "action": .string(Retraction.action), "eventId": .string(eventId), "identifiers": .array(routing.map(JSONValue.string)),
+            "reason": "test", "by": "tests", "at": .int(time),
+        ]]
+        append(id: id, kind: .decision, type: Retraction.eventType, subtype: nil, status: nil, at: time, recordedAt: recordedAt,
+               decoded: decision)
+        return id
+    }
+
     // MARK: Projection
 
     public var facts: [EventFacts] { events.map(EventFacts.init) }
