@@ -35,6 +35,24 @@ extension Ledger {
         return try store.groupKeys(forAny: identifiers)
     }
 
+    /// When the ledger recorded its newest event, or `nil` for an empty log.
+    public func newestRecordedAt() throws -> EpochMillis? {
+        let head = try store.head().position
+        return head == 0 ? nil : try store.event(at: head)?.recordedAt
+    }
+
+    /// Every identifier value the events at `first` through `last` mention, with repeats (what an
+    /// index of which identifiers the ledger knows reads).
+    public func identifierValues(from first: Int64, through last: Int64) throws -> [String] {
+        try store.identifierValues(from: first, through: last)
+    }
+
+    /// Commits a write that changes nothing but must reach the disk (a full disk, a file size
+    /// limit or a database that cannot commit fails it, as it fails an append): a readiness probe.
+    public func probeWrite() throws {
+        try store.probeWrite()
+    }
+
     /// The positions of events without cached projection facts (a ledger written by an older
     /// build): projections cannot be checked until `rebuild` derives them.
     public func positionsWithoutFacts() throws -> [Int64] {

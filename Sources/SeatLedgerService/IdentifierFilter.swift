@@ -98,7 +98,7 @@ final class IdentifierFilter: Sendable {
             let head = pool.headPosition
             if head > covered {
                 let from = covered + 1, to = min(head, covered + chunk)
-                guard let ids = try? await pool.read({ ledger in try ledger.store.identifierValues(from: from, through: to) }) else {
+                guard let ids = try? await pool.read({ ledger in try ledger.identifierValues(from: from, through: to) }) else {
                     _ = await pool.waitForHead(after: head, timeout: .seconds(1))
                     continue
                 }

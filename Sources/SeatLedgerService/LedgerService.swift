@@ -312,10 +312,10 @@ public final class LedgerService: Sendable {
             // fails it, as it fails every append: Apple's notifications for it should go
             // elsewhere), and a reader sees the store.
             let head = try await ledger.pool.write { ledger in
-                try ledger.store.probeWrite()
-                return try ledger.store.head().position
+                try ledger.probeWrite()
+                return try ledger.headPosition()
             }
-            _ = try await ledger.pool.read { ledger in try ledger.store.head().position }
+            _ = try await ledger.pool.read { ledger in try ledger.headPosition() }
             if let failure = ledger.storeFailures.recent() {
                 let seconds = failure.ago.components.seconds
                 throw APIError(status: 503, code: "not_ready",
@@ -335,8 +335,7 @@ public final class LedgerService: Sendable {
         let now = Timestamp.millis(Date())
         for ledger in ledgers {
             let read = try? await ledger.pool.read { ledger -> (newest: Int64?, open: Int) in
-                let head = try ledger.store.head().position
-                return (head == 0 ? nil : try ledger.store.event(at: head)?.recordedAt, try ledger.store.quarantineCount(state: "open"))
+                (try ledger.newestRecordedAt(), try ledger.quarantineCount(state: "open"))
             }
             states.append(ServiceMetrics.LedgerState(name: ledger.name, headPosition: ledger.pool.headPosition,
                                                      newestEventAgeSeconds: (read?.newest).map { Double(now - $0) / 1000 },

@@ -200,7 +200,7 @@ struct ReadRoutes: Sendable {
         let after = try Self.integer(request, "after", range: 0...Int64.max) ?? 0
         let limit = try Self.integer(request, "limit", range: 1...Int64(maxPageSize)) ?? 100
         let waitSeconds = try Self.integer(request, "wait", range: 0...maxChangeWait.components.seconds) ?? 0
-        var head = try await reading { ledger in try ledger.store.head().position }
+        var head = try await reading { ledger in try ledger.headPosition() }
         guard after <= head else {
             throw APIError(status: 409, code: "cursor_past_head",
                            message: "after=\(after) is past the ledger's head, position \(head): this cursor was not given by this ledger as it is (restored from a backup?); read again from a position at or before \(head)",
@@ -214,10 +214,9 @@ struct ReadRoutes: Sendable {
         let observedHead = head
         let changes = try await reading { ledger -> [JSONValue] in
             guard last > after else { return [] }
-            let events = try ledger.store.events(at: Array((after + 1)...last))
+            let events = try ledger.events(at: Array((after + 1)...last))
             return try events.map { event in
-                let identifiers = Set(try ledger.store.identifiers(at: event.position).map(\.value))
-                let keys = try ledger.store.groupKeys(forAny: identifiers).sorted()
+                let keys = try ledger.groupKeys(ofEventAt: event.position).sorted()
                 return ["position": .int(event.position), "eventId": .string(event.eventId), "kind": .string(event.kind.rawValue),
                         "type": .optional(event.type), "subtype": .optional(event.subtype),
                         "occurredAt": .timestamp(event.occurredAt), "recordedAt": .timestamp(event.recordedAt),

@@ -37,7 +37,7 @@ struct SeatRoutes: Sendable {
         let now = now()
         let outcome = try await writing { ledger -> Outcome in
             let state = try ledger.groupState(reference, asOf: now)
-            if let requestId, let stored = try ledger.store.claimRequest(requestId) {
+            if let requestId, let stored = try ledger.claimRequest(requestId) {
                 guard stored.originalTransactionId == state.purchaserOriginalTransactionId else {
                     throw APIError(status: 409, code: "request_conflict",
                                    message: "requestId \(requestId) is a claim in group \(stored.originalTransactionId), not in \(reference)")
@@ -54,7 +54,7 @@ struct SeatRoutes: Sendable {
             } else {
                 // A new request: the ledger must show a free seat before Apple is asked.
                 let pending = try state.purchaserOriginalTransactionId.map {
-                    try ledger.store.claimRequests(originalTransactionId: $0, state: ClaimRequestRecord.pending)
+                    try ledger.claimRequests(originalTransactionId: $0, state: ClaimRequestRecord.pending)
                 } ?? []
                 let unfinished = pending.first { $0.memberRef == memberRef }
                 // A new requestId while this member's earlier claim is unresolved could take a second

@@ -52,7 +52,7 @@ public final class TokenAuthenticator: Sendable {
     func records() async throws -> [APITokenRecord] {
         let now = ContinuousClock.now
         if let cached = cachedRecords(at: now) { return cached }
-        let fresh = try await pool.read { ledger in try ledger.store.apiTokens() }
+        let fresh = try await pool.read { ledger in try ledger.apiTokens() }
         cache.withLock { $0 = (fresh, now) }
         return fresh
     }
@@ -60,7 +60,7 @@ public final class TokenAuthenticator: Sendable {
     func recordsBlocking() throws -> [APITokenRecord] {
         let now = ContinuousClock.now
         if let cached = cachedRecords(at: now) { return cached }
-        let fresh = try pool.blockingRead { ledger in try ledger.store.apiTokens() }
+        let fresh = try pool.blockingRead { ledger in try ledger.apiTokens() }
         cache.withLock { $0 = (fresh, now) }
         return fresh
     }
