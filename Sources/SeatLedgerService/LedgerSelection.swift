@@ -118,48 +118,55 @@ extension LedgerService {
         return likely.isEmpty ? [unlikely] : unlikely.isEmpty ? [likely] : [likely, unlikely]
     }
 
-    /// Runs `read` on each candidate ledger and answers from the one that knows the reference
-    /// (its answer names it in ``ServedLedger/answerHeaders``): 404 when none does (503 when a
-    /// ledger that might could not answer), 409 `ambiguous_reference` when several do.
+    /// Runs `read` on each candidate ledger (``likelyFirst(_:identifier:)``'s order) and answers
+    /// from the one that knows the reference (its answer names it in
+    /// ``ServedLedger/answerHeaders``): 404 when none does (503 when a ledger that might could not
+    /// answer), 409 `ambiguous_reference` when several do.
     func searching(_ match: RouteMatch, _ read: (ServedLedger) async throws -> HTTPResponse) async throws -> HTTPResponse {
-        var found: [(ServedLedger, HTTPResponse)] = []
-        var notFound: APIError?
-        var failure: (any Error)?
-        for group in likelyFirst(try candidates(match), identifier: match.values.first ?? "") where found.isEmpty {
+        var tally = SearchTally()
+        for group in likelyFirst(try candidates(match), identifier: match.values.first ?? "") where tally.found.isEmpty {
             for ledger in group {
-                do {
-                    found.append((ledger, try await read(ledger)))
-                } catch let error as APIError where error.status == 404 {
-                    notFound = error
-                } catch {
-                    failure = error
-                }
+                do { tally.add(ledger, .success(try await read(ledger))) } catch { tally.add(ledger, .failure(error)) }
             }
         }
-        return try Self.oneOf(found, notFound: notFound, failure: failure)
+        return try tally.answer()
     }
 
     /// ``searching(_:_:)`` on the calling thread.
     func searchingNow(_ match: RouteMatch, _ read: (ServedLedger) throws -> HTTPResponse) throws -> HTTPResponse {
-        var found: [(ServedLedger, HTTPResponse)] = []
-        var notFound: APIError?
-        var failure: (any Error)?
-        for group in likelyFirst(try candidates(match), identifier: match.values.first ?? "") where found.isEmpty {
-            for ledger in group {
-                do {
-                    found.append((ledger, try read(ledger)))
-                } catch let error as APIError where error.status == 404 {
-                    notFound = error
-                } catch {
-                    failure = error
-                }
-            }
+        var tally = SearchTally()
+        for group in likelyFirst(try candidates(match), identifier: match.values.first ?? "") where tally.found.isEmpty {
+            for ledger in group { tally.add(ledger, Result { try read(ledger) }) }
         }
-        return try Self.oneOf(found, notFound: notFound, failure: failure)
+        return try tally.answer()
     }
 
-    private static func oneOf(_ found: [(ServedLedger, HTTPResponse)], notFound: APIError?, failure: (any Error)?) throws -> HTTPResponse {
-        if found.count == 1 { return named(found[0].1, by: found[0].0) }
+    /// `response` with the headers that name `ledger`.
+    static func named(_ response: HTTPResponse, by ledger: ServedLedger) -> HTTPResponse {
+        var response = response
+        response.headers += ledger.answerHeaders
+        return response
+    }
+}
+
+/// What a search across ledgers found: the answers, the last 404 and the last other failure.
+struct SearchTally {
+    private(set) var found: [(ServedLedger, HTTPResponse)] = []
+    private var notFound: APIError?
+    private var failure: (any Error)?
+
+    /// One ledger's outcome: an answer, a 404 (it does not know the reference), or a failure.
+    mutating func add(_ ledger: ServedLedger, _ result: Result<HTTPResponse, any Error>) {
+        switch result {
+        case .success(let response): found.append((ledger, response))
+        case .failure(let error as APIError) where error.status == 404: notFound = error
+        case .failure(let error): failure = error
+        }
+    }
+
+    /// The one answer, named by its ledger; else the 409, the failure, or the 404.
+    func answer() throws -> HTTPResponse {
+        if found.count == 1 { return LedgerService.named(found[0].1, by: found[0].0) }
         if found.count > 1 {
             throw APIError(status: 409, code: "ambiguous_reference",
                            message: "the reference is known to \(found.count) ledgers (" + found.map(\.0.name).joined(separator: ", ")
@@ -168,12 +175,5 @@ extension LedgerService {
         }
         if let failure { throw failure }
         throw notFound ?? APIError(status: 404, code: "not_found", message: "no ledger this token opens knows the reference")
-    }
-
-    /// `response` with the headers that name `ledger`.
-    static func named(_ response: HTTPResponse, by ledger: ServedLedger) -> HTTPResponse {
-        var response = response
-        response.headers += ledger.answerHeaders
-        return response
     }
 }

@@ -55,13 +55,10 @@ struct RoutingClaims: Sendable, Equatable {
         body.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> RoutingClaims? in
             guard bytes.count > prefix.count, let base = bytes.baseAddress,
                   prefix.withUnsafeBytes({ memcmp(base, $0.baseAddress!, prefix.count) }) == 0,
-                  let first = offset(of: UInt8(ascii: "."), in: bytes, from: prefix.count),
-                  let second = offset(of: UInt8(ascii: "."), in: bytes, from: first + 1) else { return nil }
-            let segment = UnsafeBufferPointer(start: (base + first + 1).assumingMemoryBound(to: UInt8.self), count: second - first - 1)
-            guard let payload = Base64URL.decodeBytes(buffer: segment) else { return nil }
+                  let payload = ByteScan.jwsPayload(in: bytes, from: prefix.count) else { return nil }
             return payload.withUnsafeBytes { payload -> RoutingClaims? in
-                guard let bundleId = value(after: bundleIdKey, in: payload) else { return nil }
-                return RoutingClaims(bundleId: bundleId, environment: value(after: environmentKey, in: payload))
+                guard let bundleId = ByteScan.stringValue(after: bundleIdKey, in: payload) else { return nil }
+                return RoutingClaims(bundleId: bundleId, environment: ByteScan.stringValue(after: environmentKey, in: payload))
             }
         }
     }
@@ -69,27 +66,6 @@ struct RoutingClaims: Sendable, Equatable {
     private static let prefix: [UInt8] = Array(#"{"signedPayload":""#.utf8)
     private static let bundleIdKey: [UInt8] = Array(#""bundleId":""#.utf8)
     private static let environmentKey: [UInt8] = Array(#""environment":""#.utf8)
-
-    /// The string after the first `key` in `bytes` (up to the next `"`; one without escapes).
-    private static func value(after key: [UInt8], in bytes: UnsafeRawBufferPointer) -> String? {
-        var from = 0
-        while let hit = offset(of: key[0], in: bytes, from: from) {
-            if hit + key.count <= bytes.count, key.withUnsafeBytes({ memcmp(bytes.baseAddress! + hit, $0.baseAddress!, key.count) }) == 0 {
-                let start = hit + key.count
-                guard let end = offset(of: UInt8(ascii: "\""), in: bytes, from: start), end > start,
-                      offset(of: UInt8(ascii: "\\"), in: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), from: 0) == nil else { return nil }
-                return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
-            }
-            from = hit + 1
-        }
-        return nil
-    }
-
-    /// The offset of the first `byte` in `bytes` at or after `from`.
-    private static func offset(of byte: UInt8, in bytes: UnsafeRawBufferPointer, from: Int) -> Int? {
-        guard let base = bytes.baseAddress, from < bytes.count, let hit = memchr(base + from, Int32(byte), bytes.count - from) else { return nil }
-        return base.distance(to: UnsafeRawPointer(hit))
-    }
 
     /// A transaction's or AppTransaction's claims.
     private static func ofStoreKitPayload(_ payload: JSONValue) -> RoutingClaims? {
