@@ -36,11 +36,13 @@ final class IdentifierFilter: Sendable {
     }
 
     /// `false` when the ledger's events up to ``coveredThrough`` mention no such identifier,
-    /// `true` when they may, `nil` before the first pass.
-    func mightContain(_ identifier: String) -> Bool? {
+    /// `true` when they may; `nil` (no opinion) before the first pass, or while the filter has not
+    /// caught up with `head` (the head the pool knows: every append it acknowledged is in it, so
+    /// a read after a write sees the write).
+    func mightContain(_ identifier: String, head: Int64 = 0) -> Bool? {
         let (h1, h2) = Self.hash(identifier)
         return state.withLock { state -> Bool? in
-            guard state.ready else { return nil }
+            guard state.ready, state.coveredThrough >= head else { return nil }
             let mask = UInt64(state.bits.count * 64 - 1)
             for i in 0..<UInt64(Self.hashes) {
                 let bit = (h1 &+ i &* h2) & mask

@@ -107,13 +107,19 @@ extension LedgerService {
 
     /// `candidates` split by their ``IdentifierFilter``s: those that may know `identifier` (or
     /// have no opinion yet), then those whose filter says they do not. A search reads the first
-    /// group, and the second only when the first knows nothing: a filter may not cover the last
-    /// moment's appends, so a "no" from every filter is checked against the stores before a 404.
+    /// group, and the second only when the first knows nothing. A filter behind the pool's head
+    /// has no opinion (so this process's acknowledged appends are always searched); another
+    /// process's last appends may not be covered yet, so a "no" from every filter is checked
+    /// against the stores before a 404.
     func likelyFirst(_ candidates: [ServedLedger], identifier: String) -> [[ServedLedger]] {
         guard candidates.count > 1 else { return [candidates] }
         var likely: [ServedLedger] = [], unlikely: [ServedLedger] = []
         for ledger in candidates {
-            if ledger.identifiers.mightContain(identifier) == false { unlikely.append(ledger) } else { likely.append(ledger) }
+            if ledger.identifiers.mightContain(identifier, head: ledger.pool.headPosition) == false {
+                unlikely.append(ledger)
+            } else {
+                likely.append(ledger)
+            }
         }
         return likely.isEmpty ? [unlikely] : unlikely.isEmpty ? [likely] : [likely, unlikely]
     }

@@ -261,6 +261,9 @@ struct IdentifierFilterTests {
         let falseMaybes = (0..<10_000).filter { filter.mightContain("99\($0)") == true }.count
         #expect(falseMaybes < 100, "\(falseMaybes) false maybes in 10,000")
         #expect(filter.coveredThrough == 800)
+        // Behind the head the pool knows (an append acknowledged, not yet read): no opinion.
+        #expect(filter.mightContain("9999", head: 801) == nil)
+        #expect(filter.mightContain("9999", head: 800) == false)
         // Past capacity: emptied and doubled, no opinion until filled again.
         #expect(!filter.add((0..<5_000).map { "x\($0)" }, through: 900, ready: true))
         #expect(filter.mightContain(known[0]) == nil)
