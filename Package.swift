@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "RedisStreams", dependencies: ["CHiredis"]),
         .target(name: "JWSVerification", dependencies: ["COpenSSL", "AppStoreModels"]),
         .target(name: "JWSSigning", dependencies: ["COpenSSL", "AppStoreModels"]),
+        // Standard Webhooks signing and verification for outgoing webhooks (issue #47); no product yet.
+        .target(name: "StandardWebhooks", dependencies: ["COpenSSL"]),
         .target(name: "AppStoreAPI", dependencies: ["AppStoreModels", "JWSSigning"]),
         .target(name: "LedgerEvents", dependencies: ["AppStoreModels"]),
         .target(name: "LedgerStorage", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification"]),
