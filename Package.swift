@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "RedisStreams", dependencies: ["CHiredis"]),
         .target(name: "JWSVerification", dependencies: ["COpenSSL", "AppStoreModels"]),
         .target(name: "JWSSigning", dependencies: ["COpenSSL", "AppStoreModels"]),
+        // Standard Webhooks signing and verification for outgoing webhooks (issue #47); no product yet.
+        .target(name: "StandardWebhooks", dependencies: ["COpenSSL"]),
         .target(name: "AppStoreAPI", dependencies: ["AppStoreModels", "JWSSigning"]),
         .target(name: "LedgerEvents", dependencies: ["AppStoreModels"]),
         .target(name: "LedgerStorage", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification"]),
@@ -77,6 +79,7 @@ let package = Package(
         .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "PostgresClient", "PostgresTestSupport"]),
         .testTarget(name: "LedgerConcurrencyTests", dependencies: ["LedgerConcurrency"]),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
+        .testTarget(name: "StandardWebhooksTests", dependencies: ["StandardWebhooks"], exclude: ["reference_receiver.py"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
         // The command line's own parts (the option kit, help, completions), tested in process.
         .testTarget(name: "SeatLedgerCLITests", dependencies: ["seatledger"]),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole suite (what `make test` runs): system packages, build, `swift test`, then Apple's own
-# signed test vectors through the CLI. Exit status 0 only when every step passed.
+# The whole suite (what `make test` runs): system packages, build, the Python reference receiver
+# for webhook signatures, `swift test`, then Apple's own signed test vectors through the CLI.
+# Exit status 0 only when every step passed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash Tools/scripts/install-system-packages.sh test
@@ -8,6 +9,18 @@ bash Tools/scripts/install-system-packages.sh test
 echo "== swift build"
 swift build 2>&1 | tail -n 3
 test "${PIPESTATUS[0]}" -eq 0
+
+# The reference implementation of Standard Webhooks (PyPI `standardwebhooks`, pinned) for
+# StandardWebhooksTests, in a venv reused between runs; the tests make the same venv themselves
+# when run without SEATLEDGER_STANDARDWEBHOOKS_PYTHON.
+standardwebhooks_version=1.0.0  # the pin of ReferenceImplementation.version in the tests
+echo "== standardwebhooks $standardwebhooks_version from PyPI (reference receiver for the webhook signature tests)"
+standardwebhooks_venv="${SEATLEDGER_STANDARDWEBHOOKS_VENV:-/tmp/seatledger-standardwebhooks-venv}"
+if ! "$standardwebhooks_venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('standardwebhooks') != '$standardwebhooks_version')" 2>/dev/null; then
+  python3 -m venv "$standardwebhooks_venv"
+  "$standardwebhooks_venv/bin/pip" install --quiet --disable-pip-version-check "standardwebhooks==$standardwebhooks_version"
+fi
+export SEATLEDGER_STANDARDWEBHOOKS_PYTHON="$standardwebhooks_venv/bin/python"
 
 echo "== swift test (full log: ${TMPDIR:-/tmp}/seatledger-swift-test.log)"
 log="${TMPDIR:-/tmp}/seatledger-swift-test.log"
