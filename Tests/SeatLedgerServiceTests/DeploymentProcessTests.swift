@@ -221,6 +221,21 @@ struct DeploymentProcessTests {
         }
     }
 
+    @Test("two ledgers of one app and environment: check-config reports it (exit 2) and serve refuses to start, naming both")
+    func duplicateApp() throws {
+        let first = try LedgerFixture(), second = try LedgerFixture()
+        let config = first.directory.appendingPathComponent("seatledger.json").path
+        try Data(#"{"ledgers": [{"name": "a", "db": "\#(first.path)"}, {"name": "b", "db": "\#(second.path)"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: config))
+        let check = try CLIRun.run(["serve", "--check-config", config, "--json"])
+        #expect(check.status == 2)
+        let problems = try JSONValue.parse(bytes: Array(check.stdout))["problems"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(problems.count == 1 && problems[0].contains("ledgers a and b both record com.example.reps in Sandbox"), "\(problems)")
+        let serve = try CLIRun.run(["serve", "--config", config, "--listen", "127.0.0.1:0"])
+        #expect(serve.status == 2)
+        #expect(serve.stderr.contains("refusing to serve the configuration: ledgers a and b both record com.example.reps in Sandbox"), "\(serve.stderr)")
+    }
+
     @Test("one SQLite ledger's disk full: its notifications 503 and it is not ready, the other ledger goes on")
     func oneDiskFull() throws {
         let full = try LedgerFixture(bundleId: "com.example.reps", environment: .sandbox)

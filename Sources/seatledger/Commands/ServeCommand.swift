@@ -321,6 +321,14 @@ enum ServeCommand: Command {
                 }
             }
         }
+        if let file = served.file {
+            // Two ledgers of one app and environment: a notification routed by its payload would
+            // have two places to go (what `--check-config` reports).
+            let check = LedgerDeployment.check(DeploymentFile(ledgers: served.entries), pinnedRoots: nil)
+            if let problem = check.problems.first {
+                throw InputError(message: "refusing to serve \(file.ledgers.count == served.entries.count ? "the configuration" : "these ledgers"): \(problem)")
+            }
+        }
         let deployment = LedgerDeployment(file: served.file ?? DeploymentFile(ledgers: served.entries), findings: served.entries.map {
             LedgerDeployment.Finding(entry: $0, location: StoreLocation($0.db).description, problems: [])
         }, problems: [])
