@@ -29,37 +29,38 @@ struct EntitlementRoute: Sendable {
 
     func answer(_ match: RouteMatch) async throws -> HTTPResponse {
         let read = try prepare(match.path("id"), match.request)
-        var found: [(ServedLedger, EntitlementAnswer)] = [], missing: (any Error)?
-        for group in service.likelyFirst(try service.candidates(match), identifier: match.path("id")) where found.isEmpty {
+        var tally = Tally()
+        for group in service.likelyFirst(try service.candidates(match), identifier: match.path("id")) where tally.found.isEmpty {
             for ledger in group {
-                do {
-                    found.append((ledger, try await ledger.pool.read(read)))
-                } catch let error as PersonNotFound {
-                    missing = error
-                } catch {
-                    throw LedgerService.describe(error)
-                }
+                do { try tally.add(ledger, .success(try await ledger.pool.read(read))) } catch { try tally.add(ledger, .failure(error)) }
             }
         }
-        return try Self.response(found, missing: missing, ifNoneMatch: match.request.header("If-None-Match"))
+        return try Self.response(tally.found, missing: tally.missing, ifNoneMatch: match.request.header("If-None-Match"))
     }
 
     /// ``answer(_:)`` on the calling thread, which may block (``LedgerService/handleImmediately(_:)``).
     func answerNow(_ match: RouteMatch) throws -> HTTPResponse {
         let read = try prepare(match.path("id"), match.request)
-        var found: [(ServedLedger, EntitlementAnswer)] = [], missing: (any Error)?
-        for group in service.likelyFirst(try service.candidates(match), identifier: match.path("id")) where found.isEmpty {
-            for ledger in group {
-                do {
-                    found.append((ledger, try ledger.pool.blockingRead(read)))
-                } catch let error as PersonNotFound {
-                    missing = error
-                } catch {
-                    throw LedgerService.describe(error)
-                }
+        var tally = Tally()
+        for group in service.likelyFirst(try service.candidates(match), identifier: match.path("id")) where tally.found.isEmpty {
+            for ledger in group { try tally.add(ledger, Result { try ledger.pool.blockingRead(read) }) }
+        }
+        return try Self.response(tally.found, missing: tally.missing, ifNoneMatch: match.request.header("If-None-Match"))
+    }
+
+    /// The answers of the ledgers read so far: a ledger that does not know the person is
+    /// remembered; any other failure ends the request (503).
+    private struct Tally {
+        private(set) var found: [(ServedLedger, EntitlementAnswer)] = []
+        private(set) var missing: (any Error)?
+
+        mutating func add(_ ledger: ServedLedger, _ result: Result<EntitlementAnswer, any Error>) throws {
+            switch result {
+            case .success(let answer): found.append((ledger, answer))
+            case .failure(let error as PersonNotFound): missing = error
+            case .failure(let error): throw LedgerService.describe(error)
             }
         }
-        return try Self.response(found, missing: missing, ifNoneMatch: match.request.header("If-None-Match"))
     }
 
     /// The parameters checked now, the answer made in the read.

@@ -34,6 +34,11 @@ public struct WebhookSecret: Sendable, Hashable, CustomStringConvertible, Custom
         key = keyBytes
     }
 
+    /// Wraps key bytes already known to be 24…64 long (a generated key).
+    private init(checkedKeyBytes: [UInt8]) {
+        key = checkedKeyBytes
+    }
+
     /// Parses the text form `whsec_<base64 of 24…64 bytes>` (standard alphabet, padded).
     /// Leading and trailing whitespace (a newline from a file) is ignored. Errors say what is
     /// wrong and never contain the text.
@@ -50,8 +55,7 @@ public struct WebhookSecret: Sendable, Hashable, CustomStringConvertible, Custom
     public static func generate() -> WebhookSecret {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<generatedByteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        // 32 bytes is inside 24…64: the init cannot throw.
-        return try! WebhookSecret(keyBytes: bytes)
+        return WebhookSecret(checkedKeyBytes: bytes)   // 32 bytes: inside 24…64
     }
 
     /// The secret itself, `whsec_` + base64: for the one place that shows it to its owner (and
