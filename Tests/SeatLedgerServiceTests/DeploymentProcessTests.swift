@@ -268,3 +268,34 @@ final class Outcomes: Sendable {
     let results = Mutex<[String: [String]]>([:])
     let next = Atomic<Int>(0)
 }
+
+/// Where a CLI command finds its ledger: `--db`, or `--config FILE --ledger NAME`.
+@Suite("CLI: --config FILE --ledger NAME")
+struct LedgerLocationCLITests {
+    @Test("a command works on the named ledger of the file, or its only one; what names no ledger, or two ways, is a usage error (exit 2) saying why")
+    func location() throws {
+        let reps = try LedgerFixture(), focus = try LedgerFixture(bundleId: "com.example.focus", environment: .sandbox)
+        let two = reps.directory.appendingPathComponent("two.json").path, one = reps.directory.appendingPathComponent("one.json").path
+        try Data(#"{"ledgers": [{"name": "reps", "db": "\#(reps.path)"}, {"name": "focus", "db": "\#(focus.path)"}]}"#.utf8).write(to: URL(fileURLWithPath: two))
+        try Data(#"{"ledgers": [{"name": "focus", "db": "\#(focus.path)"}]}"#.utf8).write(to: URL(fileURLWithPath: one))
+        func bundle(_ arguments: [String], environment: [String: String] = [:]) throws -> String? {
+            let run = try CLIRun.run(["config", "show", "--json"] + arguments, environment: environment)
+            guard run.status == 0 else { return nil }
+            return try JSONValue.parse(bytes: Array(run.stdout))["bundleId"]?.stringValue
+        }
+        #expect(try bundle(["--config", two, "--ledger", "focus"]) == "com.example.focus")
+        #expect(try bundle(["--config", one]) == "com.example.focus")
+        #expect(try bundle(["--ledger", "reps"], environment: ["SEATLEDGER_CONFIG": two]) == "com.example.reps")
+        for (arguments, reason) in [(["--config", two], "has 2 ledgers (reps, focus): name one with --ledger NAME"),
+                                    (["--config", two, "--ledger", "nope"], "--ledger nope: \(two) has no ledger of that name; it has reps, focus"),
+                                    (["--db", reps.path, "--config", two], "--db and --config both name the ledger"),
+                                    (["--ledger", "reps"], "--ledger names a ledger of a deployment file: give --config FILE"),
+                                    (["--config", two, "--ledger", "reps", "--ledger", "focus"], "--ledger is given 2 times")] {
+            let run = try CLIRun.run(["config", "show"] + arguments, environment: ["SEATLEDGER_CONFIG": ""])
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.stderr.contains(reason), "\(arguments): \(run.stderr)")
+        }
+        let missing = try CLIRun.run(["config", "show", "--config", reps.directory.appendingPathComponent("none.json").path])
+        #expect(missing.status == 2 && missing.stderr.contains("none.json: does not exist"), "\(missing.stderr)")
+    }
+}
