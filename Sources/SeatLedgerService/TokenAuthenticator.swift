@@ -4,7 +4,8 @@ import LedgerStorage
 import SeatLedger
 import Synchronization
 
-/// Bearer tokens: minting, hashing, and checking a request's `Authorization` header.
+/// Bearer tokens: minting, hashing, reading a request's `Authorization` header, and one
+/// ledger's cached token table (``LedgerService`` checks a request against every ledger's).
 ///
 /// A token is `slt_` and 43 characters of base64url (32 random bytes from the system's
 /// cryptographic generator). Only its SHA-256 is stored. A presented token is hashed and the
@@ -65,32 +66,6 @@ public final class TokenAuthenticator: Sendable {
         return fresh
     }
 
-    /// Checks the `Authorization` header for `scope` (one of the token's scopes): the token's
-    /// name, or a 401/403 ``APIError``.
-    public func authorize(_ header: String?, scope: String) async throws(APIError) -> String {
-        let presented = try Self.presentedDigest(header)
-        let stored: [APITokenRecord]
-        do {
-            stored = try await records()
-        } catch {
-            throw Self.unreadable(error)
-        }
-        return try Self.match(presented, scope: scope, in: stored)
-    }
-
-    /// ``authorize(_:scope:)`` on the calling thread, which may block for a read of the token
-    /// table (``LedgerPool/blockingRead(_:)``; at most once every ``refreshInterval``).
-    public func authorizeBlocking(_ header: String?, scope: String) throws(APIError) -> String {
-        let presented = try Self.presentedDigest(header)
-        let stored: [APITokenRecord]
-        do {
-            stored = try recordsBlocking()
-        } catch {
-            throw Self.unreadable(error)
-        }
-        return try Self.match(presented, scope: scope, in: stored)
-    }
-
     static let challenge = [(name: "WWW-Authenticate", value: "Bearer realm=\"seatledger\"")]
 
     /// The SHA-256 of the token in a `Bearer` header, or a 401 ``APIError`` naming what is wrong with the header.
@@ -106,19 +81,6 @@ public final class TokenAuthenticator: Sendable {
 
     static func unreadable(_ error: any Error) -> APIError {
         APIError(status: 503, code: "ledger_unavailable", message: "cannot read the token table: \(error)", headers: [("Retry-After", "5")])
-    }
-
-    /// The name of the stored token whose digest is `presented` (compared with every one in
-    /// constant time) when `scope` is one of its scopes, or a 401/403 ``APIError`` (the 403 names
-    /// the token, its scopes and the scope needed).
-    private static func match(_ presented: String, scope: String, in stored: [APITokenRecord]) throws(APIError) -> String {
-        guard let match = find(presented, in: stored), match.revokedAt == nil else {
-            throw APIError(status: 401, code: "unauthorized", message: "the bearer token is unknown or revoked", headers: challenge)
-        }
-        guard match.has(scope: scope) else {
-            throw APIError(status: 403, code: "forbidden", message: "token \(match.name) has \(match.scopesText); this endpoint needs scope \(scope)")
-        }
-        return match.name
     }
 
     /// The stored token whose digest is `presented`, if any (revoked or not), compared with
