@@ -13,6 +13,12 @@ extension EventStore: LedgerStore {
     /// A read snapshot is a shared lock held for the read: cheaper than one per statement.
     public var readsInOneSnapshot: Bool { true }
 
+    /// None: a write transaction (`BEGIN IMMEDIATE`) already excludes every other writer.
+    public var rowLockClause: String { "" }
+
+    /// None: writers are serialised, so no row is held by another.
+    public var skipLockedClause: String { "" }
+
     /// An embedded file has no server connection to lose.
     public func isConnectionLoss(_ error: any Error) -> Bool { false }
 

@@ -10,7 +10,7 @@ enum LedgerSchema {
     static let applicationID: Int64 = 0x5345_4154
     /// `PRAGMA user_version` written by this build. A newer file is refused; an older one is
     /// brought up to it by ``upgrades`` when it is opened for writing.
-    static let currentVersion: Int64 = 5
+    static let currentVersion: Int64 = 6
 
     /// The statements that bring a file from the version before each key to that version. They
     /// only drop caches: the event log is never rewritten.
@@ -24,12 +24,92 @@ enum LedgerSchema {
     ///   (or an append touching the group) stores one, a group is folded as before.
     /// - 5: `arrivals_event`, an index of every arrival by event id, gives way to
     ///   ``arrivalsDuplicateIndex``, which indexes the duplicate arrivals only (see there).
+    /// - 6: ``accessChanges``: the access transitions, their derivation's cursor and lapse
+    ///   schedule, and the outgoing webhooks (endpoints, deliveries, attempts), created empty.
+    ///   `serve` derives the transitions of every event already stored from the cursor's 0.
     static let upgrades: [(version: Int64, sql: String)] = [
         (2, "DROP TABLE IF EXISTS group_state"),
         (3, recordChain),
         (4, groupSnapshot),
         (5, "DROP INDEX IF EXISTS arrivals_event;\n" + arrivalsDuplicateIndex),
+        (6, accessChanges),
     ]
+
+    /// The access transitions (issue #47) and the outgoing webhooks: see `AccessChangeStore` and
+    /// `WebhookStore`. `access_cursor` has one row, locked by each derivation.
+    static let accessChanges = """
+        CREATE TABLE access_cursor (
+            id       INTEGER PRIMARY KEY CHECK (id = 1),
+            position INTEGER NOT NULL,
+            horizon  INTEGER NOT NULL
+        );
+        INSERT INTO access_cursor (id, position, horizon) VALUES (1, 0, 0);
+        CREATE TABLE access_scopes (
+            scope       TEXT PRIMARY KEY,
+            clock       INTEGER NOT NULL,
+            next_change INTEGER
+        );
+        CREATE INDEX access_scopes_due ON access_scopes(next_change) WHERE next_change IS NOT NULL;
+        CREATE TABLE access_transitions (
+            seq                     INTEGER PRIMARY KEY,
+            id                      TEXT NOT NULL UNIQUE,
+            scope                   TEXT NOT NULL,
+            subject_key             TEXT NOT NULL,
+            product_id              TEXT,
+            kind                    TEXT NOT NULL,
+            learned_at              INTEGER NOT NULL,
+            body                    TEXT NOT NULL,
+            group_key               TEXT,
+            original_transaction_id TEXT,
+            app_transaction_id      TEXT,
+            seat_claim_id           TEXT,
+            member_ref              TEXT
+        );
+        CREATE INDEX access_transitions_scope ON access_transitions(scope, seq);
+        CREATE INDEX access_transitions_original_transaction_id ON access_transitions(original_transaction_id) WHERE original_transaction_id IS NOT NULL;
+        CREATE INDEX access_transitions_app_transaction_id ON access_transitions(app_transaction_id) WHERE app_transaction_id IS NOT NULL;
+        CREATE INDEX access_transitions_seat_claim_id ON access_transitions(seat_claim_id) WHERE seat_claim_id IS NOT NULL;
+        CREATE TABLE webhook_endpoints (
+            id                    TEXT PRIMARY KEY,
+            url                   TEXT NOT NULL,
+            types                 TEXT NOT NULL,
+            secret                TEXT NOT NULL,
+            previous_secret       TEXT,
+            previous_secret_until INTEGER,
+            created_at            INTEGER NOT NULL,
+            disabled_at           INTEGER,
+            failing_since         INTEGER
+        );
+        CREATE TABLE webhook_deliveries (
+            seq             INTEGER PRIMARY KEY,
+            endpoint_id     TEXT NOT NULL,
+            message_id      TEXT NOT NULL,
+            type            TEXT NOT NULL,
+            transition_seq  INTEGER,
+            event_position  INTEGER,
+            state           TEXT NOT NULL,
+            attempts        INTEGER NOT NULL,
+            created_at      INTEGER NOT NULL,
+            next_attempt_at INTEGER NOT NULL,
+            lease_until     INTEGER,
+            last_status     INTEGER,
+            last_attempt_at INTEGER,
+            delivered_at    INTEGER,
+            last_error      TEXT,
+            UNIQUE (endpoint_id, message_id)
+        );
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
+        CREATE TABLE webhook_attempts (
+            delivery_seq INTEGER NOT NULL,
+            attempt      INTEGER NOT NULL,
+            at           INTEGER NOT NULL,
+            status       INTEGER,
+            latency_ms   INTEGER NOT NULL,
+            error        TEXT,
+            snippet      TEXT,
+            PRIMARY KEY (delivery_seq, attempt)
+        );
+        """
 
     /// The duplicate arrivals by event id: what ``EventStore/duplicateCounts(for:)`` reads.
     ///
@@ -189,5 +269,6 @@ enum LedgerSchema {
         created_at INTEGER NOT NULL,
         revoked_at INTEGER
     );
+    \(accessChanges)
     """
 }

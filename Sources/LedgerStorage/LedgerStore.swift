@@ -5,7 +5,7 @@ import LedgerEvents
 /// The storage a ledger runs on: the embedded SQLite `EventStore` (the default) or another
 /// engine (`PostgresEventStore`). The pipeline, projections and reports talk only to this protocol,
 /// the sum of small roles: ``TransactionalStore``, ``EventLog``, ``AppendRows``, ``QuarantineStore``,
-/// ``FactsStore``, ``GroupIndexStore``, ``GroupSnapshotStore``, ``SeatClaimStore`` and ``SettingsStore``.
+/// ``FactsStore``, ``GroupIndexStore``, ``GroupSnapshotStore``, ``SeatClaimStore``, ``SettingsStore``, ``AccessChangeStore`` and ``WebhookStore``.
 ///
 /// Every implementation gives the same guarantees: an append-only, gap-free, hash-chained log in
 /// commit order; idempotency by event id enforced by a unique constraint; quarantine of rejected
@@ -21,7 +21,8 @@ import LedgerEvents
 /// let store: any LedgerStore = try EventStore.open(at: "ledger.sqlite")
 /// let (position, hash) = try store.head()
 /// ```
-public protocol LedgerStore: TransactionalStore, EventLog, AppendRows, QuarantineStore, FactsStore, GroupIndexStore, GroupSnapshotStore, SeatClaimStore, SettingsStore {}
+public protocol LedgerStore: TransactionalStore, EventLog, AppendRows, QuarantineStore, FactsStore, GroupIndexStore, GroupSnapshotStore, SeatClaimStore, SettingsStore,
+    AccessChangeStore, WebhookStore {}
 
 extension LedgerStore {
     /// Default: none (the server guards its own pages).

@@ -44,6 +44,8 @@ public enum RecordChain {
         public static let quarantine = Kind(rawValue: "quarantine")
         /// An `api_tokens` row (subject: its name), linked when it is added and when it is revoked.
         public static let apiToken = Kind(rawValue: "api_token")
+        /// A `webhook_endpoints` row (subject: its id), linked when it is added, disabled or re-keyed.
+        public static let webhookEndpoint = Kind(rawValue: "webhook_endpoint")
         /// The text a person reads (what the CLI prints for it).
         public var description: String { rawValue }
     }
@@ -128,6 +130,21 @@ public enum RecordChain {
         return SHA256Digest.hash(buffer)
     }
 
+    /// A webhook endpoint's digest: id, URL, types, the SHA-256 of each secret, the previous
+    /// secret's end, when it was added and disabled (not `failing_since`, which `serve` keeps).
+    public static func webhookEndpointDigest(_ record: WebhookEndpointRecord) -> Data {
+        var buffer = Data()
+        appendField(Data(record.id.utf8), to: &buffer)
+        appendField(Data(record.url.utf8), to: &buffer)
+        appendField(Data(record.types.joined(separator: ",").utf8), to: &buffer)
+        appendField(SHA256Digest.hash(Data(record.secret.utf8)), to: &buffer)
+        if let previous = record.previousSecret { buffer.append(1); appendField(SHA256Digest.hash(Data(previous.utf8)), to: &buffer) } else { buffer.append(0) }
+        if let until = record.previousSecretUntil { buffer.append(1); appendInt(until, to: &buffer) } else { buffer.append(0) }
+        appendInt(record.createdAt, to: &buffer)
+        if let disabledAt = record.disabledAt { buffer.append(1); appendInt(disabledAt, to: &buffer) } else { buffer.append(0) }
+        return SHA256Digest.hash(buffer)
+    }
+
     /// The links that cover rows already stored, for a ledger that had no record chain (schema 2):
     /// configuration keys in byte order, then roots by fingerprint, then quarantine rows by id.
     public static func sealing(configuration: [String: String], roots: [StoredTrustRoot],
@@ -161,7 +178,8 @@ public enum RecordChain {
     /// `tokens`: the `api_tokens` rows when the chain covers them (``tokensCoveredKey`` set), else
     /// `nil` (not compared).
     public static func verify(links: [Link], configuration: [String: String], roots: [StoredTrustRoot],
-                              quarantine: [QuarantineRecord], tokens: [APITokenRecord]? = nil) -> Report {
+                              quarantine: [QuarantineRecord], tokens: [APITokenRecord]? = nil,
+                              webhookEndpoints: [WebhookEndpointRecord] = []) -> Report {
         var report = Report()
         var previous = genesis
         var latest: [Kind: [String: Data]] = [:]
@@ -211,6 +229,9 @@ public enum RecordChain {
             compare(.apiToken, Dictionary(tokens.map { ($0.name, apiTokenDigest($0)) }, uniquingKeysWith: { first, _ in first })) {
                 "API token \($0)"
             }
+        }
+        compare(.webhookEndpoint, Dictionary(webhookEndpoints.map { ($0.id, webhookEndpointDigest($0)) }, uniquingKeysWith: { first, _ in first })) {
+            "webhook endpoint \($0)"
         }
         return report
     }
@@ -263,7 +284,8 @@ extension LedgerStore {
             let configuration = try configValues()
             return RecordChain.verify(links: links, configuration: configuration, roots: try trustRoots(),
                                       quarantine: try quarantine(state: nil, limit: Int.max),
-                                      tokens: configuration[RecordChain.tokensCoveredKey] == nil ? nil : try apiTokens())
+                                      tokens: configuration[RecordChain.tokensCoveredKey] == nil ? nil : try apiTokens(),
+                                      webhookEndpoints: try database.tableExists("webhook_endpoints") ? try webhookEndpoints() : [])
         }
     }
 }

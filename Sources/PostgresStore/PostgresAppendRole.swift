@@ -42,6 +42,12 @@ public enum PostgresAppendRole {
         ("claim_requests", "SELECT, INSERT, UPDATE"),
         ("api_tokens", "SELECT"),  // serve nodes check tokens; adding and revoking is the owner's
         ("record_chain", "SELECT, INSERT"),  // append-only, as events; rows limited by rowPolicies
+        ("access_cursor", "SELECT, UPDATE"),  // the derivation locks and moves it
+        ("access_scopes", "SELECT, INSERT, UPDATE"),
+        ("access_transitions", "SELECT, INSERT"),  // the feed: never rewritten
+        ("webhook_endpoints", "SELECT, UPDATE (failing_since)"),  // adding, disabling, re-keying is the owner's
+        ("webhook_deliveries", "SELECT, INSERT, UPDATE"),
+        ("webhook_attempts", "SELECT, INSERT"),
     ]
 
     /// The one `config` key the role writes: the version of the projection rules that built the

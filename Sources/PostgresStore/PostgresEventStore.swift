@@ -187,6 +187,15 @@ public final class PostgresEventStore: LedgerStore {
                         try connection.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON group_snapshot TO \(PostgresConnection.quoteIdentifier(PostgresAppendRole.name))")
                     }
                 }
+                if now < 6 {
+                    let role = try connection.query("SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)", [.text(PostgresAppendRole.name)])
+                    if try role.first?.bool(0) ?? false {
+                        let grantee = PostgresConnection.quoteIdentifier(PostgresAppendRole.name)
+                        for (table, privileges) in PostgresAppendRole.privileges where PostgresLedgerSchema.accessChangeTables.contains(table) {
+                            try connection.execute("GRANT \(privileges) ON \(PostgresConnection.quoteIdentifier(table)) TO \(grantee)")
+                        }
+                    }
+                }
                 if now < PostgresLedgerSchema.currentVersion {
                     try connection.query("UPDATE ledger_meta SET schema_version = $1", [.int64(PostgresLedgerSchema.currentVersion)])
                 }
@@ -224,6 +233,12 @@ public final class PostgresEventStore: LedgerStore {
     private func configureSession() throws {
         if isReader { try connection.execute("SET default_transaction_read_only = on") }
     }
+
+    /// Rows read to be changed stay locked until the transaction ends (the access derivation's cursor).
+    public var rowLockClause: String { " FOR UPDATE" }
+
+    /// Due deliveries another `serve` holds are skipped, not waited for.
+    public var skipLockedClause: String { " FOR UPDATE SKIP LOCKED" }
 
     /// Whether `error` ended the session: a dropped connection, class 08, or the server terminating
     /// it (57P0x: restart, shutdown, `pg_terminate_backend`).

@@ -17,7 +17,7 @@ enum PostgresLedgerSchema {
     static let applicationID: Int64 = 0x5345_4154
     /// `ledger_meta.schema_version` written by this build. A newer database is refused; an older
     /// one is brought up to it by ``upgrades`` when the tables' owner opens it for writing.
-    static let currentVersion: Int64 = 5
+    static let currentVersion: Int64 = 6
 
     /// The statements that bring a ledger from the version before each key to that version, as
     /// SQLite's `LedgerSchema.upgrades` (the same steps): they only drop caches.
@@ -33,7 +33,84 @@ enum PostgresLedgerSchema {
         (3, recordChain),
         (4, groupSnapshot),
         (5, "DROP INDEX IF EXISTS arrivals_event;\n" + arrivalsDuplicateIndex),
+        (6, accessChanges),
     ]
+
+    /// The access transitions and outgoing webhooks, as SQLite's `LedgerSchema.accessChanges`
+    /// (schema 6); the append role's grants are in `PostgresAppendRole.privileges`.
+    static let accessChanges = #"""
+        CREATE TABLE access_cursor (
+            id       bigint PRIMARY KEY CHECK (id = 1),
+            position bigint NOT NULL,
+            horizon  bigint NOT NULL
+        );
+        INSERT INTO access_cursor (id, position, horizon) VALUES (1, 0, 0);
+        CREATE TABLE access_scopes (
+            scope       text COLLATE "C" PRIMARY KEY,
+            clock       bigint NOT NULL,
+            next_change bigint
+        );
+        CREATE INDEX access_scopes_due ON access_scopes (next_change) WHERE next_change IS NOT NULL;
+        CREATE TABLE access_transitions (
+            seq                     bigint PRIMARY KEY,
+            id                      text COLLATE "C" NOT NULL UNIQUE,
+            scope                   text COLLATE "C" NOT NULL,
+            subject_key             text COLLATE "C" NOT NULL,
+            product_id              text COLLATE "C",
+            kind                    text COLLATE "C" NOT NULL,
+            learned_at              bigint NOT NULL,
+            body                    text NOT NULL,
+            group_key               text COLLATE "C",
+            original_transaction_id text COLLATE "C",
+            app_transaction_id      text COLLATE "C",
+            seat_claim_id           text COLLATE "C",
+            member_ref              text COLLATE "C"
+        );
+        CREATE INDEX access_transitions_scope ON access_transitions (scope, seq);
+        CREATE INDEX access_transitions_original_transaction_id ON access_transitions (original_transaction_id) WHERE original_transaction_id IS NOT NULL;
+        CREATE INDEX access_transitions_app_transaction_id ON access_transitions (app_transaction_id) WHERE app_transaction_id IS NOT NULL;
+        CREATE INDEX access_transitions_seat_claim_id ON access_transitions (seat_claim_id) WHERE seat_claim_id IS NOT NULL;
+        CREATE TABLE webhook_endpoints (
+            id                    text COLLATE "C" PRIMARY KEY,
+            url                   text NOT NULL,
+            types                 text COLLATE "C" NOT NULL,
+            secret                text NOT NULL,
+            previous_secret       text,
+            previous_secret_until bigint,
+            created_at            bigint NOT NULL,
+            disabled_at           bigint,
+            failing_since         bigint
+        );
+        CREATE TABLE webhook_deliveries (
+            seq             bigint PRIMARY KEY,
+            endpoint_id     text COLLATE "C" NOT NULL,
+            message_id      text COLLATE "C" NOT NULL,
+            type            text COLLATE "C" NOT NULL,
+            transition_seq  bigint,
+            event_position  bigint,
+            state           text COLLATE "C" NOT NULL,
+            attempts        bigint NOT NULL,
+            created_at      bigint NOT NULL,
+            next_attempt_at bigint NOT NULL,
+            lease_until     bigint,
+            last_status     bigint,
+            last_attempt_at bigint,
+            delivered_at    bigint,
+            last_error      text,
+            UNIQUE (endpoint_id, message_id)
+        );
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+        CREATE TABLE webhook_attempts (
+            delivery_seq bigint NOT NULL,
+            attempt      bigint NOT NULL,
+            at           bigint NOT NULL,
+            status       bigint,
+            latency_ms   bigint NOT NULL,
+            error        text,
+            snippet      text,
+            PRIMARY KEY (delivery_seq, attempt)
+        );
+        """#
 
     /// The duplicate arrivals by event id, as SQLite's `LedgerSchema.arrivalsDuplicateIndex` (the
     /// reasons are there): an append no longer inserts a random event id into an index for every
@@ -69,11 +146,17 @@ enum PostgresLedgerSchema {
             FOR EACH STATEMENT EXECUTE FUNCTION seatledger_events_append_only();
         """#
 
+    /// The tables schema 6 added.
+    static let accessChangeTables: Set<String> = [
+        "access_cursor", "access_scopes", "access_transitions", "webhook_endpoints", "webhook_deliveries", "webhook_attempts",
+    ]
+
     /// Every table a ledger has, in the current schema (the role grants go over this list).
     static let tables = [
         "ledger_meta", "ledger_head", "config", "trust_roots", "events", "event_decoded", "event_keys", "arrivals",
         "quarantine", "event_facts", "group_index", "group_snapshot", "claim_requests", "record_chain",
-        "api_tokens",
+        "api_tokens", "access_cursor", "access_scopes", "access_transitions", "webhook_endpoints", "webhook_deliveries",
+        "webhook_attempts",
     ]
 
     /// The schema of a new ledger (version ``currentVersion``).
@@ -197,6 +280,7 @@ enum PostgresLedgerSchema {
     );
     \#(apiTokensTable);
     \#(recordChain)
+    \#(accessChanges)
     """#
 
     /// `seatledger serve`'s bearer tokens (SHA-256 only). Part of a new ledger; a ledger created

@@ -20,6 +20,13 @@ public enum AccessScope: Sendable, Hashable {
         }
     }
 
+    /// The scope a ``key`` names; `nil` for any other text.
+    public init?(key: String) {
+        if key.hasPrefix("group:") { self = .group(String(key.dropFirst(6))) }
+        else if key.hasPrefix("subscription:") { self = .subscription(String(key.dropFirst(13))) }
+        else { return nil }
+    }
+
     /// The group key, `nil` for an individual subscription.
     public var groupKey: String? {
         if case .group(let groupKey) = self { return groupKey }

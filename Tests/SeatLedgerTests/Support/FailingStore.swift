@@ -168,6 +168,8 @@ final class FailingStore: LedgerStore {
     var location: String { base.location }
     var database: any SQLDatabase { base.database }
     func ensureAPITokensTable() throws { try base.ensureAPITokensTable() }
+    var rowLockClause: String { base.rowLockClause }
+    var skipLockedClause: String { base.skipLockedClause }
 
     var clock: @Sendable () -> EpochMillis {
         get { base.clock }

@@ -1,0 +1,33 @@
+import AppStoreModels
+import LedgerStorage
+
+/// What one ``Ledger/deriveAccessChanges(through:cache:maxEvents:maxDueScopes:)`` did.
+public struct AccessDerivation: Sendable {
+    /// The transitions it stored, in feed order.
+    public var stored: [StoredAccessTransition]
+    /// Where derivation stands now.
+    public var cursor: AccessCursor
+    /// The ledger's head when it ran.
+    public var head: Int64
+    /// Deliveries it queued.
+    public var queuedDeliveries: Int
+    /// Whether everything recorded and everything due through the horizon is derived; `false`:
+    /// call again at once.
+    public var caughtUp: Bool
+    /// The soonest moment a scope's answer changes by time (when to run again without news); `nil`: none.
+    public var nextChange: EpochMillis?
+    /// Scopes replayed from the store (not in the cache).
+    public var replayedScopes: Int
+
+    /// Creates a result.
+    public init(stored: [StoredAccessTransition], cursor: AccessCursor, head: Int64, queuedDeliveries: Int, caughtUp: Bool,
+                nextChange: EpochMillis?, replayedScopes: Int) {
+        self.stored = stored
+        self.cursor = cursor
+        self.head = head
+        self.queuedDeliveries = queuedDeliveries
+        self.caughtUp = caughtUp
+        self.nextChange = nextChange
+        self.replayedScopes = replayedScopes
+    }
+}

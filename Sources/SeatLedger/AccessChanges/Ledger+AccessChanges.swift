@@ -1,0 +1,265 @@
+import AppStoreModels
+import LedgerEvents
+import LedgerStorage
+import Projections
+
+extension Ledger {
+    /// Derives the access transitions of the events recorded since the last derivation, and the
+    /// changes by time due through `horizon`, and stores them with the deliveries they make, in
+    /// one write transaction (see `Events/api/access-transitions.md`, "Storage and delivery").
+    ///
+    /// - Events after the cursor (at most `maxEvents`), in position order: each scope they
+    ///   concern (a group, an individual subscription) is brought up to date by its deriver.
+    /// - Only when every recorded event is derived: scopes whose answer changes by time at or
+    ///   before `horizon` (at most `maxDueScopes`, found through an index: the cost is what falls
+    ///   due) are advanced to it, and the cursor's horizon moves there.
+    /// - A transition already stored (its id) is not stored again, so a derivation repeated after
+    ///   a crash, or by another process, adds nothing. A scope replayed from the store (not in
+    ///   `cache`) is reconciled with what its stored transitions fold to, so a reader's fold still
+    ///   ends at the current answer when a scope's facts changed under it (two groups found to be
+    ///   one) or the scope vanished.
+    /// - Each new transition is queued for every enabled endpoint that receives `access.changed`;
+    ///   each new notification event for those that receive `apple.notification`.
+    ///
+    /// Pure of clocks: `horizon` is the caller's. Safe to run from several processes: the cursor
+    /// row is locked for the transaction.
+    public func deriveAccessChanges(through horizon: EpochMillis, cache: AccessDeriverCache, maxEvents: Int = 2_000,
+                                    maxDueScopes: Int = 2_000) throws -> AccessDerivation {
+        let maintainer = ProjectionMaintainer(store: store)
+        var derivers: [String: AccessTransitionDeriver] = [:]
+        do {
+            let result = try store.write { () throws -> AccessDerivation in
+                var cursor = try store.lockedAccessCursor()
+                let head = try store.head().position
+                let end = min(head, cursor.position + Int64(max(1, maxEvents)))
+                var rows: [AccessTransitionRow] = []
+                var stored: [StoredAccessTransition] = []
+                var replayed = 0
+                var notifications: [(eventId: String, position: Int64)] = []
+
+                func deriver(for scope: AccessScope, states: [String: AccessScopeState]) throws -> (AccessTransitionDeriver, [EventFacts], Bool) {
+                    let facts = try scopeFacts(scope, maintainer: maintainer)
+                    if let existing = derivers[scope.key] { return (existing, facts, false) }
+                    // A cached deriver holds while the scope's earlier facts are the ones it applied (a new
+                    // link can bring older events into a group, or take some out).
+                    if let entry = cache.entry(scope.key), entry.derivedThrough == cursor.position,
+                       entry.deriver.clock == states[scope.key]?.clock,
+                       entry.deriver.facts.map(\.eventId) == facts.lazy.filter({ $0.position <= cursor.position }).map(\.eventId) {
+                        return (entry.deriver, facts, false)
+                    }
+                    // Replay what is known through the cursor (what earlier derivations stored has the
+                    // same ids and is skipped; what differs is reconciled below).
+                    var fresh = AccessTransitionDeriver(scope: scope)
+                    for fact in facts where fact.position <= cursor.position { rows += transitionRows(fresh.append(fact)) }
+                    if let clock = states[scope.key]?.clock { rows += transitionRows(fresh.advance(to: clock)) }
+                    replayed += 1
+                    return (fresh, facts, true)
+                }
+
+                // News: the events after the cursor.
+                if end > cursor.position {
+                    let facts = try maintainer.loadFacts(Set((cursor.position + 1)...end))
+                    var scopes: [AccessScope] = []
+                    var seen = Set<String>()
+                    for fact in facts {
+                        if fact.kind == .notification { notifications.append((fact.eventId, fact.position)) }
+                        for scope in try scopesConcerned(by: fact) where seen.insert(scope.key).inserted { scopes.append(scope) }
+                    }
+                    let states = try store.accessScopeStates(seen)
+                    var reconciling: [AccessScope] = []
+                    for scope in scopes {
+                        var (current, scopeFacts, fromReplay) = try deriver(for: scope, states: states)
+                        for fact in scopeFacts where fact.position > cursor.position && fact.position <= end {
+                            rows += transitionRows(current.append(fact))
+                        }
+                        derivers[scope.key] = current
+                        // Derived before, and replayed now or gone: what readers fold to must match its answer.
+                        if states[scope.key] != nil, fromReplay || scopeFacts.isEmpty { reconciling.append(scope) }
+                    }
+                    cursor.position = end
+                    stored += try store.insertAccessTransitions(rows)
+                    rows = []
+                    for scope in reconciling {
+                        rows += try reconcile(scope, with: derivers[scope.key], lastEvent: facts.last)
+                    }
+                }
+
+                // Time: only once every recorded event is derived (a lapse is never derived past news it has not seen).
+                var caughtUp = cursor.position >= head
+                if caughtUp, horizon > cursor.horizon {
+                    let due = try store.dueAccessScopes(through: horizon, limit: maxDueScopes)
+                    let states = Dictionary(due.map { ($0.scope, $0) }, uniquingKeysWith: { first, _ in first })
+                    for state in due {
+                        guard let scope = AccessScope(key: state.scope) else { continue }
+                        var (current, _, _) = try deriver(for: scope, states: states)
+                        rows += transitionRows(current.advance(to: horizon))
+                        derivers[scope.key] = current
+                    }
+                    if due.count < maxDueScopes { cursor.horizon = horizon } else { caughtUp = false }
+                }
+
+                try store.saveAccessScopeStates(derivers.map { key, deriver in
+                    AccessScopeState(scope: key, clock: deriver.clock ?? 0, nextChange: deriver.nextChange())
+                })
+                stored += try store.insertAccessTransitions(rows)
+                try store.setAccessCursor(cursor)
+                let queued = try queueDeliveries(stored: stored, notifications: notifications)
+                return AccessDerivation(stored: stored, cursor: cursor, head: head, queuedDeliveries: queued, caughtUp: caughtUp,
+                                        nextChange: try store.nextAccessChange(), replayedScopes: replayed)
+            }
+            cache.store(derivers, derivedThrough: result.cursor.position)
+            return result
+        } catch {
+            cache.clear()
+            throw error
+        }
+    }
+
+    /// Where access derivation stands: the cursor, the last feed position, and the ledger's head.
+    public func accessDerivationStatus() throws -> (cursor: AccessCursor, lastSeq: Int64, head: Int64) {
+        try store.read { (try store.accessCursor(), try store.lastAccessTransitionSeq(), try store.head().position) }
+    }
+
+    /// Up to `limit` stored transitions after feed position `seq` that pass `filter`.
+    public func accessTransitions(after seq: Int64, limit: Int, filter: AccessTransitionFilter = AccessTransitionFilter()) throws
+        -> [StoredAccessTransition] {
+        try store.accessTransitions(after: seq, limit: limit, filter: filter)
+    }
+
+    // MARK: Steps
+
+    /// Every scope `fact` concerns: the groups its identifiers (and a retraction's) are indexed
+    /// under, the individual subscriptions it names, scopes derived before under a key made of
+    /// those identifiers (which may have vanished: two groups found to be one), and scopes whose
+    /// transitions name them (a subject a new link moved elsewhere).
+    func scopesConcerned(by fact: EventFacts) throws -> [AccessScope] {
+        var identifiers = fact.identifiers.union(fact.retractedIdentifiers)
+        let groupKeys = try store.groupKeys(forAny: identifiers)
+        var keys = Set(groupKeys.map { AccessScope.group($0).key })
+        for otid in SubscriptionProjection.subscriptions(naming: identifiers, in: [fact]) { keys.insert(AccessScope.subscription(otid).key) }
+        // A group's members may have been groups of their own (`unlinked:`) before this event tied them to it.
+        for row in try store.groupIndexRows(groupKeys: groupKeys) where row.role != "product" && row.role != "memberRef" {
+            identifiers.insert(row.identifier)
+        }
+        var candidates = Set<String>()
+        for id in identifiers {
+            candidates.insert(AccessScope.group(id).key)
+            candidates.insert(AccessScope.group(GroupIdentityResolver.unlinkedKey(for: id)).key)
+            candidates.insert(AccessScope.subscription(id).key)
+        }
+        keys.formUnion(try store.accessScopeStates(candidates.subtracting(keys)).keys)
+        keys.formUnion(try store.accessScopes(namingAny: identifiers))
+        return keys.sorted().compactMap(AccessScope.init(key:))
+    }
+
+    /// The facts a scope's answer is folded from, in position order (none: the scope no longer exists).
+    func scopeFacts(_ scope: AccessScope, maintainer: ProjectionMaintainer) throws -> [EventFacts] {
+        switch scope {
+        case .group(let key):
+            return try maintainer.group(key)?.1 ?? []
+        case .subscription(let otid):
+            return try maintainer.loadFacts(try store.positions(mentioningAny: [otid]))
+        }
+    }
+
+    /// The rows of derived transitions (the ledger's app and environment in each body).
+    func transitionRows(_ transitions: [AccessTransition]) -> [AccessTransitionRow] {
+        transitions.map { transition in
+            let subject = transition.subject
+            return AccessTransitionRow(
+                id: transition.id, scope: transition.key.scope, subjectKey: transition.key.subject, productId: transition.productId,
+                kind: transition.kind.rawValue, learnedAt: transition.learnedAt,
+                body: transition.json(bundleId: configuration.bundleId, environment: configuration.environment.rawValue).canonicalString(),
+                groupKey: subject.groupKey, originalTransactionId: subject.originalTransactionId,
+                appTransactionId: subject.appTransactionId, seatClaimId: subject.seatClaimId, memberRef: subject.memberRef)
+        }
+    }
+
+    /// Transitions that bring what the scope's stored transitions fold to (each key's last
+    /// `after`) to the deriver's answer (none: the scope is gone), caused by `lastEvent`.
+    func reconcile(_ scope: AccessScope, with deriver: AccessTransitionDeriver?, lastEvent: EventFacts?) throws -> [AccessTransitionRow] {
+        guard let lastEvent else { return [] }
+        var folded: [String: (subjectKey: String, productId: String?, transition: JSONValue)] = [:]
+        var after = Int64(0)
+        while true {
+            let page = try store.accessTransitions(after: after, limit: 1_000, filter: AccessTransitionFilter(scope: scope.key))
+            for row in page {
+                guard let body = try? JSONValue.parse(row.body) else { continue }
+                folded[row.subjectKey + "\u{1}" + (row.productId ?? "")] = (row.subjectKey, row.productId, body)
+            }
+            guard let last = page.last, page.count == 1_000 else { break }
+            after = last.seq
+        }
+        let current = deriver?.current ?? [:]
+        let reference = EventReference(eventId: lastEvent.eventId, position: lastEvent.position)
+        let cause = TransitionCause(kind: .news, event: reference, eventType: lastEvent.type, subtype: lastEvent.subtype,
+                                    retractedEventId: lastEvent.retractedEventId, knownThrough: reference, upstream: nil)
+        var rows: [AccessTransitionRow] = []
+        var keys = Set(current.keys.map { $0.subject + "\u{1}" + ($0.productId ?? "") })
+        keys.formUnion(folded.keys)
+        for composite in keys.sorted() {
+            let stored = folded[composite]
+            let key = current.keys.first { $0.subject + "\u{1}" + ($0.productId ?? "") == composite }
+                ?? AccessKey(scope: scope.key, subject: stored?.subjectKey ?? "", productId: stored?.productId)
+            let entry = current[key]
+            var storedAfter: JSONValue?
+            if let after = stored?.transition["after"], after != .null { storedAfter = after }
+            let storedSubject = stored?.transition["subject"]
+            if storedAfter?.canonicalString() == entry?.snapshot.json.canonicalString(),
+               entry == nil || storedSubject?.canonicalString() == entry?.subject.json.canonicalString() { continue }
+            guard let kind = AccessReconciliation.kind(before: storedAfter, after: entry?.snapshot.json) else { continue }
+            let id = AccessTransitionID.make(key: key, kind: kind, cause: cause, at: lastEvent.recordedAt) + ";reconciled"
+            var body: [String: JSONValue] = [
+                "id": .string(id), "kind": .string(kind.rawValue), "productId": .optional(key.productId),
+                "bundleId": .string(configuration.bundleId), "environment": .string(configuration.environment.rawValue),
+                "subject": entry?.subject.json ?? storedSubject ?? .null,
+                "effectiveAt": .timestamp(lastEvent.recordedAt), "learnedAt": .timestamp(lastEvent.recordedAt),
+                "before": storedAfter ?? .null, "after": entry?.snapshot.json ?? .null,
+                "cause": cause.json, "corrects": .optional(stored?.transition["id"]?.stringValue),
+            ]
+            body["reconciled"] = .bool(true)
+            let subject = entry?.subject
+            rows.append(AccessTransitionRow(
+                id: id, scope: scope.key, subjectKey: key.subject, productId: key.productId, kind: kind.rawValue,
+                learnedAt: lastEvent.recordedAt, body: JSONValue.object(body).canonicalString(),
+                groupKey: scope.groupKey, originalTransactionId: subject?.originalTransactionId ?? storedSubject?["originalTransactionId"]?.stringValue,
+                appTransactionId: subject?.appTransactionId ?? storedSubject?["appTransactionId"]?.stringValue,
+                seatClaimId: subject?.seatClaimId ?? storedSubject?["seatClaimId"]?.stringValue,
+                memberRef: subject?.memberRef ?? storedSubject?["memberRef"]?.stringValue))
+        }
+        return rows
+    }
+
+    /// Queues the deliveries of new transitions and notification events to the endpoints that receive them.
+    func queueDeliveries(stored: [StoredAccessTransition], notifications: [(eventId: String, position: Int64)]) throws -> Int {
+        let endpoints = try store.webhookEndpoints().filter { $0.disabledAt == nil }
+        guard !endpoints.isEmpty else { return 0 }
+        var items: [(endpointId: String, messageId: String, type: String, transitionSeq: Int64?, eventPosition: Int64?)] = []
+        for endpoint in endpoints {
+            if endpoint.receives(WebhookMessageType.accessChanged) {
+                items += stored.map { (endpoint.id, $0.id, WebhookMessageType.accessChanged, $0.seq, nil) }
+            }
+            if endpoint.receives(WebhookMessageType.appleNotification) {
+                items += notifications.map { (endpoint.id, "ev_" + $0.eventId, WebhookMessageType.appleNotification, nil, $0.position) }
+            }
+        }
+        return try store.enqueueDeliveries(items, now: store.clock())
+    }
+}
+
+/// The kind of a reconciling transition, from the JSON of the `after` a reader folded to and the
+/// current snapshot's (``AccessTransitionKind/init(before:after:)`` over JSON).
+enum AccessReconciliation {
+    static func kind(before: JSONValue?, after: JSONValue?) -> AccessTransitionKind? {
+        let was = before?["entitled"] == .bool(true), now = after?["entitled"] == .bool(true)
+        switch (was, now) {
+        case (false, true): return .gained
+        case (true, false): return .lost
+        case (true, true): return before?["source"] != after?["source"] ? .sourceChanged : (before != after ? .endMoved : .subjectChanged)
+        case (false, false):
+            if before == nil { return after == nil ? nil : .appeared }
+            if after == nil { return .removed }
+            return before != after ? .reasonChanged : .subjectChanged
+        }
+    }
+}
