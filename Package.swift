@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "JWSVerification", "LedgerConcurrency"]),
         // The support desk's pages: pure HTML rendering of reports (no HTTP, no I/O); served by SeatLedgerService.
         .target(name: "SupportDesk", dependencies: ["Reports", "Projections", "AppStoreModels"]),
-        .target(name: "SeatLedgerService", dependencies: ["HTTPServer", "SupportDesk", "SeatLedger", "SeatLedgerAppStoreAPI", "Reports", "Projections", "LedgerStorage", "AppStoreModels", "JWSVerification"]),
+        .target(name: "SeatLedgerService", dependencies: ["HTTPServer", "SupportDesk", "SeatLedger", "SeatLedgerAppStoreAPI", "WebhookDelivery", "StandardWebhooks", "Reports", "Projections", "LedgerStorage", "AppStoreModels", "JWSVerification"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"], exclude: ["README.md"]),
         .target(name: "PostgresStore", dependencies: ["PostgresClient", "LedgerStorage", "AppStoreModels", "LedgerEvents", "JWSVerification"], exclude: ["README.md"]),
         .target(name: "AppStoreModels"),
@@ -55,7 +55,7 @@ let package = Package(
         .executableTarget(name: "sample-embedder", path: "Tools/sample-embedder"),
         .plugin(name: "EmbedSamples", capability: .buildTool(), dependencies: ["sample-embedder"], path: "Tools/plugins/EmbedSamples"),
         .target(name: "Reports", dependencies: ["AppStoreModels", "LedgerEvents", "Projections"]),
-        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "PostgresStore", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "SeatLedgerService", "HTTPServer", "Reports", "RedisStreams", "AppStoreAPI"],
+        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "PostgresStore", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "SeatLedgerService", "WebhookDelivery", "StandardWebhooks", "HTTPServer", "Reports", "RedisStreams", "AppStoreAPI"],
                           plugins: ["BuildCommit"]),
         // The commit the binary was built from, for --version, serve's start line, /healthz and /metrics.
         .plugin(name: "BuildCommit", capability: .buildTool(), path: "Tools/plugins/BuildCommit"),
@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "RedisStreamsTests", dependencies: ["RedisStreams"]),
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport", "JWSVerification"]),
-        .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "PostgresClient", "PostgresTestSupport"]),
+        .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "StandardWebhooks", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "PostgresClient", "PostgresTestSupport"]),
         .testTarget(name: "LedgerConcurrencyTests", dependencies: ["LedgerConcurrency"]),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
         .testTarget(name: "StandardWebhooksTests", dependencies: ["StandardWebhooks"], exclude: ["reference_receiver.py"]),

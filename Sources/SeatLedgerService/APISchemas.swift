@@ -912,6 +912,19 @@ enum APISchemas {
     },
     "additionalProperties": true
   },
+  "AccessChanges": {
+    "description": "GET /v1/access-changes: `next` is the cursor for the next call, `last` the feed's last position, `derived` how far derivation stands (events through `position` of `head`, time through `horizon`).",
+    "type": "object",
+    "required": ["changes", "next", "last", "derived"],
+    "properties": {
+      "changes": { "type": "array", "items": { "type": "object", "required": ["seq", "transition"],
+                   "properties": { "seq": { "type": "integer", "minimum": 1 }, "transition": { "type": "object" } } } },
+      "next": { "type": "integer", "minimum": 0 },
+      "last": { "type": "integer", "minimum": 0 },
+      "derived": { "type": "object" }
+    },
+    "additionalProperties": true
+  },
   "ClaimRequest": {
     "description": "POST /v1/groups/{ref}/seats",
     "type": "object",

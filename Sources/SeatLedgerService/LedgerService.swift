@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import HTTPServer
 import SeatLedger
+import WebhookDelivery
 
 /// `seatledger serve`: Apple's webhook in, acknowledged only once durable, and a read API out,
 /// on a ``LedgerPool`` and an ``HTTPServer``.
@@ -56,7 +57,19 @@ public final class LedgerService: Sendable {
         self.unroutable = unroutable ?? ledgers[0]
         self.configuration = configuration
         self.log = log
-        followers = ledgers.count == 1 ? [] : ledgers.map { ledger in Task.detached { await ledger.identifiers.follow(ledger.pool) } }
+        var followers = ledgers.count == 1 ? [] : ledgers.map { ledger in Task.detached { await ledger.identifiers.follow(ledger.pool) } }
+        if configuration.accessChanges.enabled {
+            let settings = configuration.accessChanges, now = configuration.now
+            let poster = WebhookPoster(timeout: settings.timeout)
+            for ledger in ledgers {
+                let follower = AccessChangeFollower(ledger: ledger, now: now, settle: settings.settleMilliseconds, idle: settings.idle, log: log)
+                let sender = WebhookSender(ledger: ledger, now: now, poster: poster, backoff: settings.backoff, lease: settings.leaseMilliseconds,
+                                           concurrency: settings.concurrency, idle: settings.idle, log: log)
+                followers.append(Task.detached { await follower.run() })
+                followers.append(Task.detached { await sender.run() })
+            }
+        }
+        self.followers = followers
         self.server = HTTPServerBox()
         self.supportServer = HTTPServerBox()
         // libmicrohttpd's own messages become JSON lines of the log, never raw lines on stderr.
@@ -107,7 +120,10 @@ public final class LedgerService: Sendable {
         let http = server.server, support = supportServer.server
         support?.stopAccepting()
         for follower in followers { follower.cancel() }
-        for ledger in ledgers { ledger.pool.endLongPolls() }
+        for ledger in ledgers {
+            ledger.pool.endLongPolls()
+            ledger.accessChanges.close()
+        }
         let drained = await Task.detached {
             let api = http?.stop(drainTimeout: drainTimeout) ?? true
             let desk = support?.stop(drainTimeout: drainTimeout) ?? true

@@ -25,6 +25,8 @@ public final class ServedLedger: Sendable {
     let storeFailures: StoreFailureWindow
     /// Which identifiers the ledger may know (kept by a service of several ledgers).
     let identifiers = IdentifierFilter()
+    /// Its access transitions' derivers, signals and counters.
+    let accessChanges = AccessChangeState()
 
     /// Serves `pool` as `name`; the app and environment are read from the ledger.
     public init(name: String, pool: LedgerPool, location: String, seatAPI: SeatAPISettings = SeatAPISettings(),

@@ -26,6 +26,8 @@ public struct ServiceConfiguration: Sendable {
     /// The build that serves: named by the start line, `GET /healthz` and `/metrics`
     /// (`seatledger_build_info`), so a deploy can be checked against the package it installed.
     public var build: ServiceBuild = ServiceBuild(version: SeatLedgerVersion.release, commit: "unknown")
+    /// Deriving access transitions and delivering webhooks (on by default).
+    public var accessChanges = AccessChangeSettings()
 
     /// Creates a configuration.
     public init(http: HTTPServerConfiguration, ledgerDescription: String,

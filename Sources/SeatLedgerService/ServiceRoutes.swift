@@ -8,7 +8,7 @@ extension RouteTable {
     /// match the same path.
     static let service = RouteTable(routes: [
         .notifications, .ledgerNotifications, .healthz, .readyz, .metrics, .openAPI,
-        .groups, .changes, .group, .member, .entitlements, .replay, .diff, .audit,
+        .groups, .changes, .accessChanges, .group, .member, .entitlements, .replay, .diff, .audit,
         .claimSeat, .unclaimSeat, .associateSeat,
         .storeKit, .apiResponses,
     ])
@@ -183,6 +183,28 @@ extension ServiceRoute {
     ) { service, match, _ in
         let ledger = try service.single(match)
         return LedgerService.named(try await service.readRoutes(ledger).changes(match.request), by: ledger)
+    }
+
+    /// `GET /v1/access-changes`: the access transitions feed (issue #47).
+    static let accessChanges = ServiceRoute(
+        ["GET"], "/v1/access-changes", scope: .read,
+        query: .only([ledgerParameter, QueryParameter("after", schema: ["type": "integer", "minimum": 0, "maximum": .int(Int64.max)], "The cursor: transitions after this feed position (default 0)"),
+                      limit,
+                      QueryParameter("wait", schema: ["type": "integer", "minimum": 0, "maximum": .int(ServiceConfiguration.defaultMaxChangeWait.components.seconds)],
+                                     "Seconds to wait for a transition when there is none after `after` yet (default 0)"),
+                      QueryParameter("product", schema: ["type": "string", "minLength": 1], "Only transitions of this product id"),
+                      QueryParameter("kind", schema: ["type": "string", "minLength": 1], "Only transitions of this kind (`GAINED`, `LOST`, `END_MOVED`, …)")]),
+        ledgers: .one,
+        document: RouteDocument(
+            "Access changes",
+            "Each change of a subject's entitlement to a product (gained, lost, its end moved, …), derived from the log and from time passing, in feed order. "
+                + "Keep `next` as the cursor; folding `transition.after` by key in order gives the current entitlements. See `Events/api/access-transitions.md`.",
+            responses: [.json(200, "Transitions after the cursor", schema: "AccessChanges"),
+                        .error(409, "The cursor is past the feed's last position; the body has `last`", codes: ["cursor_past_head"]),
+                        unavailable])
+    ) { service, match, _ in
+        let ledger = try service.single(match)
+        return LedgerService.named(try await service.accessChanges(match.request, of: ledger), by: ledger)
     }
 
     /// `GET /v1/groups/{ref}`: `group show --json`, answered on the polling thread.

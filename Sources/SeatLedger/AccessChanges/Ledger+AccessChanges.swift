@@ -237,10 +237,10 @@ extension Ledger {
         var items: [(endpointId: String, messageId: String, type: String, transitionSeq: Int64?, eventPosition: Int64?)] = []
         for endpoint in endpoints {
             if endpoint.receives(WebhookMessageType.accessChanged) {
-                items += stored.map { (endpoint.id, $0.id, WebhookMessageType.accessChanged, $0.seq, nil) }
+                items += stored.map { (endpoint.id, Self.webhookMessageID($0.id), WebhookMessageType.accessChanged, $0.seq, nil) }
             }
             if endpoint.receives(WebhookMessageType.appleNotification) {
-                items += notifications.map { (endpoint.id, "ev_" + $0.eventId, WebhookMessageType.appleNotification, nil, $0.position) }
+                items += notifications.map { (endpoint.id, Self.webhookMessageID("ev_" + $0.eventId), WebhookMessageType.appleNotification, nil, $0.position) }
             }
         }
         return try store.enqueueDeliveries(items, now: store.clock())

@@ -5,6 +5,7 @@ import Synchronization
 import HTTPServer
 import SeatLedger
 import SeatLedgerService
+import WebhookDelivery
 
 /// `seatledger serve`: the webhook receiver and read API over HTTP.
 enum ServeCommand: Command {
@@ -70,6 +71,19 @@ enum ServeCommand: Command {
         """)
     /// The support desk.
     static let desk: [any DeclaredOption] = [supportListen, supportListenPublic]
+    /// `--no-access-changes`: neither derive access transitions nor send webhooks.
+    static let noAccessChanges = Flag("no-access-changes", help: """
+        derive no access transitions and send no webhooks (the feed stays
+        where it is; a later serve derives from where it stopped)
+        """)
+    /// `--webhook-retry-delays`: the retry schedule's delays.
+    static let retryDelays = Option<String?>("webhook-retry-delays", value: "LIST", help: """
+        seconds between a failed delivery's attempts, comma-separated, the last
+        repeated until three days have passed (default 5,30,120,600,1800,3600,
+        10800,21600,43200; each ±20% jitter)
+        """)
+    /// Access changes and webhooks.
+    static let accessChanges: [any DeclaredOption] = [noAccessChanges, retryDelays]
     /// `--check-config FILE`: say what `serve --config FILE` would do, and stop.
     static let checkConfig = Option<String?>("check-config", value: "FILE", help: """
         open each ledger of FILE read-only and say what `serve --config FILE`
@@ -78,7 +92,7 @@ enum ServeCommand: Command {
         """)
     /// Several ledgers.
     static let deployment: [any DeclaredOption] = [checkConfig, Flag.json.help("with --check-config: the findings as JSON on stdout")]
-    static let options: [any DeclaredOption] = http + seatAPI + trust + desk + deployment
+    static let options: [any DeclaredOption] = http + seatAPI + trust + desk + accessChanges + deployment
     static let help = """
     Usage: seatledger serve [--listen HOST:PORT] [--db PATH|URL | --config FILE [--ledger NAME …]]
                             [--threads N] [--readers N] [--max-connections N] [--timeout S] [--max-body BYTES]
@@ -180,9 +194,23 @@ enum ServeCommand: Command {
     \(OptionHelp.lines(trust, column: 24))
     The support desk:
     \(OptionHelp.lines(desk, column: 24))
+
+    Access changes (`GET /v1/access-changes`, `seatledger webhook`):
+    \(OptionHelp.lines(accessChanges, column: 24))
     Several ledgers (--config above):
     \(OptionHelp.lines(deployment, column: 24))
     """
+
+    /// `--webhook-retry-delays`: positive whole seconds, comma-separated; `nil` when not given.
+    static func retrySchedule(_ arguments: Arguments) throws -> [Duration]? {
+        guard let text = try arguments[retryDelays] else { return nil }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let seconds = parts.compactMap { Int64($0) }.filter { $0 > 0 }
+        guard !parts.isEmpty, seconds.count == parts.count else {
+            throw UsageError(message: "--webhook-retry-delays \(text): expected positive whole seconds separated by commas, such as 5,30,120")
+        }
+        return seconds.map { .seconds($0) }
+    }
 
     /// `--support-listen`: `PORT`, `:PORT` or `HOST:PORT`; a host outside 127.0.0.0/8 only with `--support-listen-public`.
     static func supportListener(_ arguments: Arguments, like http: HTTPServerConfiguration, file: DeploymentFile? = nil) throws -> HTTPServerConfiguration? {
@@ -363,6 +391,10 @@ enum ServeCommand: Command {
             var configuration = ServiceConfiguration(http: http, ledgerDescription: ledgers.count == 1 ? ledgers[0].location : "")
             configuration.seatAPI = seatAPI
             configuration.supportDesk = support
+            configuration.accessChanges.enabled = !arguments[noAccessChanges]
+            if let delays = try retrySchedule(arguments) {
+                configuration.accessChanges.backoff = DeliveryBackoff(delays: delays)
+            }
             configuration.build = ServiceBuild(version: SeatLedgerVersion.release, commit: BuildCommit.value)
             let unroutable = served.file?.unroutable.flatMap { name in ledgers.first { $0.name == name } }
             service = try LedgerService(ledgers: ledgers, unroutable: unroutable, configuration: configuration)

@@ -1,0 +1,55 @@
+import AppStoreModels
+import Foundation
+import SeatLedger
+
+/// Derives a ledger's access transitions as the log grows and as moments fall due, inside
+/// `serve`: after every append (it waits on the pool's head), and at the next moment a scope's
+/// answer changes by time (``AccessDerivation/nextChange``), whichever comes first. Each
+/// derivation is one write transaction on the pool's writer (``Ledger/deriveAccessChanges(through:cache:maxEvents:maxDueScopes:)``).
+///
+/// The horizon is the injected clock minus `settle`: a lapse is derived only once every event
+/// recorded before it has committed (a commit in flight, another process's).
+struct AccessChangeFollower: Sendable {
+    let ledger: ServedLedger
+    let now: @Sendable () -> EpochMillis
+    let settle: EpochMillis
+    /// The longest wait without news or a due moment (other processes' appends are seen by then).
+    let idle: Duration
+    let log: RequestLog
+
+    /// Runs until the task is cancelled or the pool closes.
+    func run() async {
+        let state = ledger.accessChanges
+        var failures = 0
+        while !Task.isCancelled, !ledger.pool.isClosed {
+            let horizon = now() - settle
+            let derivation: AccessDerivation
+            do {
+                derivation = try await ledger.pool.write { ledger in
+                    try ledger.deriveAccessChanges(through: horizon, cache: state.derivers)
+                }
+                failures = 0
+            } catch {
+                if Task.isCancelled || ledger.pool.isClosed { return }
+                failures += 1
+                state.derivationFailures.add(1, ordering: .relaxed)
+                log.log(["event": "access_derivation_failed", "ledger": .string(ledger.name), "error": .string("\(error)")])
+                // Retried: nothing is lost (the cursor did not move); back off up to 30 s.
+                try? await Task.sleep(for: .milliseconds(min(30_000, 250 << min(failures, 7))))
+                continue
+            }
+            if !derivation.stored.isEmpty {
+                state.transitionsEmitted.add(Int64(derivation.stored.count), ordering: .relaxed)
+                state.feed.advance(to: derivation.stored.last!.seq)
+            }
+            if derivation.queuedDeliveries > 0 { state.queue.bump() }
+            if !derivation.caughtUp { continue }
+            var wait = idle
+            if let next = derivation.nextChange {
+                let until = max(0, next + settle - now() + 1)
+                wait = min(wait, .milliseconds(until))
+            }
+            if wait > .zero { _ = await ledger.pool.waitForHead(after: derivation.cursor.position, timeout: wait) }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import AppStoreModels
+import HTTPServer
+import LedgerStorage
+import SeatLedger
+
+extension LedgerService {
+    /// `GET /v1/access-changes` of one ledger: the stored transitions after feed position `after`
+    /// (`product`, `kind` filter them), each `{"seq", "transition"}`; `next` is the cursor to keep.
+    /// With `wait` and nothing after the cursor, it waits up to that many seconds for this
+    /// process's next derivation (a long poll), then answers with what there is.
+    func accessChanges(_ request: HTTPRequest, of served: ServedLedger) async throws -> HTTPResponse {
+        let after = try ReadRoutes.integer(request, "after", range: 0...Int64.max) ?? 0
+        let limit = Int(try ReadRoutes.integer(request, "limit", range: 1...Int64(configuration.maxPageSize)) ?? 100)
+        let waitSeconds = try ReadRoutes.integer(request, "wait", range: 0...configuration.maxChangeWait.components.seconds) ?? 0
+        var filter = AccessTransitionFilter(productId: request.queryValue("product"))
+        if let kind = request.queryValue("kind") { filter.kinds = [kind] }
+        let query = filter
+        func page() async throws -> (rows: [StoredAccessTransition], last: Int64, cursor: AccessCursor, head: Int64) {
+            do {
+                return try await served.pool.read { ledger in
+                    let status = try ledger.accessDerivationStatus()
+                    return (try ledger.accessTransitions(after: after, limit: limit, filter: query), status.lastSeq, status.cursor, status.head)
+                }
+            } catch {
+                throw LedgerService.describe(error)
+            }
+        }
+        var read = try await page()
+        guard after <= read.last else {
+            throw APIError(status: 409, code: "cursor_past_head",
+                           message: "after=\(after) is past the feed's last position, \(read.last): this cursor was not given by this ledger as it is (restored from a backup?); read again from a position at or before \(read.last)",
+                           details: ["last": .int(read.last)])
+        }
+        if read.rows.isEmpty, waitSeconds > 0 {
+            _ = await served.accessChanges.feed.wait(after: read.last, timeout: .seconds(waitSeconds))
+            read = try await page()
+        }
+        let changes: [JSONValue] = read.rows.map { row in
+            ["seq": .int(row.seq), "transition": (try? JSONValue.parse(row.body)) ?? .string(row.body)]
+        }
+        // Past filtered-out rows too: the next read starts after what this one looked at.
+        let next = read.rows.last?.seq ?? (read.rows.count < limit && filter == AccessTransitionFilter() ? max(after, read.last) : after)
+        return .json(["changes": .array(changes), "next": .int(next), "last": .int(read.last),
+                      "derived": ["position": .int(read.cursor.position), "horizon": .timestamp(read.cursor.horizon == 0 ? nil : read.cursor.horizon),
+                                  "head": .int(read.head)]])
+    }
+}

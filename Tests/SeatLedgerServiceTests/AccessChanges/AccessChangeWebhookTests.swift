@@ -1,0 +1,101 @@
+import AppStoreModels
+import Foundation
+import HTTPTestSupport
+import LedgerStorage
+import SeatLedger
+import StandardWebhooks
+import Testing
+
+/// `serve` derives access transitions behind the append and pushes them, signed, to a real
+/// Standard Webhooks receiver (the PyPI reference implementation), at least once, across `kill -9`.
+@Suite("serve: access changes in the feed and pushed as Standard Webhooks", .serialized)
+struct AccessChangeWebhookTests {
+    static let environment = ["SEATLEDGER_NOW": "2025-06-02T00:00:00Z"]
+
+    static func addEndpoint(db: String, port: Int, secret: WebhookSecret, types: [String]) throws {
+        let ledger = try Ledger.open(path: db)
+        try ledger.store.addWebhookEndpoint(WebhookEndpointRecord(id: "wh_00000000000000a1", url: "http://127.0.0.1:\(port)/hooks",
+                                                                  types: types, secret: secret.revealedText, createdAt: 0))
+    }
+
+    @Test("each notification's transition reaches the receiver verified, the raw notification too; the feed serves the same transitions")
+    func delivered() throws {
+        let fixture = try LedgerFixture()
+        let secret = WebhookSecret.generate()
+        let receiver = try ReferenceReceiver(secrets: [secret.revealedText])
+        try Self.addEndpoint(db: fixture.path, port: receiver.port, secret: secret,
+                             types: [WebhookMessageType.accessChanged, WebhookMessageType.appleNotification])
+        let token = try addToken("reader", scope: "read", db: fixture.path)
+        let serve = try ServeProcess(db: fixture.path, environment: Self.environment)
+        let client = try RawHTTPClient(port: serve.port)
+        let bodies = try Notifications.subscribed(count: 3)
+        for body in bodies { #expect(try client.request("POST", "/notifications", body: body).status == 200) }
+        let records = try receiver.waitForRecords { $0.count >= 6 }
+        let changes = records.filter { $0["body"]?["type"] == "access.changed" }
+        #expect(changes.count == 3)
+        for record in changes {
+            let transition = try #require(record["body"]?["data"])
+            #expect(transition["kind"] == "GAINED")
+            #expect(record["webhookId"] == transition["id"])
+            #expect(transition["bundleId"] == "com.example.reps" && transition["environment"] == "Sandbox")
+        }
+        // Apple's bodies forwarded verbatim, each under `ev_<notificationUUID>`.
+        let forwarded = records.filter { $0["webhookId"]?.stringValue?.hasPrefix("ev_") == true }
+        #expect(forwarded.count == 3)
+        #expect(Set(forwarded.compactMap { $0["body"]?["signedPayload"]?.stringValue })
+                == Set(try bodies.map { try JSONValue.parse($0)["signedPayload"]?.stringValue ?? "" }))
+        #expect(try receiver.refusals().isEmpty)
+        // The feed: the same three transitions, in order, with a cursor.
+        let feed = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes", headers: [("Authorization", "Bearer \(token)")]).body))
+        let ids = feed["changes"]?.arrayValue?.compactMap { $0["transition"]?["id"]?.stringValue } ?? []
+        #expect(Set(ids) == Set(changes.compactMap { $0["webhookId"]?.stringValue }))
+        #expect(feed["next"] == .int(3) && feed["last"] == .int(3))
+        // A long poll past the end answers empty at its timeout, the cursor unmoved.
+        let empty = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes?after=3&wait=1", headers: [("Authorization", "Bearer \(token)")]).body))
+        #expect(empty["changes"] == .array([]) && empty["next"] == .int(3))
+        #expect(serve.stop() == 0)
+    }
+
+    @Test("kill -9 of serve again and again while the receiver fails, times out and drops connections: every transition is delivered, and the de-duplicated fold equals the feed")
+    func survivesKills() throws {
+        let fixture = try LedgerFixture()
+        let secret = WebhookSecret.generate()
+        let receiver = try ReferenceReceiver(secrets: [secret.revealedText],
+                                             options: ["--chaos", "7", "--fail-rate", "0.3", "--timeout-rate", "0.05", "--close-rate", "0.1", "--hang-seconds", "3"])
+        try Self.addEndpoint(db: fixture.path, port: receiver.port, secret: secret, types: [WebhookMessageType.accessChanged])
+        let bodies = try Notifications.subscribed(count: 40)
+        var posted = 0
+        var round = 0
+        let environment = Self.environment
+        // Retries a second apart (the operator's option), so the chaos is survived in seconds.
+        let extra = ["--webhook-retry-delays", "1"]
+        while posted < bodies.count || round < 3 {
+            let serve = try ServeProcess(db: fixture.path, extra: extra, environment: environment)
+            let client = try RawHTTPClient(port: serve.port)
+            for body in bodies[posted..<min(bodies.count, posted + 10)] {
+                #expect(try client.request("POST", "/notifications", body: body).status == 200)
+                posted += 1
+            }
+            _ = serve.stop(signal: SIGKILL)
+            round += 1
+        }
+        let token = try addToken("reader", scope: "read", db: fixture.path)
+        let serve = try ServeProcess(db: fixture.path, extra: extra, environment: environment)
+        let client = try RawHTTPClient(port: serve.port)
+        let feed = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes?limit=1000", headers: [("Authorization", "Bearer \(token)")]).body))
+        let feedIds = Set(feed["changes"]?.arrayValue?.compactMap { $0["transition"]?["id"]?.stringValue } ?? [])
+        #expect(feedIds.count == 40)
+        let records = try receiver.waitForRecords(seconds: 120) { records in
+            Set(records.compactMap { $0["webhookId"]?.stringValue }).isSuperset(of: feedIds)
+        }
+        // De-duplicated by webhook-id, folded in feed order: each key's last `after` is the feed's.
+        var byId: [String: JSONValue] = [:]
+        for record in records { if let id = record["webhookId"]?.stringValue { byId[id] = record["body"]?["data"] } }
+        #expect(Set(byId.keys) == feedIds)
+        for change in feed["changes"]?.arrayValue ?? [] {
+            let id = change["transition"]?["id"]?.stringValue ?? ""
+            #expect(byId[id] == change["transition"], "\(id)")
+        }
+        #expect(serve.stop() == 0)
+    }
+}
