@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "PostgresClient", "PostgresTestSupport"]),
         .testTarget(name: "LedgerConcurrencyTests", dependencies: ["LedgerConcurrency"]),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
-        .testTarget(name: "StandardWebhooksTests", dependencies: ["StandardWebhooks"], exclude: ["reference_receiver.py"]),
+        .testTarget(name: "StandardWebhooksTests", dependencies: ["StandardWebhooks", "HTTPTestSupport"], exclude: ["reference_receiver.py"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
         // The command line's own parts (the option kit, help, completions), tested in process.
         .testTarget(name: "SeatLedgerCLITests", dependencies: ["seatledger"]),
