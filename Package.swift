@@ -55,7 +55,8 @@ let package = Package(
         .executableTarget(name: "sample-embedder", path: "Tools/sample-embedder"),
         .plugin(name: "EmbedSamples", capability: .buildTool(), dependencies: ["sample-embedder"], path: "Tools/plugins/EmbedSamples"),
         .target(name: "Reports", dependencies: ["AppStoreModels", "LedgerEvents", "Projections"]),
-        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "PostgresStore", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "SeatLedgerService", "HTTPServer", "Reports", "RedisStreams", "AppStoreAPI"],
+        .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "PostgresStore", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "SeatLedgerService", "HTTPServer", "Reports", "RedisStreams", "AppStoreAPI",
+                                                          "StandardWebhooks"],
                           plugins: ["BuildCommit"]),
         // The commit the binary was built from, for --version, serve's start line, /healthz and /metrics.
         .plugin(name: "BuildCommit", capability: .buildTool(), path: "Tools/plugins/BuildCommit"),
@@ -84,7 +85,7 @@ let package = Package(
         // The command line's own parts (the option kit, help, completions), tested in process.
         .testTarget(name: "SeatLedgerCLITests", dependencies: ["seatledger"]),
         .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "LedgerStorage", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams",
-                                                           "PostgresStore", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport", "ProjectionTestSupport"], exclude: ["Golden/files"]),
+                                                           "PostgresStore", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport", "ProjectionTestSupport", "StandardWebhooks"], exclude: ["Golden/files"]),
     ],
     swiftLanguageModes: [.v6]
 )
