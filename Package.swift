@@ -41,6 +41,8 @@ let package = Package(
         // Standard Webhooks signing and verification for outgoing webhooks (issue #47); no product yet.
         .target(name: "StandardWebhooks", dependencies: ["COpenSSL"]),
         .target(name: "AppStoreAPI", dependencies: ["AppStoreModels", "JWSSigning"]),
+        // Outgoing webhooks (issue #47): endpoint URLs, the retry schedule, one signed delivery; no product yet.
+        .target(name: "WebhookDelivery", dependencies: ["StandardWebhooks", "AppStoreAPI"]),
         .target(name: "LedgerEvents", dependencies: ["AppStoreModels"]),
         .target(name: "LedgerStorage", dependencies: ["AppStoreModels", "LedgerEvents", "JWSVerification"]),
         .target(name: "EventStore", dependencies: ["CSQLite", "LedgerConcurrency", "LedgerStorage", "AppStoreModels", "LedgerEvents", "JWSVerification"]),
@@ -80,7 +82,8 @@ let package = Package(
         .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "PostgresClient", "PostgresTestSupport"]),
         .testTarget(name: "LedgerConcurrencyTests", dependencies: ["LedgerConcurrency"]),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
-        .testTarget(name: "StandardWebhooksTests", dependencies: ["StandardWebhooks"], exclude: ["reference_receiver.py"]),
+        .testTarget(name: "StandardWebhooksTests", dependencies: ["StandardWebhooks", "HTTPTestSupport"], exclude: ["reference_receiver.py"]),
+        .testTarget(name: "WebhookDeliveryTests", dependencies: ["WebhookDelivery", "StandardWebhooks", "AppStoreAPI", "HTTPTestSupport"]),
         .testTarget(name: "JWSVerificationTests", dependencies: ["JWSVerification", "JWSSigning", "AppStoreModels"]),
         // The command line's own parts (the option kit, help, completions), tested in process.
         .testTarget(name: "SeatLedgerCLITests", dependencies: ["seatledger"]),

@@ -76,11 +76,16 @@ public protocol HTTPTransport: Sendable {
 /// (`TransportError.failed`, naming the limit), so a misbehaving server or proxy cannot make the
 /// process hold gigabytes. Apple's largest answers (a Get Notification History page, all
 /// subscription statuses) are a few hundred KB.
+///
+/// Redirects are followed unless the transport is made with `followsRedirects: false`; then a
+/// 3xx answer is returned as the response, body included (outgoing webhooks never follow one).
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let collector: ResponseCollector
     /// The largest response body read (default 4 MiB, the ingest's `--max-message-bytes`).
     public let maxBodyBytes: Int
+    /// Whether a 3xx answer is followed to its `Location` (the default) or returned as the response.
+    public let followsRedirects: Bool
 
     /// Creates a transport with its own ephemeral session.
     ///
@@ -88,16 +93,18 @@ public final class URLSessionTransport: HTTPTransport {
     ///   - timeout: the session's request timeout (each request's own `timeout` is also enforced
     ///     by waiting at most that long).
     ///   - maxBodyBytes: the largest response body read before the request is abandoned.
-    public init(timeout: TimeInterval = 60, maxBodyBytes: Int = 4 << 20) {
+    ///   - followsRedirects: `false` returns a 3xx answer as the response instead of following it.
+    public init(timeout: TimeInterval = 60, maxBodyBytes: Int = 4 << 20, followsRedirects: Bool = true) {
         let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = timeout * 2
+        configuration.timeoutIntervalForRequest = Self.wholeSeconds(timeout)
+        configuration.timeoutIntervalForResource = Self.wholeSeconds(timeout) * 2
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         self.maxBodyBytes = maxBodyBytes
-        collector = ResponseCollector(limit: maxBodyBytes)
+        self.followsRedirects = followsRedirects
+        collector = ResponseCollector(limit: maxBodyBytes, followsRedirects: followsRedirects)
         session = URLSession(configuration: configuration, delegate: collector, delegateQueue: nil)
     }
 
@@ -107,7 +114,7 @@ public final class URLSessionTransport: HTTPTransport {
 
     /// Sends the request and blocks until it completes.
     public func send(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
-        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
+        var urlRequest = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: Self.wholeSeconds(request.timeout))
         urlRequest.httpMethod = request.method
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         urlRequest.httpBody = request.body
@@ -124,12 +131,19 @@ public final class URLSessionTransport: HTTPTransport {
         guard let result = collector.finish(task.taskIdentifier) else { throw .failed("no result") }
         return try result.get()
     }
+
+    /// `seconds` rounded up to whole seconds, at least 1: URLSession on Linux truncates its
+    /// timeouts to whole seconds (0.5 s would become 0, an immediate timeout), so it is given
+    /// whole ones and `send` enforces the exact timeout itself.
+    static func wholeSeconds(_ seconds: TimeInterval) -> TimeInterval {
+        max(1, seconds.rounded(.up))
+    }
 }
 
 /// The session's delegate: collects each task's response and body (up to the limit, past which
-/// it cancels the task) and signals the thread waiting in `send`.
+/// it cancels the task), refuses redirects when told to, and signals the thread waiting in `send`.
 ///
-/// `@unchecked Sendable` is safe: its only state is `tasks`, a `Mutex`; URLSession calls the
+/// `@unchecked Sendable` is safe: its only mutable state is `tasks`, a `Mutex`; URLSession calls the
 /// delegate methods on its own queue, and `send` reads a task's entry only after its semaphore.
 private final class ResponseCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct Entry {
@@ -141,9 +155,20 @@ private final class ResponseCollector: NSObject, URLSessionDataDelegate, @unchec
     }
 
     private let limit: Int
+    private let followsRedirects: Bool
     private let tasks = Mutex<[Int: Entry]>([:])
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, followsRedirects: Bool) {
+        self.limit = limit
+        self.followsRedirects = followsRedirects
+    }
+
+    /// Follows the redirect, or (with `followsRedirects` false) declines it: the 3xx response and
+    /// its body are then delivered as the task's answer.
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(followsRedirects ? request : nil)
+    }
 
     /// Registers a task before it starts; the semaphore is signalled when it completes.
     func begin(_ task: Int, timeout: TimeInterval) -> DispatchSemaphore {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTestSupport
 import Testing
 
 @testable import StandardWebhooks
@@ -6,10 +7,11 @@ import Testing
 /// Our signatures checked by the reference implementation: the `standardwebhooks` package from
 /// PyPI, pinned to ``ReferenceImplementation/version``, run from `reference_receiver.py`.
 ///
-/// The Python comes from `SEATLEDGER_STANDARDWEBHOOKS_PYTHON` (set by `Tools/scripts/test.sh`, which
-/// installs the package first); without it the test makes the same venv itself, under
-/// `SEATLEDGER_STANDARDWEBHOOKS_VENV` (default `/tmp/seatledger-standardwebhooks-venv`), reused
-/// between runs. It never skips: no Python, no venv or no package is a failure.
+/// The Python is `StandardWebhooksPython.interpreter` (`Tests/HTTPTestSupport`):
+/// `SEATLEDGER_STANDARDWEBHOOKS_PYTHON` (set by `Tools/scripts/test.sh`, which installs the package
+/// first), else the venv under `SEATLEDGER_STANDARDWEBHOOKS_VENV` (default
+/// `/tmp/seatledger-standardwebhooks-venv`), made if needed and reused between runs. It never
+/// skips: no Python, no venv or no package is a failure.
 @Suite("Standard Webhooks: the reference implementation (PyPI standardwebhooks) verifies our deliveries")
 struct ReferenceImplementationTests {
     /// A delivery as the script reads it.
@@ -115,35 +117,12 @@ struct ReferenceImplementationTests {
     }
 }
 
-/// Finds or makes the Python with the pinned `standardwebhooks`, and runs `reference_receiver.py`.
+/// Runs `reference_receiver.py` with the Python that has the pinned `standardwebhooks`
+/// (found or made by `StandardWebhooksPython`, shared with WebhookDeliveryTests).
 enum ReferenceImplementation {
     /// The pinned version of the PyPI package (the same pin as `Tools/scripts/test.sh`).
-    static let version = "1.0.0"
+    static let version = StandardWebhooksPython.version
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("reference_receiver.py")
-
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// The interpreter, found or made once per test process (the tests run in parallel; a
-    /// `static let` is initialised once, so two tests never build the venv at the same time).
-    static let interpreter: Result<String, Failure> = Result { () throws(Failure) -> String in
-        do { return try python() } catch let failure as Failure { throw failure } catch { throw Failure(description: "\(error)") }
-    }
-
-    /// The interpreter: `SEATLEDGER_STANDARDWEBHOOKS_PYTHON`, else the venv's, made if needed.
-    static func python() throws -> String {
-        let environment = ProcessInfo.processInfo.environment
-        if let given = environment["SEATLEDGER_STANDARDWEBHOOKS_PYTHON"], !given.isEmpty { return given }
-        let venv = environment["SEATLEDGER_STANDARDWEBHOOKS_VENV"] ?? "/tmp/seatledger-standardwebhooks-venv"
-        let python = venv + "/bin/python"
-        let probe = "import importlib.metadata as m, sys; sys.exit(m.version('standardwebhooks') != '\(version)')"
-        if (try? run(python, ["-c", probe])) == nil {
-            try run("/usr/bin/env", ["python3", "-m", "venv", venv])
-            try run(venv + "/bin/pip", ["install", "--quiet", "--disable-pip-version-check", "standardwebhooks==\(version)"])
-        }
-        return python
-    }
 
     /// Writes `document` to a temporary file, runs the script on it, and decodes its output.
     static func run(_ document: ReferenceImplementationTests.Document) throws -> ReferenceImplementationTests.Output {
@@ -152,30 +131,7 @@ enum ReferenceImplementation {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("messages.json")
         try JSONEncoder().encode(document).write(to: file)
-        let output = try run(try interpreter.get(), [script.path, file.path])
+        let output = try StandardWebhooksPython.run(try StandardWebhooksPython.interpreter.get(), [script.path, file.path])
         return try JSONDecoder().decode(ReferenceImplementationTests.Output.self, from: output)
-    }
-
-    /// Runs `executable` with `arguments`; returns its standard output, or throws with its exit
-    /// status and standard error (kept in a temporary file, so neither pipe can fill and block it).
-    @discardableResult
-    static func run(_ executable: String, _ arguments: [String]) throws -> Data {
-        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-standardwebhooks-\(UUID().uuidString).stderr")
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: errorFile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: errorFile)
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let errors = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
-            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(errors)")
-        }
-        return data
     }
 }

@@ -11,9 +11,10 @@ swift build 2>&1 | tail -n 3
 test "${PIPESTATUS[0]}" -eq 0
 
 # The reference implementation of Standard Webhooks (PyPI `standardwebhooks`, pinned) for
-# StandardWebhooksTests, in a venv reused between runs; the tests make the same venv themselves
-# when run without SEATLEDGER_STANDARDWEBHOOKS_PYTHON.
-standardwebhooks_version=1.0.0  # the pin of ReferenceImplementation.version in the tests
+# StandardWebhooksTests and WebhookDeliveryTests (Tools/scripts/webhook-receiver.py), in a venv
+# reused between runs; the tests make the same venv themselves when run without
+# SEATLEDGER_STANDARDWEBHOOKS_PYTHON.
+standardwebhooks_version=1.0.0  # the pin of StandardWebhooksPython.version in the tests
 echo "== standardwebhooks $standardwebhooks_version from PyPI (reference receiver for the webhook signature tests)"
 standardwebhooks_venv="${SEATLEDGER_STANDARDWEBHOOKS_VENV:-/tmp/seatledger-standardwebhooks-venv}"
 if ! "$standardwebhooks_venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('standardwebhooks') != '$standardwebhooks_version')" 2>/dev/null; then
