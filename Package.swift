@@ -58,7 +58,7 @@ let package = Package(
         .plugin(name: "EmbedSamples", capability: .buildTool(), dependencies: ["sample-embedder"], path: "Tools/plugins/EmbedSamples"),
         .target(name: "Reports", dependencies: ["AppStoreModels", "LedgerEvents", "Projections"]),
         .executableTarget(name: "seatledger", dependencies: ["SeatLedger", "PostgresStore", "SeatLedgerRedis", "SeatLedgerAppStoreAPI", "DemoSamples", "SeatLedgerService", "HTTPServer", "Reports", "RedisStreams", "AppStoreAPI",
-                                                          "StandardWebhooks"],
+                                                          "StandardWebhooks", "WebhookDelivery"],
                           plugins: ["BuildCommit"]),
         // The commit the binary was built from, for --version, serve's start line, /healthz and /metrics.
         .plugin(name: "BuildCommit", capability: .buildTool(), path: "Tools/plugins/BuildCommit"),

@@ -4,6 +4,7 @@ import LedgerStorage
 import Reports
 import SeatLedger
 import StandardWebhooks
+import WebhookDelivery
 
 /// `seatledger webhook add|list|disable|rotate-secret|deliveries|redeliver`: the endpoints that
 /// `seatledger serve` pushes access changes to as signed webhooks (issue #47), and their deliveries.
@@ -97,26 +98,14 @@ enum WebhookCommand: Command {
         return arguments.positionals[1]
     }
 
-    /// The URL of `webhook add`, checked: https://, or http:// to this machine when `allowsLoopbackHTTP`.
-    /// A usage error names the URL and the reason.
+    /// The URL of `webhook add`, checked by ``WebhookEndpointURL``: https://, or http:// to a loopback
+    /// address when `allowsLoopbackHTTP`. A usage error names the URL (without credentials) and the reason.
     static func checkedURL(_ text: String, allowsLoopbackHTTP: Bool) throws -> String {
-        func refuse(_ reason: String) -> UsageError { UsageError(message: "webhook URL \(text) is refused: \(reason)") }
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
-            throw refuse("not a URL")
+        do {
+            return try WebhookEndpointURL(validating: text, allowsLoopbackHTTP: allowsLoopbackHTTP).text
+        } catch {
+            throw UsageError(message: "webhook URL \(error.description)")
         }
-        guard let host = components.host, !host.isEmpty else { throw refuse("it has no host") }
-        guard components.user == nil, components.password == nil else { throw refuse("it carries credentials (user:password@)") }
-        guard components.fragment == nil else { throw refuse("it has a #fragment, which is never sent") }
-        switch scheme {
-        case "https": break
-        case "http":
-            let loopback = ["localhost", "::1", "[::1]"].contains(host.lowercased()) || host.hasPrefix("127.")
-            guard loopback else { throw refuse("http:// is not encrypted: use https:// (http:// is accepted only to this machine)") }
-            guard allowsLoopbackHTTP else { throw refuse("http:// to this machine needs --allow-http-loopback") }
-        default:
-            throw refuse("the scheme must be https (was \(scheme))")
-        }
-        return text
     }
 
     /// The types of `--types` (default access.changed), once each in the order given; unknown ones refused naming them.
