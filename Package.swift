@@ -87,7 +87,7 @@ let package = Package(
         // The command line's own parts (the option kit, help, completions), tested in process.
         .testTarget(name: "SeatLedgerCLITests", dependencies: ["seatledger"]),
         .testTarget(name: "SeatLedgerTests", dependencies: ["SeatLedger", "JWSSigning", "EventStore", "LedgerStorage", "Projections", "AppStoreModels", "LedgerEvents", "JWSVerification", "CSQLite", "GroupSimulator", "Reports", "AppStoreAPI", "PostgresClient", "PostgresTestSupport", "RedisStreams",
-                                                           "PostgresStore", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport", "ProjectionTestSupport"], exclude: ["Golden/files"]),
+                                                           "PostgresStore", "SeatLedgerAppStoreAPI", "DemoSamples", "HTTPTestSupport", "ProjectionTestSupport", "StandardWebhooks"], exclude: ["Golden/files"]),
     ],
     swiftLanguageModes: [.v6]
 )

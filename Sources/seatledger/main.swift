@@ -11,7 +11,8 @@ let commands: [any Command.Type] = [
     QuarantineCommand.self, EventsCommand.self, CheckCommand.self, GroupsCommand.self, GroupCommand.self,
     MemberCommand.self, EntitlementsCommand.self, RebuildCommand.self, ReplayCommand.self, DiffCommand.self, AuditCommand.self, EnqueueCommand.self,
     DemoCommand.self, BackfillCommand.self, ReconcileCommand.self, SeatsCommand.self, APIConfigCommand.self,
-    CopyCommand.self, ServeCommand.self, TokenCommand.self, RetractCommand.self, CompletionsCommand.self,
+    CopyCommand.self, ServeCommand.self, TokenCommand.self, WebhookCommand.self, AccessChangesCommand.self, RetractCommand.self,
+    CompletionsCommand.self,
 ]
 
 /// The exit statuses `seatledger` as a whole can return (each command's help lists its own).

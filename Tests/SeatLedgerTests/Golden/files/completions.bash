@@ -3,7 +3,7 @@
 #      or: source <(seatledger completions bash)
 _seatledger() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
-    local commands="init config ingest record verify quarantine events check groups group member entitlements rebuild replay diff audit enqueue demo backfill reconcile seats api-config copy serve token retract completions"
+    local commands="init config ingest record verify quarantine events check groups group member entitlements rebuild replay diff audit enqueue demo backfill reconcile seats api-config copy serve token webhook access-changes retract completions"
     if [[ $COMP_CWORD -eq 1 ]]; then
         COMPREPLY=( $(compgen -W "$commands help --help --version" -- "$cur") ); return
     fi
@@ -37,6 +37,8 @@ _seatledger() {
         copy) opts="--batch --from --to --help --json --progress --quiet"; vals="--batch --from --to"; actions="" ;;
         serve) opts="--anchor --api-base-url --api-max-attempts --api-timeout --check-config --config --credentials --db --issuer-id --key-id --ledger --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --trusted-root-sha256 --help --json --quiet --support-listen-public"; vals="--anchor --api-base-url --api-max-attempts --api-timeout --check-config --config --credentials --db --issuer-id --key-id --ledger --listen --max-body --max-connections --private-key --readers --support-listen --threads --timeout --trusted-root-sha256"; actions="" ;;
         token) opts="--anchor --config --db --ledger --scope --help --json --quiet"; vals="--anchor --config --db --ledger --scope"; actions="add list revoke" ;;
+        webhook) opts="--config --db --endpoint --grace --ledger --limit --since --types --allow-http-loopback --attempts --failed --help --json --quiet"; vals="--config --db --endpoint --grace --ledger --limit --since --types"; actions="add list disable rotate-secret deliveries redeliver" ;;
+        access-changes) opts="--after --config --db --kind --ledger --limit --poll-interval --product --follow --help --json --quiet"; vals="--after --config --db --kind --ledger --limit --poll-interval --product"; actions="" ;;
         retract) opts="--by --config --db --ledger --reason --help --json --quiet"; vals="--by --config --db --ledger --reason"; actions="" ;;
         completions) opts="--help --quiet"; vals=""; actions="bash zsh fish" ;;
         *) return ;;
@@ -47,6 +49,7 @@ _seatledger() {
             --format) COMPREPLY=( $(compgen -W "text markdown html json" -- "$cur") ); return ;;
             --kind) COMPREPLY=( $(compgen -W "notification transaction renewal" -- "$cur") ); return ;;
             --scope) COMPREPLY=( $(compgen -W "link read record seats" -- "$cur") ); return ;;
+            --types) COMPREPLY=( $(compgen -W "access.changed apple.notification" -- "$cur") ); return ;;
         esac
         COMPREPLY=( $(compgen -f -- "$cur") ); return
     fi

@@ -311,6 +311,35 @@ complete -c seatledger -n '__fish_seen_subcommand_from token' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l json
 complete -c seatledger -n '__fish_seen_subcommand_from token' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from token' -a 'add list revoke'
+complete -c seatledger -n __fish_use_subcommand -a webhook -d 'signed webhooks of access changes: add (secret printed once), list, disable, rotate-secret, deliveries, redeliver'
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l config -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l endpoint -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l grace -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l ledger -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l limit -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l since -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l types -xa 'access.changed apple.notification'
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l allow-http-loopback
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l attempts
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l failed
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l help
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l json
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -l quiet
+complete -c seatledger -n '__fish_seen_subcommand_from webhook' -a 'add list disable rotate-secret deliveries redeliver'
+complete -c seatledger -n __fish_use_subcommand -a access-changes -d 'the stored access transitions (the feed webhooks carry), in feed order; --follow keeps reading'
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l after -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l config -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l db -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l kind -xa 'APPEARED END_MOVED GAINED LOST REASON_CHANGED REMOVED SOURCE_CHANGED SUBJECT_CHANGED'
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l ledger -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l limit -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l poll-interval -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l product -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l follow
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l help
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l json
+complete -c seatledger -n '__fish_seen_subcommand_from access-changes' -l quiet
 complete -c seatledger -n __fish_use_subcommand -a retract -d 'withdraw a wrongly recorded event from every projection (nothing is deleted)'
 complete -c seatledger -n '__fish_seen_subcommand_from retract' -l by -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from retract' -l config -r -F

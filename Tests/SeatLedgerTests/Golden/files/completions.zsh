@@ -29,6 +29,8 @@ _seatledger() {
         'copy:copy a ledger to another store (e.g. SQLite to PostgreSQL), chain preserved; resumable'
         'serve:run the HTTP service\: Apple'\''s webhook in (acknowledged once durable), the read API out'
         'token:bearer tokens for the serve API\: add (printed once), list, revoke'
+        'webhook:signed webhooks of access changes\: add (secret printed once), list, disable, rotate-secret, deliveries, redeliver'
+        'access-changes:the stored access transitions (the feed webhooks carry), in feed order; --follow keeps reading'
         'retract:withdraw a wrongly recorded event from every projection (nothing is deleted)'
         'completions:print a shell completion script (bash, zsh or fish) for every command and option'
     )
@@ -374,6 +376,37 @@ _seatledger() {
             '--json[json]' \
             '--quiet[quiet]' \
             '1:action:(add list revoke)' \
+            '*:argument:_files' ;;
+        webhook) _arguments -s \
+            '--config=[config]:value:_files' \
+            '--db=[db]:value:_files' \
+            '--endpoint=[endpoint]:value:_files' \
+            '--grace=[grace]:value:_files' \
+            '*--ledger=[ledger]:value:_files' \
+            '--limit=[limit]:value:_files' \
+            '--since=[since]:value:_files' \
+            '*--types=[types]:value:(access.changed apple.notification)' \
+            '--allow-http-loopback[allow-http-loopback]' \
+            '--attempts[attempts]' \
+            '--failed[failed]' \
+            '--help[help]' \
+            '--json[json]' \
+            '--quiet[quiet]' \
+            '1:action:(add list disable rotate-secret deliveries redeliver)' \
+            '*:argument:_files' ;;
+        access-changes) _arguments -s \
+            '--after=[after]:value:_files' \
+            '--config=[config]:value:_files' \
+            '--db=[db]:value:_files' \
+            '*--kind=[kind]:value:(APPEARED END_MOVED GAINED LOST REASON_CHANGED REMOVED SOURCE_CHANGED SUBJECT_CHANGED)' \
+            '*--ledger=[ledger]:value:_files' \
+            '--limit=[limit]:value:_files' \
+            '--poll-interval=[poll-interval]:value:_files' \
+            '--product=[product]:value:_files' \
+            '--follow[follow]' \
+            '--help[help]' \
+            '--json[json]' \
+            '--quiet[quiet]' \
             '*:argument:_files' ;;
         retract) _arguments -s \
             '--by=[by]:value:_files' \
