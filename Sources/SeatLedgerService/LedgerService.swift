@@ -63,7 +63,7 @@ public final class LedgerService: Sendable {
             let poster = WebhookPoster(timeout: settings.timeout)
             for ledger in ledgers {
                 let follower = AccessChangeFollower(ledger: ledger, now: now, settle: settings.settleMilliseconds, idle: settings.idle, log: log)
-                let sender = WebhookSender(ledger: ledger, now: now, poster: poster, backoff: settings.backoff, lease: settings.leaseMilliseconds,
+                let sender = WebhookSender(ledger: ledger, now: settings.wallClock, poster: poster, backoff: settings.backoff, lease: settings.leaseMilliseconds,
                                            concurrency: settings.concurrency, idle: settings.idle, log: log)
                 followers.append(Task.detached { await follower.run() })
                 followers.append(Task.detached { await sender.run() })

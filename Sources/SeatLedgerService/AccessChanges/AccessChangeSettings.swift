@@ -1,4 +1,5 @@
 import AppStoreModels
+import Foundation
 import WebhookDelivery
 
 /// How `serve` derives access transitions and delivers webhooks.
@@ -18,6 +19,9 @@ public struct AccessChangeSettings: Sendable {
     public var leaseMilliseconds: EpochMillis = 60_000
     /// The retry schedule (at least three days, jittered).
     public var backoff = DeliveryBackoff()
+    /// The sender's clock: the real time, even when `$SEATLEDGER_NOW` pins the ledger's (a
+    /// receiver refuses a `webhook-timestamp` more than five minutes off, and retries fall due by it).
+    public var wallClock: @Sendable () -> EpochMillis = { Timestamp.millis(Date()) }
 
     /// The defaults.
     public init() {}

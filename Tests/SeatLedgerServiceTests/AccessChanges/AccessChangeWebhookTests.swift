@@ -82,8 +82,17 @@ struct AccessChangeWebhookTests {
         let token = try addToken("reader", scope: "read", db: fixture.path)
         let serve = try ServeProcess(db: fixture.path, extra: extra, environment: environment)
         let client = try RawHTTPClient(port: serve.port)
-        let feed = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes?limit=1000", headers: [("Authorization", "Bearer \(token)")]).body))
-        let feedIds = Set(feed["changes"]?.arrayValue?.compactMap { $0["transition"]?["id"]?.stringValue } ?? [])
+        // The feed, read with long polls until it holds every notification's transition.
+        var changes: [JSONValue] = []
+        var polls = 0
+        while changes.count < 40, polls < 30 {
+            let page = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes?limit=1000&wait=5&after=\(changes.count)",
+                                                                            headers: [("Authorization", "Bearer \(token)")]).body))
+            changes += page["changes"]?.arrayValue ?? []
+            polls += 1
+        }
+        let feed: JSONValue = ["changes": .array(changes)]
+        let feedIds = Set(changes.compactMap { $0["transition"]?["id"]?.stringValue })
         #expect(feedIds.count == 40)
         let records = try receiver.waitForRecords(seconds: 120) { records in
             Set(records.compactMap { $0["webhookId"]?.stringValue }).isSuperset(of: feedIds)

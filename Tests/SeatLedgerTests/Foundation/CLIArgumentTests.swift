@@ -172,7 +172,7 @@ struct CLIArgumentTests {
             let result = try CLI.run([form])
             #expect(result.exitCode == 0, "\(result)")
             #expect(result.stdout.hasPrefix("seatledger 0."), "\(result)")
-            #expect(result.stdout.contains("ledger schema 5, decoder 2, projection rules 6"), "\(result)")
+            #expect(result.stdout.contains("ledger schema 6, decoder 2, projection rules 6"), "\(result)")
         }
         #expect(try CLI.run(["--version", "x"]).exitCode == 2)
     }
