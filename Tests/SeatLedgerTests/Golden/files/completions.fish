@@ -297,8 +297,10 @@ complete -c seatledger -n '__fish_seen_subcommand_from serve' -l support-listen 
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l threads -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l timeout -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l trusted-root-sha256 -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l webhook-retry-delays -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l json
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l no-access-changes
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l quiet
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l support-listen-public
 complete -c seatledger -n __fish_use_subcommand -a token -d 'bearer tokens for the serve API: add (printed once), list, revoke'

@@ -361,8 +361,10 @@ _seatledger() {
             '--threads=[threads]:value:_files' \
             '--timeout=[timeout]:value:_files' \
             '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
+            '--webhook-retry-delays=[webhook-retry-delays]:value:_files' \
             '--help[help]' \
             '--json[json]' \
+            '--no-access-changes[no-access-changes]' \
             '--quiet[quiet]' \
             '--support-listen-public[support-listen-public]' \
             '*:argument:_files' ;;
