@@ -38,19 +38,19 @@ enum LedgerSchema {
     /// The access transitions (issue #47) and the outgoing webhooks: see `AccessChangeStore` and
     /// `WebhookStore`. `access_cursor` has one row, locked by each derivation.
     static let accessChanges = """
-        CREATE TABLE access_cursor (
+        CREATE TABLE IF NOT EXISTS access_cursor (
             id       INTEGER PRIMARY KEY CHECK (id = 1),
             position INTEGER NOT NULL,
             horizon  INTEGER NOT NULL
         );
-        INSERT INTO access_cursor (id, position, horizon) VALUES (1, 0, 0);
-        CREATE TABLE access_scopes (
+        INSERT INTO access_cursor (id, position, horizon) VALUES (1, 0, 0) ON CONFLICT (id) DO NOTHING;
+        CREATE TABLE IF NOT EXISTS access_scopes (
             scope       TEXT PRIMARY KEY,
             clock       INTEGER NOT NULL,
             next_change INTEGER
         );
-        CREATE INDEX access_scopes_due ON access_scopes(next_change) WHERE next_change IS NOT NULL;
-        CREATE TABLE access_transitions (
+        CREATE INDEX IF NOT EXISTS access_scopes_due ON access_scopes(next_change) WHERE next_change IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS access_transitions (
             seq                     INTEGER PRIMARY KEY,
             id                      TEXT NOT NULL UNIQUE,
             scope                   TEXT NOT NULL,
@@ -65,11 +65,11 @@ enum LedgerSchema {
             seat_claim_id           TEXT,
             member_ref              TEXT
         );
-        CREATE INDEX access_transitions_scope ON access_transitions(scope, seq);
-        CREATE INDEX access_transitions_original_transaction_id ON access_transitions(original_transaction_id) WHERE original_transaction_id IS NOT NULL;
-        CREATE INDEX access_transitions_app_transaction_id ON access_transitions(app_transaction_id) WHERE app_transaction_id IS NOT NULL;
-        CREATE INDEX access_transitions_seat_claim_id ON access_transitions(seat_claim_id) WHERE seat_claim_id IS NOT NULL;
-        CREATE TABLE webhook_endpoints (
+        CREATE INDEX IF NOT EXISTS access_transitions_scope ON access_transitions(scope, seq);
+        CREATE INDEX IF NOT EXISTS access_transitions_original_transaction_id ON access_transitions(original_transaction_id) WHERE original_transaction_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS access_transitions_app_transaction_id ON access_transitions(app_transaction_id) WHERE app_transaction_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS access_transitions_seat_claim_id ON access_transitions(seat_claim_id) WHERE seat_claim_id IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS webhook_endpoints (
             id                    TEXT PRIMARY KEY,
             url                   TEXT NOT NULL,
             types                 TEXT NOT NULL,
@@ -80,7 +80,7 @@ enum LedgerSchema {
             disabled_at           INTEGER,
             failing_since         INTEGER
         );
-        CREATE TABLE webhook_deliveries (
+        CREATE TABLE IF NOT EXISTS webhook_deliveries (
             seq             INTEGER PRIMARY KEY,
             endpoint_id     TEXT NOT NULL,
             message_id      TEXT NOT NULL,
@@ -98,8 +98,8 @@ enum LedgerSchema {
             last_error      TEXT,
             UNIQUE (endpoint_id, message_id)
         );
-        CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
-        CREATE TABLE webhook_attempts (
+        CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
+        CREATE TABLE IF NOT EXISTS webhook_attempts (
             delivery_seq INTEGER NOT NULL,
             attempt      INTEGER NOT NULL,
             at           INTEGER NOT NULL,

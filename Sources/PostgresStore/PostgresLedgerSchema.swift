@@ -39,19 +39,19 @@ enum PostgresLedgerSchema {
     /// The access transitions and outgoing webhooks, as SQLite's `LedgerSchema.accessChanges`
     /// (schema 6); the append role's grants are in `PostgresAppendRole.privileges`.
     static let accessChanges = #"""
-        CREATE TABLE access_cursor (
+        CREATE TABLE IF NOT EXISTS access_cursor (
             id       bigint PRIMARY KEY CHECK (id = 1),
             position bigint NOT NULL,
             horizon  bigint NOT NULL
         );
-        INSERT INTO access_cursor (id, position, horizon) VALUES (1, 0, 0);
-        CREATE TABLE access_scopes (
+        INSERT INTO access_cursor (id, position, horizon) VALUES (1, 0, 0) ON CONFLICT (id) DO NOTHING;
+        CREATE TABLE IF NOT EXISTS access_scopes (
             scope       text COLLATE "C" PRIMARY KEY,
             clock       bigint NOT NULL,
             next_change bigint
         );
-        CREATE INDEX access_scopes_due ON access_scopes (next_change) WHERE next_change IS NOT NULL;
-        CREATE TABLE access_transitions (
+        CREATE INDEX IF NOT EXISTS access_scopes_due ON access_scopes (next_change) WHERE next_change IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS access_transitions (
             seq                     bigint PRIMARY KEY,
             id                      text COLLATE "C" NOT NULL UNIQUE,
             scope                   text COLLATE "C" NOT NULL,
@@ -66,11 +66,11 @@ enum PostgresLedgerSchema {
             seat_claim_id           text COLLATE "C",
             member_ref              text COLLATE "C"
         );
-        CREATE INDEX access_transitions_scope ON access_transitions (scope, seq);
-        CREATE INDEX access_transitions_original_transaction_id ON access_transitions (original_transaction_id) WHERE original_transaction_id IS NOT NULL;
-        CREATE INDEX access_transitions_app_transaction_id ON access_transitions (app_transaction_id) WHERE app_transaction_id IS NOT NULL;
-        CREATE INDEX access_transitions_seat_claim_id ON access_transitions (seat_claim_id) WHERE seat_claim_id IS NOT NULL;
-        CREATE TABLE webhook_endpoints (
+        CREATE INDEX IF NOT EXISTS access_transitions_scope ON access_transitions (scope, seq);
+        CREATE INDEX IF NOT EXISTS access_transitions_original_transaction_id ON access_transitions (original_transaction_id) WHERE original_transaction_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS access_transitions_app_transaction_id ON access_transitions (app_transaction_id) WHERE app_transaction_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS access_transitions_seat_claim_id ON access_transitions (seat_claim_id) WHERE seat_claim_id IS NOT NULL;
+        CREATE TABLE IF NOT EXISTS webhook_endpoints (
             id                    text COLLATE "C" PRIMARY KEY,
             url                   text NOT NULL,
             types                 text COLLATE "C" NOT NULL,
@@ -81,7 +81,7 @@ enum PostgresLedgerSchema {
             disabled_at           bigint,
             failing_since         bigint
         );
-        CREATE TABLE webhook_deliveries (
+        CREATE TABLE IF NOT EXISTS webhook_deliveries (
             seq             bigint PRIMARY KEY,
             endpoint_id     text COLLATE "C" NOT NULL,
             message_id      text COLLATE "C" NOT NULL,
@@ -99,8 +99,8 @@ enum PostgresLedgerSchema {
             last_error      text,
             UNIQUE (endpoint_id, message_id)
         );
-        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
-        CREATE TABLE webhook_attempts (
+        CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+        CREATE TABLE IF NOT EXISTS webhook_attempts (
             delivery_seq bigint NOT NULL,
             attempt      bigint NOT NULL,
             at           bigint NOT NULL,

@@ -176,7 +176,7 @@ struct LedgerFileTests {
         #expect(try version() == 1 && hasSnapshots(), "a read-only open changes nothing")
 
         let writer = try Ledger.open(path: test.path)
-        #expect(try version() == 5)
+        #expect(try version() == 6)
         #expect(try writer.store.verifyRecordChain()?.isIntact == true, "upgraded to 3 as well: the record chain covers what was stored")
         #expect(try sql.scalarInt("SELECT count(*) FROM group_snapshot") == 0, "and to 4: group snapshots, none yet")
         #expect(try !hasSnapshots())
@@ -212,7 +212,7 @@ struct LedgerFileTests {
         #expect(try sql.scalarInt("PRAGMA user_version") == 4, "a read-only open changes nothing")
         #expect(try test.freshStore().duplicateCounts(for: ["arrivals-1"]) == ["arrivals-1": 1], "an older file is read as it is")
         let writer = try Ledger.open(path: test.path)
-        #expect(try sql.scalarInt("PRAGMA user_version") == 5)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 6)
         #expect(try indexes() == 1 && partial() == 1, "arrivals_event dropped, the partial index made")
         #expect(try sql.scalarInt("SELECT count(*) FROM arrivals") == 2, "no arrival rewritten or lost")
         #expect(try writer.store.duplicateCounts(for: ["arrivals-1"]) == ["arrivals-1": 1])
@@ -261,7 +261,7 @@ struct LedgerFileTests {
         let test = try TestLedger()
         let sql = try RawSQLite(path: test.path)
         #expect(try sql.scalarInt("PRAGMA application_id") == 0x5345_4154)
-        #expect(try sql.scalarInt("PRAGMA user_version") == 5)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 6)
         // journal_mode is a string; WAL mode is persistent in the file header (bytes 18–19 = 2).
         let header = try Data(contentsOf: URL(fileURLWithPath: test.path)).prefix(20)
         #expect(header.count == 20 && header[18] == 2 && header[19] == 2)

@@ -143,7 +143,7 @@ struct RecordChainTests {
         #expect(noChain.stdout.contains("Record chain: none"), "\(noChain)")
 
         let writer = try EventStore.open(at: test.path)
-        #expect(try sql.scalarInt("PRAGMA user_version") == 5)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 6)
         let links = try #require(try writer.recordLinks())
         let configKeys = try writer.configValues().count
         #expect(links.count == configKeys + (try writer.trustRoots().count) + 1)

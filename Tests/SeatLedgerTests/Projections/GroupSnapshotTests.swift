@@ -250,7 +250,7 @@ struct GroupSnapshotTests {
         #expect(try sql.scalarInt("PRAGMA user_version") == 3, "a read-only open changes nothing")
 
         let writer = try built.open()
-        #expect(try sql.scalarInt("PRAGMA user_version") == 5)
+        #expect(try sql.scalarInt("PRAGMA user_version") == 6)
         #expect(try sql.scalarInt("SELECT count(*) FROM group_snapshot") == 0)
         #expect(try Self.listings(writer, asOf: built.now).listed == expected)
         let report = try writer.rebuild()
