@@ -19,6 +19,9 @@ extension EventStore: LedgerStore {
     /// None: writers are serialised, so no row is held by another.
     public var skipLockedClause: String { "" }
 
+    /// Schema 6 or later (a writer's open upgrades an older file).
+    public func hasAccessChangeTables() throws -> Bool { accessChangeTables }
+
     /// An embedded file has no server connection to lose.
     public func isConnectionLoss(_ error: any Error) -> Bool { false }
 

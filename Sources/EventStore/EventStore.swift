@@ -29,6 +29,9 @@ public final class EventStore {
     /// Whether the file has `group_snapshot` (schema 4): a file of an older schema opened
     /// read-only is not upgraded, and has none.
     public internal(set) var hasGroupSnapshots = true
+    /// Whether the file has schema 6's access-change tables (a writer's open upgrades it; an
+    /// older file opened read-only has none).
+    var accessChangeTables = true
 
     private init(connection: SQLiteConnection, path: String) {
         self.connection = connection
@@ -91,6 +94,7 @@ public final class EventStore {
             } else {
                 connection.setBusyTimeout(milliseconds: 10_000)
                 store.hasGroupSnapshots = version >= 4
+                store.accessChangeTables = version >= 6
             }
             return store
         } catch let error as SQLiteError {

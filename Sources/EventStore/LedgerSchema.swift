@@ -44,6 +44,10 @@ enum LedgerSchema {
             horizon  INTEGER NOT NULL
         );
         INSERT INTO access_cursor (id, position, horizon) VALUES (1, 0, 0) ON CONFLICT (id) DO NOTHING;
+        CREATE TABLE IF NOT EXISTS access_pending (
+            scope    TEXT PRIMARY KEY,
+            position INTEGER NOT NULL
+        );
         CREATE TABLE IF NOT EXISTS access_scopes (
             scope       TEXT PRIMARY KEY,
             clock       INTEGER NOT NULL,

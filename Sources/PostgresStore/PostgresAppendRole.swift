@@ -43,6 +43,7 @@ public enum PostgresAppendRole {
         ("api_tokens", "SELECT"),  // serve nodes check tokens; adding and revoking is the owner's
         ("record_chain", "SELECT, INSERT"),  // append-only, as events; rows limited by rowPolicies
         ("access_cursor", "SELECT, UPDATE"),  // the derivation locks and moves it
+        ("access_pending", "SELECT, INSERT, UPDATE, DELETE"),  // each append marks the groups it touched
         ("access_scopes", "SELECT, INSERT, UPDATE"),
         ("access_transitions", "SELECT, INSERT"),  // the feed: never rewritten
         ("webhook_endpoints", "SELECT, UPDATE (failing_since)"),  // adding, disabling, re-keying is the owner's

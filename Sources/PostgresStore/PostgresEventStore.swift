@@ -48,6 +48,8 @@ public final class PostgresEventStore: LedgerStore {
     /// (``PostgresEventStore/refreshGroupSnapshotPresence()``), so that none of them leaves a
     /// snapshot the upgrade's writers stored in place after changing its group.
     public internal(set) var hasGroupSnapshots = true
+    /// See ``hasAccessChangeTables()``.
+    var accessChangeTables = false
 
     /// Where the store lives: the URL without its password.
     public let location: String
@@ -239,6 +241,15 @@ public final class PostgresEventStore: LedgerStore {
 
     /// Due deliveries another `serve` holds are skipped, not waited for.
     public var skipLockedClause: String { " FOR UPDATE SKIP LOCKED" }
+
+    /// Whether the ledger has schema 6's tables: looked up until found (the tables' owner may
+    /// upgrade the ledger while an append-role process runs), then remembered.
+    public func hasAccessChangeTables() throws -> Bool {
+        if !accessChangeTables {
+            accessChangeTables = try connection.query("SELECT to_regclass('access_pending') IS NOT NULL").first?.bool(0) ?? false
+        }
+        return accessChangeTables
+    }
 
     /// Whether `error` ended the session: a dropped connection, class 08, or the server terminating
     /// it (57P0x: restart, shutdown, `pg_terminate_backend`).

@@ -45,6 +45,10 @@ enum PostgresLedgerSchema {
             horizon  bigint NOT NULL
         );
         INSERT INTO access_cursor (id, position, horizon) VALUES (1, 0, 0) ON CONFLICT (id) DO NOTHING;
+        CREATE TABLE IF NOT EXISTS access_pending (
+            scope    text COLLATE "C" PRIMARY KEY,
+            position bigint NOT NULL
+        );
         CREATE TABLE IF NOT EXISTS access_scopes (
             scope       text COLLATE "C" PRIMARY KEY,
             clock       bigint NOT NULL,
@@ -148,14 +152,14 @@ enum PostgresLedgerSchema {
 
     /// The tables schema 6 added.
     static let accessChangeTables: Set<String> = [
-        "access_cursor", "access_scopes", "access_transitions", "webhook_endpoints", "webhook_deliveries", "webhook_attempts",
+        "access_cursor", "access_pending", "access_scopes", "access_transitions", "webhook_endpoints", "webhook_deliveries", "webhook_attempts",
     ]
 
     /// Every table a ledger has, in the current schema (the role grants go over this list).
     static let tables = [
         "ledger_meta", "ledger_head", "config", "trust_roots", "events", "event_decoded", "event_keys", "arrivals",
         "quarantine", "event_facts", "group_index", "group_snapshot", "claim_requests", "record_chain",
-        "api_tokens", "access_cursor", "access_scopes", "access_transitions", "webhook_endpoints", "webhook_deliveries",
+        "api_tokens", "access_cursor", "access_pending", "access_scopes", "access_transitions", "webhook_endpoints", "webhook_deliveries",
         "webhook_attempts",
     ]
 

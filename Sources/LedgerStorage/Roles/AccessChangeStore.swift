@@ -18,9 +18,35 @@ public protocol AccessChangeStore: TransactionalStore {
     /// Appended to a `SELECT` whose rows another process may hold: skip those (PostgreSQL:
     /// ` FOR UPDATE SKIP LOCKED`); empty where writers are serialised anyway.
     var skipLockedClause: String { get }
+    /// Whether the ledger has the access-change tables (schema 6): `false` for an older
+    /// PostgreSQL ledger whose tables' owner has not opened it since (its appends mark nothing).
+    func hasAccessChangeTables() throws -> Bool
 }
 
 extension AccessChangeStore {
+    // MARK: The append's mark (inside the append's transaction)
+
+    /// Marks `scopes` as changed by the append whose head is `position` (inside its
+    /// transaction): the next derivation through `position` re-derives them even when none of
+    /// the new events names them (a group that lost events to another). Nothing on a ledger
+    /// without the tables.
+    public func markAccessScopesChanged(_ scopes: Set<String>, through position: Int64) throws {
+        guard !scopes.isEmpty, try hasAccessChangeTables() else { return }
+        for scope in scopes.sorted() {
+            try database.execute("""
+                INSERT INTO access_pending (scope, position) VALUES (?, ?)
+                ON CONFLICT (scope) DO UPDATE SET position = excluded.position
+                """, [.text(scope), .integer(position)])
+        }
+    }
+
+    /// The scopes marked by appends through `position`, and forgets them (inside the derivation).
+    public func takeChangedAccessScopes(through position: Int64) throws -> Set<String> {
+        let scopes = try database.query("SELECT scope FROM access_pending WHERE position <= ?", [.integer(position)]) { try $0.text(0) }
+        try database.execute("DELETE FROM access_pending WHERE position <= ?", [.integer(position)])
+        return Set(scopes)
+    }
+
     // MARK: Derivation (inside the caller's write transaction)
 
     /// The cursor, locked until the transaction ends (inside a write transaction).

@@ -29,6 +29,9 @@ extension Ledger {
         var derivers: [String: AccessTransitionDeriver] = [:]
         do {
             let result = try store.write { () throws -> AccessDerivation in
+                guard try store.hasAccessChangeTables() else {
+                    throw LedgerStoreError.badConfiguration("this ledger's schema predates access changes (schema 6): the owner of its tables opens it once to upgrade it")
+                }
                 var cursor = try store.lockedAccessCursor()
                 let head = try store.head().position
                 let end = min(head, cursor.position + Int64(max(1, maxEvents)))
@@ -64,6 +67,10 @@ extension Ledger {
                     for fact in facts {
                         if fact.kind == .notification { notifications.append((fact.eventId, fact.position)) }
                         for scope in try scopesConcerned(by: fact) where seen.insert(scope.key).inserted { scopes.append(scope) }
+                    }
+                    // Groups the appends re-resolved that no new event names (they lost events to another group).
+                    for key in try store.takeChangedAccessScopes(through: end).sorted() where seen.insert(key).inserted {
+                        if let scope = AccessScope(key: key) { scopes.append(scope) }
                     }
                     let states = try store.accessScopeStates(seen)
                     var reconciling: [AccessScope] = []

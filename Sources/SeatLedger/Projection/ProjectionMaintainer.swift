@@ -166,6 +166,8 @@ struct ProjectionMaintainer {
         }
         try store.replaceGroups(removing: removing, rows: rows)
         let touched = keys.union(writable.keys)
+        // Access transitions: every group re-resolved here is derived again, named by the new events or not.
+        try store.markAccessScopesChanged(Set(touched.map { "group:" + $0 }), through: appended[appended.count - 1].position)
         if foldsSnapshots {
             try refreshSnapshots(of: touched, resolved: writable, at: first.recordedAt, known: &known)
         } else {

@@ -170,6 +170,7 @@ final class FailingStore: LedgerStore {
     func ensureAPITokensTable() throws { try base.ensureAPITokensTable() }
     var rowLockClause: String { base.rowLockClause }
     var skipLockedClause: String { base.skipLockedClause }
+    func hasAccessChangeTables() throws -> Bool { try base.hasAccessChangeTables() }
 
     var clock: @Sendable () -> EpochMillis {
         get { base.clock }
