@@ -353,9 +353,24 @@ public final class LedgerService: Sendable {
             let read = try? await ledger.pool.read { ledger -> (newest: Int64?, open: Int) in
                 (try ledger.newestRecordedAt(), try ledger.quarantineCount(state: "open"))
             }
-            states.append(ServiceMetrics.LedgerState(name: ledger.name, headPosition: ledger.pool.headPosition,
-                                                     newestEventAgeSeconds: (read?.newest).map { Double(now - $0) / 1000 },
-                                                     openQuarantineItems: read?.open))
+            var state = ServiceMetrics.LedgerState(name: ledger.name, headPosition: ledger.pool.headPosition,
+                                                   newestEventAgeSeconds: (read?.newest).map { Double(now - $0) / 1000 },
+                                                   openQuarantineItems: read?.open)
+            if configuration.accessChanges.enabled {
+                let wall = configuration.accessChanges.wallClock()
+                let counters = ledger.accessChanges
+                state.accessChanges = try? await ledger.pool.read { ledger in
+                    let tally = try ledger.deliveryTally()
+                    let status = try ledger.accessDerivationStatus()
+                    return ServiceMetrics.AccessChangeGauges(
+                        transitionsEmitted: counters.transitionsEmitted.load(ordering: .relaxed),
+                        attempts: ["delivered": counters.delivered.load(ordering: .relaxed), "retried": counters.retried.load(ordering: .relaxed),
+                                   "failed": counters.failed.load(ordering: .relaxed)],
+                        oldestUndeliveredAgeSeconds: tally.oldestPendingCreatedAt.map { max(0, Double(wall - $0) / 1000) } ?? 0,
+                        endpointsFailing: tally.failingEndpoints, derivationLag: max(0, status.head - status.cursor.position))
+                }
+            }
+            states.append(state)
         }
         return HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4",
                             text: metrics.render(ledgers: states, inFlight: server.server?.activeRequests ?? 0, build: configuration.build,

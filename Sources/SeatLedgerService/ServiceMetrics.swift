@@ -49,6 +49,8 @@ public final class ServiceMetrics: Sendable {
         public var newestEventAgeSeconds: Double?
         /// Its open quarantine items (`nil`: not readable).
         public var openQuarantineItems: Int?
+        /// Its access changes and webhook deliveries (`nil`: not readable, or turned off).
+        public var accessChanges: AccessChangeGauges?
 
         /// Creates a ledger's state.
         public init(name: String, headPosition: Int64, newestEventAgeSeconds: Double?, openQuarantineItems: Int?) {
@@ -60,6 +62,30 @@ public final class ServiceMetrics: Sendable {
     }
 
     private let state = Mutex(State())
+
+    /// A ledger's access-change figures: this process's counters and what the ledger holds.
+    public struct AccessChangeGauges: Sendable {
+        /// Transitions this process stored.
+        public var transitionsEmitted: Int64
+        /// Delivery attempts by outcome: `delivered` (2xx), `retried` (will be tried again), `failed` (retries used up).
+        public var attempts: [String: Int64]
+        /// Seconds since the oldest pending delivery was queued (0: none pending).
+        public var oldestUndeliveredAgeSeconds: Double
+        /// Enabled endpoints whose deliveries are failing.
+        public var endpointsFailing: Int
+        /// Events recorded and not yet derived.
+        public var derivationLag: Int64
+
+        /// Creates the figures.
+        public init(transitionsEmitted: Int64, attempts: [String: Int64], oldestUndeliveredAgeSeconds: Double, endpointsFailing: Int,
+                    derivationLag: Int64) {
+            self.transitionsEmitted = transitionsEmitted
+            self.attempts = attempts
+            self.oldestUndeliveredAgeSeconds = oldestUndeliveredAgeSeconds
+            self.endpointsFailing = endpointsFailing
+            self.derivationLag = derivationLag
+        }
+    }
 
     /// Creates empty counters.
     public init() {}
@@ -152,6 +178,30 @@ public final class ServiceMetrics: Sendable {
         }
         perLedger("quarantine_open_items", "gauge", "Quarantined inputs still open (read from the ledger: survives restarts).") { name in
             ledgers.first { $0.name == name }?.openQuarantineItems
+        }
+        let access = { (name: String) in ledgers.first { $0.name == name }?.accessChanges }
+        perLedger("access_transitions_emitted_total", "counter", "Access transitions this process derived and stored (GET /v1/access-changes).") { name in
+            access(name).map { Int($0.transitionsEmitted) }
+        }
+        perLedger("access_derivation_lag_events", "gauge", "Events recorded and not yet derived into access transitions.") { name in
+            access(name).map { Int($0.derivationLag) }
+        }
+        out += "# HELP seatledger_webhook_attempts_total Webhook delivery attempts by this process, by outcome (delivered: 2xx; retried: tried again later; failed: retries used up).\n"
+        out += "# TYPE seatledger_webhook_attempts_total counter\n"
+        for ledger in ledgers {
+            guard let gauges = ledger.accessChanges else { continue }
+            for outcome in ["delivered", "retried", "failed"] {
+                out += "seatledger_webhook_attempts_total{ledger=\"\(Self.label(ledger.name))\",outcome=\"\(outcome)\"} \(gauges.attempts[outcome] ?? 0)\n"
+            }
+        }
+        out += "# HELP seatledger_webhook_oldest_undelivered_age_seconds Seconds since the oldest delivery still pending was queued (0: none).\n"
+        out += "# TYPE seatledger_webhook_oldest_undelivered_age_seconds gauge\n"
+        for ledger in ledgers {
+            guard let gauges = ledger.accessChanges else { continue }
+            out += "seatledger_webhook_oldest_undelivered_age_seconds{ledger=\"\(Self.label(ledger.name))\"} \(Self.number(gauges.oldestUndeliveredAgeSeconds))\n"
+        }
+        perLedger("webhook_endpoints_failing", "gauge", "Enabled webhook endpoints with a delivery whose retries ran out and no success since.") { name in
+            access(name)?.endpointsFailing
         }
         if let process { out += process.exposition }
         return out

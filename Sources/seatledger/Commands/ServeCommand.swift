@@ -82,8 +82,13 @@ enum ServeCommand: Command {
         repeated until three days have passed (default 5,30,120,600,1800,3600,
         10800,21600,43200; each ±20% jitter)
         """)
+    /// `--webhook-give-up-after`: how long a delivery is retried.
+    static let giveUpAfter = Option<Int?>("webhook-give-up-after", value: "SECONDS", help: """
+        retry a failed delivery until this long after its first attempt, then
+        mark it failed and its endpoint failing (default 262800: 73 hours)
+        """, parse: .positiveInteger)
     /// Access changes and webhooks.
-    static let accessChanges: [any DeclaredOption] = [noAccessChanges, retryDelays]
+    static let accessChanges: [any DeclaredOption] = [noAccessChanges, retryDelays, giveUpAfter]
     /// `--check-config FILE`: say what `serve --config FILE` would do, and stop.
     static let checkConfig = Option<String?>("check-config", value: "FILE", help: """
         open each ledger of FILE read-only and say what `serve --config FILE`
@@ -392,8 +397,11 @@ enum ServeCommand: Command {
             configuration.seatAPI = seatAPI
             configuration.supportDesk = support
             configuration.accessChanges.enabled = !arguments[noAccessChanges]
-            if let delays = try retrySchedule(arguments) {
-                configuration.accessChanges.backoff = DeliveryBackoff(delays: delays)
+            let delays = try retrySchedule(arguments)
+            let span = try arguments[giveUpAfter]
+            if delays != nil || span != nil {
+                configuration.accessChanges.backoff = DeliveryBackoff(delays: delays ?? DeliveryBackoff.standardDelays,
+                                                                      maximumSpan: span.map { Duration.seconds($0) } ?? DeliveryBackoff.standardMaximumSpan)
             }
             configuration.build = ServiceBuild(version: SeatLedgerVersion.release, commit: BuildCommit.value)
             let unroutable = served.file?.unroutable.flatMap { name in ledgers.first { $0.name == name } }

@@ -53,7 +53,52 @@ struct AccessChangeWebhookTests {
         // A long poll past the end answers empty at its timeout, the cursor unmoved.
         let empty = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes?after=3&wait=1", headers: [("Authorization", "Bearer \(token)")]).body))
         #expect(empty["changes"] == .array([]) && empty["next"] == .int(3))
+        // /metrics: what was derived and delivered, nothing pending or failing.
+        let metrics = try client.request("GET", "/metrics").text
+        for line in ["seatledger_access_transitions_emitted_total{ledger=\"default\"} 3",
+                     "seatledger_webhook_attempts_total{ledger=\"default\",outcome=\"delivered\"} 6",
+                     "seatledger_webhook_attempts_total{ledger=\"default\",outcome=\"failed\"} 0",
+                     "seatledger_webhook_oldest_undelivered_age_seconds{ledger=\"default\"} 0",
+                     "seatledger_webhook_endpoints_failing{ledger=\"default\"} 0",
+                     "seatledger_access_derivation_lag_events{ledger=\"default\"} 0"] {
+            #expect(metrics.contains(line + "\n"), "\(line)")
+        }
+        #expect(!metrics.contains(secret.revealedText))
         #expect(serve.stop() == 0)
+    }
+
+    @Test("an endpoint that keeps answering 500: retried until the span ends, then the delivery fails and the endpoint is marked failing (metric, log line, deliveries --failed); redeliver queues it again")
+    func failingEndpoint() throws {
+        let fixture = try LedgerFixture()
+        let secret = WebhookSecret.generate()
+        let receiver = try ReferenceReceiver(secrets: [secret.revealedText], options: ["--status", "500"])
+        try Self.addEndpoint(db: fixture.path, port: receiver.port, secret: secret, types: [WebhookMessageType.accessChanged])
+        let serve = try ServeProcess(db: fixture.path, extra: ["--webhook-retry-delays", "1", "--webhook-give-up-after", "3"],
+                                     environment: Self.environment)
+        let client = try RawHTTPClient(port: serve.port)
+        #expect(try client.request("POST", "/notifications", body: try Notifications.subscribed(count: 1)[0]).status == 200)
+        // The log line that says it gave up (the process's own output, read as it writes it).
+        let deadline = Date().addingTimeInterval(60)
+        while !serve.logLines().contains(where: { $0.contains("\"webhook_delivery_failed\"") }), Date() < deadline { usleep(50_000) }
+        let failedLine = try #require(serve.logLines().first { $0.contains("\"webhook_delivery_failed\"") })
+        #expect(failedLine.contains("wh_00000000000000a1") && failedLine.contains("answered 500"))
+        #expect(!failedLine.contains(secret.revealedText))
+        let metrics = try client.request("GET", "/metrics").text
+        #expect(metrics.contains("seatledger_webhook_endpoints_failing{ledger=\"default\"} 1\n"))
+        #expect(metrics.contains("seatledger_webhook_attempts_total{ledger=\"default\",outcome=\"failed\"} 1\n"))
+        #expect(serve.stop() == 0)
+        let failed = try CLIRun.run(["webhook", "deliveries", "--failed", "--attempts", "--json", "--db", fixture.path])
+        #expect(failed.status == 0, "\(failed.stderr)")
+        let text = String(decoding: failed.stdout, as: UTF8.self)
+        #expect(text.contains("\"failed\"") && text.contains("500"), "\(text)")
+        // Every attempt was answered 500 and is kept: at least two (the first and a retry a second later).
+        #expect(try receiver.records().isEmpty)
+        let list = try CLIRun.run(["webhook", "list", "--json", "--db", fixture.path])
+        #expect(String(decoding: list.stdout, as: UTF8.self).contains("failingSince"))
+        let redeliver = try CLIRun.run(["webhook", "redeliver", "--since", "2000-01-01T00:00:00Z", "--db", fixture.path])
+        #expect(redeliver.status == 0, "\(redeliver.stderr)")
+        let pending = try CLIRun.run(["webhook", "deliveries", "--json", "--db", fixture.path])
+        #expect(String(decoding: pending.stdout, as: UTF8.self).contains("\"pending\""))
     }
 
     @Test("kill -9 of serve again and again while the receiver fails, times out and drops connections: every transition is delivered, and the de-duplicated fold equals the feed")
