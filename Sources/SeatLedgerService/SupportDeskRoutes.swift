@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Projections
 import Reports
+import LedgerStorage
 import SeatLedger
 import SupportDesk
 
@@ -172,7 +173,29 @@ struct SupportDeskRoutes: Sendable {
 
     private func member(_ identifier: String, _ clocks: DeskClocks) async throws -> HTTPResponse {
         let audit = try await memberAudit(identifier, clocks)
-        return Self.page(MemberPage.render(MemberPage.Model(audit: audit, clocks: clocks), query: identifier))
+        let changes = try await reading(clocks) { ledger in try Self.accessChanges(naming: identifier, in: ledger) }
+        return Self.page(MemberPage.render(MemberPage.Model(audit: audit, clocks: clocks, accessChanges: changes), query: identifier))
+    }
+
+    /// The access transitions whose subject `identifier` names (the last 200), with their deliveries.
+    static func accessChanges(naming identifier: String, in ledger: Ledger) throws -> [MemberAccessChange] {
+        var rows: [StoredAccessTransition] = []
+        var after: Int64 = 0
+        while true {
+            let page = try ledger.accessTransitions(after: after, limit: 1_000, filter: AccessTransitionFilter(mentioning: identifier))
+            rows += page
+            guard let last = page.last, page.count == 1_000 else { break }
+            after = last.seq
+        }
+        rows = Array(rows.suffix(200))
+        let deliveries = Dictionary(grouping: try ledger.webhookDeliveries(messageIds: rows.map { Ledger.webhookMessageID($0.id) }), by: \.messageId)
+        return rows.map { row in
+            MemberAccessChange(seq: row.seq, transition: (try? JSONValue.parse(row.body)) ?? .null,
+                               deliveries: (deliveries[Ledger.webhookMessageID(row.id)] ?? []).map {
+                                   MemberAccessChange.Delivery(endpointId: $0.endpointId, state: $0.state, attempts: $0.attempts,
+                                                               lastStatus: $0.lastStatus, lastError: $0.lastError)
+                               })
+        }
     }
 
     /// `audit member` at the page's clocks (`knownAt` included, which the CLI report does not take).

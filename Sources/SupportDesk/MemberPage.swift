@@ -13,11 +13,14 @@ public enum MemberPage {
         public var audit: MemberAudit
         /// The `asOf` and `knownAt` the page is shown at, carried to its links.
         public var clocks: DeskClocks
+        /// The access transitions naming the identifier, newest last, with their deliveries.
+        public var accessChanges: [MemberAccessChange]
 
         /// Creates a model.
-        public init(audit: MemberAudit, clocks: DeskClocks) {
+        public init(audit: MemberAudit, clocks: DeskClocks, accessChanges: [MemberAccessChange] = []) {
             self.audit = audit
             self.clocks = clocks
+            self.accessChanges = accessChanges
         }
     }
 
@@ -64,6 +67,7 @@ public enum MemberPage {
             body += "<p>" + DeskLayout.link(DeskLink.group(entry.group.groupKey, clocks), "Open group \(DisplayText.visible(entry.group.groupKey))")
                 + " (everyone's access, seats, Apple's view, the full replay)</p></section>"
         }
+        body += MemberAccessChange.table(model.accessChanges)
         return DeskLayout.page(title: "Member \(audit.identifier)", query: query, clocks: clocks, body: body)
     }
 

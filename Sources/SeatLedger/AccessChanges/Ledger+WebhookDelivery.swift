@@ -12,6 +12,11 @@ extension Ledger {
         return "sha256:" + SHA256Digest.lowercaseHex(SHA256Digest.hash(Data(bytes)))
     }
 
+    /// The deliveries of these messages (`webhook-id`s), to every endpoint.
+    public func webhookDeliveries(messageIds: [String]) throws -> [WebhookDeliveryRecord] {
+        try store.webhookDeliveries(messageIds: messageIds)
+    }
+
     /// The enabled endpoints, by id.
     public func enabledWebhookEndpoints() throws -> [WebhookEndpointRecord] {
         try store.webhookEndpoints().filter { $0.disabledAt == nil }

@@ -26,7 +26,7 @@ struct AccessChangeWebhookTests {
         try Self.addEndpoint(db: fixture.path, port: receiver.port, secret: secret,
                              types: [WebhookMessageType.accessChanged, WebhookMessageType.appleNotification])
         let token = try addToken("reader", scope: "read", db: fixture.path)
-        let serve = try ServeProcess(db: fixture.path, environment: Self.environment)
+        let serve = try ServeProcess(db: fixture.path, extra: ["--support-listen", "127.0.0.1:0"], environment: Self.environment)
         let client = try RawHTTPClient(port: serve.port)
         let bodies = try Notifications.subscribed(count: 3)
         for body in bodies { #expect(try client.request("POST", "/notifications", body: body).status == 200) }
@@ -64,6 +64,12 @@ struct AccessChangeWebhookTests {
             #expect(metrics.contains(line + "\n"), "\(line)")
         }
         #expect(!metrics.contains(secret.revealedText))
+        // The support desk's member page lists the person's transition and its delivery.
+        let deskPort = try #require(SupportDeskTests.Desk.supportPort(serve.logLines()))
+        let page = try RawHTTPClient(port: deskPort).request("GET", "/member?id=2100000000000000").text
+        #expect(page.contains("<h2>Access changes</h2>"))
+        #expect(page.contains(">GAINED<") && page.contains("wh_00000000000000a1: delivered (1 attempt, HTTP 204)"), "\(page.suffix(1500))")
+        #expect(!page.contains(secret.revealedText))
         #expect(serve.stop() == 0)
     }
 
