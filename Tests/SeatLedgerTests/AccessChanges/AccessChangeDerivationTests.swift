@@ -125,6 +125,60 @@ struct AccessChangeDerivationTests {
         #expect(Set(feed.map(\.id)).count == feed.count)
     }
 
+    @Test("folded per person, the feed gives the entitlement answer (`Ledger.entitlements`, what GET /v1/entitlements serves) for every identifier it names")
+    func foldEqualsEntitlements() throws {
+        var compared = 0, entitledSeen = 0
+        for seed in UInt64(1)...UInt64(40) {
+            let history = IncrementalEqualsRebuildTests.tangledHistory(seed: seed)
+            var rng = SeededRandom(seed: seed &* UInt64(104_729))
+            let test = try ClockedLedger()
+            let cache = AccessDeriverCache()
+            var pending = history.events.shuffled(using: &rng)
+            var moment = B.base
+            while !pending.isEmpty {
+                let size = Int.random(in: 1...max(1, min(4, pending.count)), using: &rng)
+                let batch = Array(pending.prefix(size))
+                pending.removeFirst(size)
+                moment += EpochMillis.random(in: 0...60_000, using: &rng)
+                try test.append(batch, at: moment)
+                try test.derive(through: moment, cache: cache)
+            }
+            // At the last recording (some access still runs then) and after every period has ended.
+            for end in [moment, moment + 3 * B.day] {
+                try test.derive(through: end, cache: cache)
+                // The reader's fold: each key's last `after`, then per identifier and product, entitled when any entry is.
+                var folded: [String: JSONValue] = [:]
+                for row in try test.feed() {
+                    let body = try JSONValue.parse(row.body)
+                    let key = row.scope + " " + row.subjectKey + " " + (row.productId ?? "")
+                    folded[key] = body["after"] == .null ? nil : body
+                }
+                var byPerson: [String: [String: Bool]] = [:]
+                for body in folded.values {
+                    let subject = body["subject"]
+                    let product = body["productId"]?.stringValue ?? ""
+                    let entitled = body["after"]?["entitled"] == .bool(true)
+                    // A person's Apple identifiers (a seat claim id names a seat, not a person, in the entitlement answer).
+                    for field in ["originalTransactionId", "appTransactionId"] {
+                        guard let id = subject?[field]?.stringValue, id != SandboxPlaceholder.groupId, id != SandboxPlaceholder.memberAppTransactionId else { continue }
+                        byPerson[id, default: [:]][product] = (byPerson[id]?[product] ?? false) || entitled
+                    }
+                }
+                for (id, products) in byPerson.sorted(by: { $0.key < $1.key }) {
+                    let answer = try test.ledger.entitlements(id, asOf: end)
+                    var expected: [String: Bool] = [:]
+                    for entitlement in answer.entitlements { expected[entitlement.productId ?? ""] = entitlement.entitled }
+                    // Entitled products agree; a product the person holds no access to may be absent from either.
+                    #expect(products.filter(\.value) == expected.filter(\.value), "seed \(seed), \(id): feed \(products) answer \(expected)")
+                    entitledSeen += products.values.filter { $0 }.count
+                    compared += 1
+                }
+            }
+        }
+        // Not vacuous: many people compared, and many of them entitled at the last recording.
+        #expect(compared > 100 && entitledSeen > 20, "compared \(compared), entitled \(entitledSeen)")
+    }
+
     @Test("a lapse is derived when its moment falls due, with no news; the next change is reported before it")
     func lapseByTime() throws {
         let test = try ClockedLedger()
@@ -149,6 +203,28 @@ struct AccessChangeDerivationTests {
         #expect(lost["effectiveAt"] == .timestamp(expires))
         #expect(lost["after"]?["entitled"] == .bool(false))
         #expect(try test.ledger.accessDerivationStatus().cursor.horizon == expires + 60_000)
+    }
+
+    @Test("a retraction (`seatledger retract`) derives its transitions: the withdrawn purchase's access is lost, caused by the retraction")
+    func retraction() throws {
+        let test = try ClockedLedger()
+        var b = B()
+        b.notification("SUBSCRIBED", at: B.base, transaction: B.transaction(id: "t1", original: "2000000000000001", app: "705000000000000001",
+                                                                             quantity: 4, purchase: B.base, expires: B.base + 30 * B.day))
+        try test.append(b.events, at: B.base + 1_000)
+        let cache = AccessDeriverCache()
+        try test.derive(through: B.base + 2_000, cache: cache)
+        let withdrawn = b.events[0].eventId
+        test.ledger.store.clock = { B.base + 5_000 }
+        _ = try test.ledger.retract(withdrawn, reason: "sent to the wrong ledger", by: "test")
+        try test.derive(through: B.base + 6_000, cache: cache)
+        let feed = try test.feed()
+        #expect(feed.map(\.kind) == ["GAINED", "LOST"])
+        let lost = try JSONValue.parse(try #require(feed.last).body)
+        #expect(lost["cause"]?["retractedEventId"] == .string(withdrawn))
+        #expect(lost["cause"]?["type"] == "Retraction")
+        #expect(lost["corrects"] == .string(feed[0].id))
+        #expect(try test.foldedFeed() == test.answers(asOf: B.base + 6_000))
     }
 
     @Test("a second derivation, with every deriver lost, stores nothing and queues nothing")
