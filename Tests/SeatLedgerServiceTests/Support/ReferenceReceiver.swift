@@ -1,72 +1,23 @@
 import AppStoreModels
 import Foundation
 import HTTPTestSupport
-import Synchronization
 
-/// `Tools/scripts/webhook-receiver.py` (the PyPI `standardwebhooks` reference implementation)
-/// started on loopback for a `serve` test: what it verified and what it refused, as JSON lines.
+/// The reference receiver (``ReferenceReceiverProcess``) for a `serve` test: what it verified
+/// and what it refused, as JSON values.
 final class ReferenceReceiver: @unchecked Sendable {
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Tools/scripts/webhook-receiver.py")
-
-    let port: Int
-    let directory: URL
-    private let process: Process
+    private let process: ReferenceReceiverProcess
+    /// The port it listens on.
+    var port: Int { process.port }
 
     /// Starts a receiver accepting `secrets` (`whsec_…`), with `options` passed on (`--chaos 7`, …).
     init(secrets: [String], options: [String] = []) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("seatledger-receiver-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let secretFile = directory.appendingPathComponent("secrets")
-        try Data(secrets.map { $0 + "\n" }.joined().utf8).write(to: secretFile)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try StandardWebhooksPython.interpreter.get())
-        process.arguments = [Self.script.path, "--secret-file", secretFile.path, "--port", "0",
-                             "--record", directory.appendingPathComponent("record.ndjson").path,
-                             "--refusals", directory.appendingPathComponent("refusals.ndjson").path] + options
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        // Readiness: the script prints `listening PORT` once bound (read on another thread, with a deadline).
-        let line = Mutex<String>("")
-        let done = DispatchSemaphore(value: 0)
-        let reader = output.fileHandleForReading
-        DispatchQueue.global().async {
-            var bytes = Data()
-            while !bytes.contains(UInt8(ascii: "\n")) {
-                let chunk = reader.availableData
-                if chunk.isEmpty { break }
-                bytes.append(chunk)
-            }
-            line.withLock { $0 = String(decoding: bytes, as: UTF8.self) }
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + 30)
-        let text = line.withLock { $0 }
-        guard text.hasPrefix("listening "), let port = Int(text.dropFirst(10).prefix { $0.isNumber }) else {
-            process.terminate()
-            throw FixtureError("webhook-receiver.py did not start: \(text.debugDescription)")
-        }
-        self.port = port
-    }
-
-    deinit {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: directory)
+        process = try ReferenceReceiverProcess(secrets: secrets, options: options)
     }
 
     /// Every verified delivery answered 2xx: `{webhookId, timestamp, receivedAt, body, …}`.
-    func records() throws -> [JSONValue] { try lines("record.ndjson") }
+    func records() throws -> [JSONValue] { try process.recordLines().map { try JSONValue.parse($0) } }
     /// Every refused request: `{reason, webhookId, receivedAt}`.
-    func refusals() throws -> [JSONValue] { try lines("refusals.ndjson") }
-
-    private func lines(_ name: String) throws -> [JSONValue] {
-        guard let text = try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8) else { return [] }
-        return try text.split(separator: "\n").map { try JSONValue.parse(String($0)) }
-    }
+    func refusals() throws -> [JSONValue] { try process.refusalLines().map { try JSONValue.parse($0) } }
 
     /// Waits until `condition` holds of the records (checked as the receiver writes them), or
     /// fails after `seconds`.
