@@ -31,15 +31,17 @@ extension LedgerService {
                            message: "after=\(after) is past the feed's last position, \(read.last): this cursor was not given by this ledger as it is (restored from a backup?); read again from a position at or before \(read.last)",
                            details: ["last": .int(read.last)])
         }
-        if read.rows.isEmpty, waitSeconds > 0 {
+        // Wait only when nothing at all follows the cursor (rows a filter leaves out are an answer: `next` moves past them).
+        if read.rows.isEmpty, after >= read.last, waitSeconds > 0 {
             _ = await served.accessChanges.feed.wait(after: read.last, timeout: .seconds(waitSeconds))
             read = try await page()
         }
         let changes: [JSONValue] = read.rows.map { row in
             ["seq": .int(row.seq), "transition": (try? JSONValue.parse(row.body)) ?? .string(row.body)]
         }
-        // Past filtered-out rows too: the next read starts after what this one looked at.
-        let next = read.rows.last?.seq ?? (read.rows.count < limit && filter == AccessTransitionFilter() ? max(after, read.last) : after)
+        // A full page ends at its last row; a short one looked at everything through `last`, rows a
+        // filter left out included, so the next read starts after them.
+        let next = read.rows.count == limit ? read.rows[limit - 1].seq : max(after, read.last, read.rows.last?.seq ?? 0)
         return .json(["changes": .array(changes), "next": .int(next), "last": .int(read.last),
                       "derived": ["position": .int(read.cursor.position), "horizon": .timestamp(read.cursor.horizon == 0 ? nil : read.cursor.horizon),
                                   "head": .int(read.head)]])

@@ -53,6 +53,12 @@ struct AccessChangeWebhookTests {
         // A long poll past the end answers empty at its timeout, the cursor unmoved.
         let empty = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes?after=3&wait=1", headers: [("Authorization", "Bearer \(token)")]).body))
         #expect(empty["changes"] == .array([]) && empty["next"] == .int(3))
+        // Filters: a page of two GAINED ends at its second row; a product no row has moves the cursor past them all, at once.
+        let auth = [("Authorization", "Bearer \(token)")]
+        let gained = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes?kind=GAINED&limit=2", headers: auth).body))
+        #expect(gained["changes"]?.arrayValue?.count == 2 && gained["next"] == .int(2))
+        let none = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes?product=com.example.other&wait=30", headers: auth).body))
+        #expect(none["changes"] == .array([]) && none["next"] == .int(3))
         // /metrics: what was derived and delivered, nothing pending or failing.
         let metrics = try client.request("GET", "/metrics").text
         for line in ["seatledger_access_transitions_emitted_total{ledger=\"default\"} 3",
