@@ -205,6 +205,52 @@ struct AccessChangeDerivationTests {
         #expect(try test.ledger.accessDerivationStatus().cursor.horizon == expires + 60_000)
     }
 
+    @Test("a billing grace period learned a minute after the period ended: the lapse at the end is corrected by the grace, access is lost by time when the grace ends, and a recovery after it is news that corrects nothing")
+    func graceEndsThenRecovers() throws {
+        let test = try ClockedLedger()
+        let otid = "2000000000000001", app = "705000000000000001"
+        let expires = B.base + 30 * B.day, grace = expires + 16 * B.day
+        var b = B()
+        b.notification("SUBSCRIBED", at: B.base, transaction: B.transaction(id: "t1", original: otid, app: app, quantity: 4,
+                                                                             purchase: B.base, expires: expires))
+        try test.append(b.events, at: B.base + 1_000)
+        let cache = AccessDeriverCache()
+        try test.derive(through: B.base + 2_000, cache: cache)
+        // Apple could not charge at the period end: billing retry with a grace period, learned a minute after.
+        var failure = B()
+        failure.notification("DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: expires,
+                             transaction: B.transaction(id: "t1", original: otid, app: app, quantity: 4, purchase: B.base, expires: expires),
+                             renewal: B.renewal(original: otid, quantity: 4, grace: grace, retry: true, signed: expires), uuid: "n-fail")
+        try test.append(failure.events, at: expires + 60_000)
+        try test.derive(through: expires + 120_000, cache: cache)
+        // The period's end fell due before the failure was recorded: a lapse by time, then the news that corrects it.
+        let feed = try test.feed()
+        #expect(feed.map(\.kind) == ["GAINED", "LOST", "GAINED"])
+        let corrected = try JSONValue.parse(feed[2].body)
+        #expect(corrected["corrects"] == .string(feed[1].id))
+        #expect(corrected["after"]?["until"] == .timestamp(grace))
+        #expect(corrected["effectiveAt"] == .timestamp(expires) && corrected["learnedAt"] == .timestamp(expires + 60_000))
+        // Nothing new before the grace ends; a lapse by time once it has.
+        try test.derive(through: grace - 1, cache: cache)
+        #expect(try test.feed().count == 3)
+        try test.derive(through: grace + 1_000, cache: cache)
+        let lapse = try JSONValue.parse(try #require(test.feed().last).body)
+        #expect(lapse["kind"] == "LOST" && lapse["cause"]?["kind"] == "TIME" && lapse["effectiveAt"] == .timestamp(grace))
+        // Billing recovers two days after the grace ended: access again, as news; the lapse did happen.
+        let recovered = grace + 2 * B.day
+        var renewal = B()
+        renewal.notification("DID_RENEW", "BILLING_RECOVERY", at: recovered,
+                             transaction: B.transaction(id: "t2", original: otid, app: app, quantity: 4, purchase: recovered,
+                                                        expires: recovered + 30 * B.day), uuid: "n-recovered")
+        try test.append(renewal.events, at: recovered + 1_000)
+        try test.derive(through: recovered + 2_000, cache: cache)
+        let regained = try JSONValue.parse(try #require(test.feed().last).body)
+        #expect(regained["kind"] == "GAINED" && regained["cause"]?["kind"] == "NEWS")
+        #expect(regained["corrects"] == .null)
+        #expect(regained["after"]?["until"] == .timestamp(recovered + 30 * B.day))
+        #expect(try test.foldedFeed() == test.answers(asOf: recovered + 2_000))
+    }
+
     @Test("a retraction (`seatledger retract`) derives its transitions: the withdrawn purchase's access is lost, caused by the retraction")
     func retraction() throws {
         let test = try ClockedLedger()
