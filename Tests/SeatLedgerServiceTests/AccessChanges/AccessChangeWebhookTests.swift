@@ -79,6 +79,28 @@ struct AccessChangeWebhookTests {
         #expect(serve.stop() == 0)
     }
 
+    @Test("during a secret's rotation both secrets sign: a receiver that still holds only the old one, and one that holds only the new one, each verify every delivery")
+    func rotation() throws {
+        let fixture = try LedgerFixture()
+        let old = WebhookSecret.generate(), new = WebhookSecret.generate()
+        let oldOnly = try ReferenceReceiver(secrets: [old.revealedText]), newOnly = try ReferenceReceiver(secrets: [new.revealedText])
+        let ledger = try Ledger.open(path: fixture.path)
+        for (index, receiver) in [oldOnly, newOnly].enumerated() {
+            let id = "wh_00000000000000b\(index)"
+            try ledger.store.addWebhookEndpoint(WebhookEndpointRecord(id: id, url: "http://127.0.0.1:\(receiver.port)/hooks",
+                                                                      types: [WebhookMessageType.accessChanged], secret: old.revealedText, createdAt: 0))
+            #expect(try ledger.store.rotateWebhookSecret(id: id, newSecret: new.revealedText, previousUntil: Int64.max))
+        }
+        #expect(try ledger.store.verifyRecordChain()?.isIntact == true)
+        let serve = try ServeProcess(db: fixture.path, environment: Self.environment)
+        let client = try RawHTTPClient(port: serve.port)
+        for body in try Notifications.subscribed(count: 2) { #expect(try client.request("POST", "/notifications", body: body).status == 200) }
+        #expect(try oldOnly.waitForRecords { $0.count == 2 }.count == 2)
+        #expect(try newOnly.waitForRecords { $0.count == 2 }.count == 2)
+        #expect(try oldOnly.refusals().isEmpty && newOnly.refusals().isEmpty)
+        #expect(serve.stop() == 0)
+    }
+
     @Test("an endpoint that keeps answering 500: retried until the span ends, then the delivery fails and the endpoint is marked failing (metric, log line, deliveries --failed); redeliver queues it again")
     func failingEndpoint() throws {
         let fixture = try LedgerFixture()
