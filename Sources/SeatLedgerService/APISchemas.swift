@@ -912,6 +912,26 @@ enum APISchemas {
     },
     "additionalProperties": true
   },
+  "AccessChangedMessage": {
+    "description": "The body of an `access.changed` webhook delivery.",
+    "type": "object",
+    "required": ["type", "version", "sequence", "timestamp", "data"],
+    "properties": {
+      "type": { "const": "access.changed" },
+      "version": { "const": 1 },
+      "sequence": { "type": "integer", "minimum": 1, "description": "The transition's feed position (`seq` of GET /v1/access-changes)." },
+      "timestamp": { "type": "string", "format": "date-time", "description": "When the ledger learned the change (`data.learnedAt`)." },
+      "data": { "type": "object", "description": "The transition: `id`, `kind`, `subject`, `productId`, `bundleId`, `environment`, `effectiveAt`, `learnedAt`, `before`, `after`, `cause`, `corrects` (Events/api/access-transitions.md)." }
+    },
+    "additionalProperties": true
+  },
+  "AppleNotificationBody": {
+    "description": "Apple's App Store Server Notification V2 body, as it was POSTed.",
+    "type": "object",
+    "required": ["signedPayload"],
+    "properties": { "signedPayload": { "type": "string" } },
+    "additionalProperties": true
+  },
   "AccessChanges": {
     "description": "GET /v1/access-changes: `next` is the cursor for the next call, `last` the feed's last position, `derived` how far derivation stands (events through `position` of `head`, time through `horizon`).",
     "type": "object",

@@ -32,10 +32,37 @@ enum OpenAPIDocument {
                     + "answers 405 with `Allow` to another method, and `/v1` routes answer 400 `bad_parameter` to a query parameter they do not take."),
             ],
             "paths": .object(paths),
+            "webhooks": webhooks,
             "components": [
                 "schemas": APISchemas.all,
                 "securitySchemes": securitySchemes(table),
             ],
+        ]
+    }
+
+    /// What `serve` POSTs to the endpoints `seatledger webhook add` registers (Standard Webhooks;
+    /// `Events/api/webhooks.md`).
+    static var webhooks: JSONValue {
+        let headers: [JSONValue] = [
+            ["name": "webhook-id", "in": "header", "required": true, "schema": ["type": "string", "minLength": 1, "maxLength": 256],
+             "description": "The message id: the transition id (`access.changed`) or `ev_<notificationUUID>` (`apple.notification`). The same on every retry: de-duplicate by it."],
+            ["name": "webhook-timestamp", "in": "header", "required": true, "schema": ["type": "string", "pattern": "^[0-9]+$"],
+             "description": "Unix seconds when this attempt was signed."],
+            ["name": "webhook-signature", "in": "header", "required": true, "schema": ["type": "string"],
+             "description": "`v1,<base64 HMAC-SHA256 of id.timestamp.body>`, space-separated when two secrets sign (a rotation's grace period)."],
+        ]
+        func message(_ summary: String, _ description: String, schema: String) -> JSONValue {
+            ["post": ["summary": .string(summary), "description": .string(description), "parameters": .array(headers),
+                      "requestBody": ["required": true, "content": ["application/json": ["schema": ["$ref": .string("#/components/schemas/\(schema)")]]]],
+                      "responses": ["2XX": ["description": "Delivered: any 2xx ends the delivery"],
+                                    "default": ["description": "Anything else (or no answer in 10 s, or a redirect) is retried with backoff for 73 hours"]]]]
+        }
+        return [
+            "accessChanged": message("An access transition (type `access.changed`)",
+                                     "One change of a subject's entitlement, as `GET /v1/access-changes` lists it. Fold `data.after` by key in `sequence` order.",
+                                     schema: "AccessChangedMessage"),
+            "appleNotification": message("Apple's notification, forwarded (type `apple.notification`)",
+                                         "The body Apple POSTed to the ledger, byte for byte: `{\"signedPayload\": …}`.", schema: "AppleNotificationBody"),
         ]
     }
 
