@@ -34,17 +34,25 @@ public struct AccessTransitionKind: OpenStringEnum {
     public init?(before: AccessEntry?, after: AccessEntry?) {
         guard before != after else { return nil }
         let was = before?.snapshot, now = after?.snapshot
+        self.init(was: was.map { ($0.entitled, $0.source.rawValue) }, now: now.map { ($0.entitled, $0.source.rawValue) },
+                  snapshotChanged: was != now)
+    }
+
+    /// The rule, over what it reads: whether each side is known and entitled, its source, and
+    /// whether the snapshots differ (a change of identifiers alone is `SUBJECT_CHANGED`). For a
+    /// reader that holds snapshots as JSON (the reconciliation of stored transitions).
+    public init(was: (entitled: Bool, source: String)?, now: (entitled: Bool, source: String)?, snapshotChanged: Bool) {
         switch (was?.entitled ?? false, now?.entitled ?? false) {
         case (false, true): self = .gained
         case (true, false): self = .lost
         case (true, true):
             if was?.source != now?.source { self = .sourceChanged }
-            else if was != now { self = .endMoved }
+            else if snapshotChanged { self = .endMoved }
             else { self = .subjectChanged }
         case (false, false):
             if was == nil { self = .appeared }
             else if now == nil { self = .removed }
-            else if was != now { self = .reasonChanged }
+            else if snapshotChanged { self = .reasonChanged }
             else { self = .subjectChanged }
         }
     }

@@ -214,7 +214,12 @@ extension Ledger {
             let storedSubject = stored?.transition["subject"]
             if storedAfter?.canonicalString() == entry?.snapshot.json.canonicalString(),
                entry == nil || storedSubject?.canonicalString() == entry?.subject.json.canonicalString() { continue }
-            guard let kind = AccessReconciliation.kind(before: storedAfter, after: entry?.snapshot.json) else { continue }
+            func side(_ snapshot: JSONValue?) -> (entitled: Bool, source: String)? {
+                snapshot.map { ($0["entitled"] == .bool(true), $0["source"]?.stringValue ?? "") }
+            }
+            let currentSnapshot = entry?.snapshot.json
+            guard storedAfter != nil || currentSnapshot != nil else { continue }
+            let kind = AccessTransitionKind(was: side(storedAfter), now: side(currentSnapshot), snapshotChanged: storedAfter != currentSnapshot)
             let id = AccessTransitionID.make(key: key, kind: kind, cause: cause, at: lastEvent.recordedAt) + ";reconciled"
             var body: [String: JSONValue] = [
                 "id": .string(id), "kind": .string(kind.rawValue), "productId": .optional(key.productId),
@@ -251,22 +256,5 @@ extension Ledger {
             }
         }
         return try store.enqueueDeliveries(items, now: store.clock())
-    }
-}
-
-/// The kind of a reconciling transition, from the JSON of the `after` a reader folded to and the
-/// current snapshot's (``AccessTransitionKind/init(before:after:)`` over JSON).
-enum AccessReconciliation {
-    static func kind(before: JSONValue?, after: JSONValue?) -> AccessTransitionKind? {
-        let was = before?["entitled"] == .bool(true), now = after?["entitled"] == .bool(true)
-        switch (was, now) {
-        case (false, true): return .gained
-        case (true, false): return .lost
-        case (true, true): return before?["source"] != after?["source"] ? .sourceChanged : (before != after ? .endMoved : .subjectChanged)
-        case (false, false):
-            if before == nil { return after == nil ? nil : .appeared }
-            if after == nil { return .removed }
-            return before != after ? .reasonChanged : .subjectChanged
-        }
     }
 }
