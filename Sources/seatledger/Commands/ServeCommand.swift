@@ -82,8 +82,15 @@ enum ServeCommand: Command {
         repeated until three days have passed (default 5,30,120,600,1800,3600,
         10800,21600,43200; each ±20% jitter)
         """)
+    /// `--webhook-lease`: how long a claimed delivery is this process's.
+    static let lease = Option<Int?>("webhook-lease", value: "SECONDS", help: """
+        how long a delivery this serve took stays its own before another serve of
+        the ledger may send it: a serve killed mid-post leaves its deliveries to
+        the others once it ends (default 60; shorter than a post's 10 s timeout,
+        a slow delivery may be sent twice)
+        """, parse: .positiveInteger)
     /// Access changes and webhooks.
-    static let accessChanges: [any DeclaredOption] = [noAccessChanges, retryDelays]
+    static let accessChanges: [any DeclaredOption] = [noAccessChanges, retryDelays, lease]
     /// `--check-config FILE`: say what `serve --config FILE` would do, and stop.
     static let checkConfig = Option<String?>("check-config", value: "FILE", help: """
         open each ledger of FILE read-only and say what `serve --config FILE`
@@ -394,6 +401,9 @@ enum ServeCommand: Command {
             configuration.accessChanges.enabled = !arguments[noAccessChanges]
             if let delays = try retrySchedule(arguments) {
                 configuration.accessChanges.backoff = DeliveryBackoff(delays: delays)
+            }
+            if let seconds = try arguments[lease] {
+                configuration.accessChanges.leaseMilliseconds = EpochMillis(seconds) * 1_000
             }
             configuration.build = ServiceBuild(version: SeatLedgerVersion.release, commit: BuildCommit.value)
             let unroutable = served.file?.unroutable.flatMap { name in ledgers.first { $0.name == name } }

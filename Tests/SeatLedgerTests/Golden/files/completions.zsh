@@ -361,6 +361,7 @@ _seatledger() {
             '--threads=[threads]:value:_files' \
             '--timeout=[timeout]:value:_files' \
             '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
+            '--webhook-lease=[webhook-lease]:value:_files' \
             '--webhook-retry-delays=[webhook-retry-delays]:value:_files' \
             '--help[help]' \
             '--json[json]' \
