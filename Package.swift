@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "RedisStreamsTests", dependencies: ["RedisStreams"]),
         .target(name: "HTTPTestSupport", path: "Tests/HTTPTestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPTestSupport", "JWSVerification"]),
-        .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "StandardWebhooks", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "PostgresClient", "PostgresTestSupport"]),
+        .testTarget(name: "SeatLedgerServiceTests", dependencies: ["SeatLedgerService", "SupportDesk", "HTTPTestSupport", "StandardWebhooks", "HTTPServer", "SeatLedger", "EventStore", "LedgerStorage", "AppStoreModels", "JWSSigning", "JWSVerification", "PostgresClient", "PostgresTestSupport", "PostgresStore"]),
         .testTarget(name: "LedgerConcurrencyTests", dependencies: ["LedgerConcurrency"]),
         .testTarget(name: "GroupSimulatorTests", dependencies: ["GroupSimulator", "AppStoreModels", "JWSVerification", "JWSSigning"]),
         .testTarget(name: "StandardWebhooksTests", dependencies: ["StandardWebhooks", "HTTPTestSupport"], exclude: ["reference_receiver.py"]),
