@@ -146,6 +146,39 @@ struct PostgresAccessChangeTests {
         #expect(verify.status == 0, "\(verify.text)\(verify.stderr)")
     }
 
+    @Test("a long poll of GET /v1/access-changes on one serve answers as soon as the other serve derived the transition, not at its timeout")
+    func longPollSeesTheOtherServe() throws {
+        let secret = WebhookSecret.generate()
+        let receiver = try ReferenceReceiver(secrets: [secret.revealedText])
+        let cluster = try Self.ledger(database: "access_poll", receiver: receiver, secret: secret)
+        let url = cluster.url()
+        let token = try addToken("reader", scope: "read", db: url)
+        let bodies = try Notifications.subscribed(count: 2, offset: 60_000)
+        let deriving = try ServeProcess(db: url, environment: Self.environment)
+        let polled = try ServeProcess(db: url, environment: Self.environment)
+        let client = try RawHTTPClient(port: deriving.port)
+        #expect(try client.request("POST", "/notifications", body: bodies[0]).status == 200)
+        let connection = try cluster.connect()
+        #expect(try waitUntil(timeout: .seconds(30)) { try Self.count(connection, "SELECT count(*) FROM access_transitions") == 1 })
+        // Long-poll the other serve past the last position, then append (and derive) on the first.
+        let answer = Guarded<(seconds: Double, body: JSONValue?)?>(nil)
+        let port = polled.port
+        let poller = Thread {
+            let started = Date()
+            let response = try? RawHTTPClient(port: port, timeoutSeconds: 60)
+                .request("GET", "/v1/access-changes?after=1&wait=30", headers: [("Authorization", "Bearer \(token)")])
+            let body = response.flatMap { try? JSONValue.parse(bytes: Array($0.body)) }
+            answer.withValue { $0 = (Date().timeIntervalSince(started), body) }
+        }
+        poller.start()
+        #expect(try client.request("POST", "/notifications", body: bodies[1]).status == 200)
+        #expect(waitUntil(timeout: .seconds(40)) { answer.withValue { $0 } != nil })
+        let (seconds, body) = try #require(answer.withValue { $0 })
+        #expect(body?["changes"]?.arrayValue?.compactMap { $0["seq"]?.int64Value } == [2], "\(String(describing: body))")
+        #expect(seconds < 10, "the long poll answered after \(seconds) s")
+        for server in [deriving, polled] { #expect(server.stop() == 0) }
+    }
+
     @Test("kill -9 of one serve while its deliveries are in flight: the other sends them once their lease ends, and every transition is delivered")
     func killedServeLeavesItsLeases() throws {
         let secret = WebhookSecret.generate()
