@@ -330,7 +330,13 @@ struct AccessChangeStoreTests {
         #expect(tally.byState == ["delivered": 1, "failed": 1, "pending": Int64(claimed.count - 2)])
         // Past the lease, the held ones are due again (another process may take them).
         #expect(try member.ledger.claimDueDeliveries(now: B.base + 63_000, leaseUntil: B.base + 123_000, limit: 1_000).count == claimed.count - 2)
+        // The operator's views and redelivery (`webhook deliveries --endpoint --failed --since`, `webhook redeliver`).
+        #expect(try member.ledger.webhookDeliveries(endpointId: endpointId, state: WebhookDeliveryState.failed, since: 0, limit: 10).map(\.seq) == [last.seq])
+        #expect(try member.ledger.webhookDeliveries(endpointId: "wh_other", limit: 10).isEmpty)
+        #expect(try member.ledger.webhookDeliveries(since: first.createdAt + 1, limit: 10_000).isEmpty)
         #expect(try member.ledger.redeliverWebhooks(seq: last.seq, now: B.base + 64_000) == 1)
+        #expect(try member.ledger.redeliverWebhooks(since: 0, now: B.base + 64_000) == 1, "the delivered one; pending ones stay as they are")
+        #expect(try member.ledger.webhookDeliveries(state: WebhookDeliveryState.pending, limit: 10_000).count == claimed.count)
 
         // What the role may not do: add, disable, re-key or repoint an endpoint, or link one.
         func refused(_ what: String, _ attempt: () throws -> Void) {
