@@ -18,10 +18,13 @@ public struct AccessDerivation: Sendable {
     public var nextChange: EpochMillis?
     /// Scopes replayed from the store (not in the cache).
     public var replayedScopes: Int
+    /// The feed's last position when it committed: past ``stored`` when another process (a second
+    /// `serve` on the same PostgreSQL ledger) stored transitions since this one last looked.
+    public var lastSeq: Int64
 
-    /// Creates a result.
+    /// Creates a result (`lastSeq` defaults to the last of `stored`, 0 when none).
     public init(stored: [StoredAccessTransition], cursor: AccessCursor, head: Int64, queuedDeliveries: Int, caughtUp: Bool,
-                nextChange: EpochMillis?, replayedScopes: Int) {
+                nextChange: EpochMillis?, replayedScopes: Int, lastSeq: Int64? = nil) {
         self.stored = stored
         self.cursor = cursor
         self.head = head
@@ -29,5 +32,6 @@ public struct AccessDerivation: Sendable {
         self.caughtUp = caughtUp
         self.nextChange = nextChange
         self.replayedScopes = replayedScopes
+        self.lastSeq = lastSeq ?? stored.last?.seq ?? 0
     }
 }

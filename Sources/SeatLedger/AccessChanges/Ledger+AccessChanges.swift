@@ -112,7 +112,8 @@ extension Ledger {
                 try store.setAccessCursor(cursor)
                 let queued = try queueDeliveries(stored: stored, notifications: notifications)
                 return AccessDerivation(stored: stored, cursor: cursor, head: head, queuedDeliveries: queued, caughtUp: caughtUp,
-                                        nextChange: try store.nextAccessChange(), replayedScopes: replayed)
+                                        nextChange: try store.nextAccessChange(), replayedScopes: replayed,
+                                        lastSeq: try store.lastAccessTransitionSeq())
             }
             cache.store(derivers, derivedThrough: result.cursor.position)
             return result

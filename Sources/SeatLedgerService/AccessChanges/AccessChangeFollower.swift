@@ -40,8 +40,10 @@ struct AccessChangeFollower: Sendable {
             }
             if !derivation.stored.isEmpty {
                 state.transitionsEmitted.add(Int64(derivation.stored.count), ordering: .relaxed)
-                state.feed.advance(to: derivation.stored.last!.seq)
             }
+            // The feed's end, wherever it was derived: another `serve` on the same PostgreSQL ledger
+            // may have stored transitions this process's long polls are waiting for.
+            state.feed.advance(to: derivation.lastSeq)
             if derivation.queuedDeliveries > 0 { state.queue.bump() }
             if !derivation.caughtUp { continue }
             var wait = idle

@@ -6,8 +6,9 @@ import SeatLedger
 extension LedgerService {
     /// `GET /v1/access-changes` of one ledger: the stored transitions after feed position `after`
     /// (`product`, `kind` filter them), each `{"seq", "transition"}`; `next` is the cursor to keep.
-    /// With `wait` and nothing after the cursor, it waits up to that many seconds for this
-    /// process's next derivation (a long poll), then answers with what there is.
+    /// With `wait` and nothing after the cursor, it waits up to that many seconds for the feed to
+    /// grow (a long poll: this process's follower signals what it stored, and what another
+    /// process stored as soon as it next derives, within its idle second), then answers with what there is.
     func accessChanges(_ request: HTTPRequest, of served: ServedLedger) async throws -> HTTPResponse {
         let after = try ReadRoutes.integer(request, "after", range: 0...Int64.max) ?? 0
         let limit = Int(try ReadRoutes.integer(request, "limit", range: 1...Int64(configuration.maxPageSize)) ?? 100)

@@ -6,7 +6,8 @@ import Synchronization
 final class AccessChangeState: Sendable {
     /// The derivers, by scope (``AccessDeriverCache``).
     let derivers = AccessDeriverCache()
-    /// The feed's last position this process derived (long polls of `/v1/access-changes` wait on it).
+    /// The feed's last position as this process's follower last saw it, whoever derived it (long
+    /// polls of `/v1/access-changes` wait on it).
     let feed = ProgressSignal()
     /// Bumped when deliveries were queued (the sender waits on it).
     let queue = ProgressSignal()

@@ -87,8 +87,15 @@ enum ServeCommand: Command {
         retry a failed delivery until this long after its first attempt, then
         mark it failed and its endpoint failing (default 262800: 73 hours)
         """, parse: .positiveInteger)
+    /// `--webhook-lease`: how long a claimed delivery is this process's.
+    static let lease = Option<Int?>("webhook-lease", value: "SECONDS", help: """
+        how long a delivery this serve took stays its own before another serve of
+        the ledger may send it: a serve killed mid-post leaves its deliveries to
+        the others once it ends (default 60; shorter than a post's 10 s timeout,
+        a slow delivery may be sent twice)
+        """, parse: .positiveInteger)
     /// Access changes and webhooks.
-    static let accessChanges: [any DeclaredOption] = [noAccessChanges, retryDelays, giveUpAfter]
+    static let accessChanges: [any DeclaredOption] = [noAccessChanges, retryDelays, giveUpAfter, lease]
     /// `--check-config FILE`: say what `serve --config FILE` would do, and stop.
     static let checkConfig = Option<String?>("check-config", value: "FILE", help: """
         open each ledger of FILE read-only and say what `serve --config FILE`
@@ -402,6 +409,9 @@ enum ServeCommand: Command {
             if delays != nil || span != nil {
                 configuration.accessChanges.backoff = DeliveryBackoff(delays: delays ?? DeliveryBackoff.standardDelays,
                                                                       maximumSpan: span.map { Duration.seconds($0) } ?? DeliveryBackoff.standardMaximumSpan)
+            }
+            if let seconds = try arguments[lease] {
+                configuration.accessChanges.leaseMilliseconds = EpochMillis(seconds) * 1_000
             }
             configuration.build = ServiceBuild(version: SeatLedgerVersion.release, commit: BuildCommit.value)
             let unroutable = served.file?.unroutable.flatMap { name in ledgers.first { $0.name == name } }

@@ -298,6 +298,7 @@ complete -c seatledger -n '__fish_seen_subcommand_from serve' -l threads -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l timeout -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l trusted-root-sha256 -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l webhook-give-up-after -r -F
+complete -c seatledger -n '__fish_seen_subcommand_from serve' -l webhook-lease -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l webhook-retry-delays -r -F
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l help
 complete -c seatledger -n '__fish_seen_subcommand_from serve' -l json

@@ -362,6 +362,7 @@ _seatledger() {
             '--timeout=[timeout]:value:_files' \
             '*--trusted-root-sha256=[trusted-root-sha256]:value:_files' \
             '--webhook-give-up-after=[webhook-give-up-after]:value:_files' \
+            '--webhook-lease=[webhook-lease]:value:_files' \
             '--webhook-retry-delays=[webhook-retry-delays]:value:_files' \
             '--help[help]' \
             '--json[json]' \
