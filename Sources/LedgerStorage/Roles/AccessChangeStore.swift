@@ -49,11 +49,13 @@ extension AccessChangeStore {
 
     // MARK: Derivation (inside the caller's write transaction)
 
-    /// The cursor, locked until the transaction ends (inside a write transaction).
-    public func lockedAccessCursor() throws -> AccessCursor {
-        try database.query("SELECT position, horizon FROM access_cursor WHERE id = 1" + rowLockClause) {
+    /// The cursor, locked until the transaction ends (inside a write transaction); `nil` when
+    /// another process holds it (it is deriving: this one need not wait for it, and its writer
+    /// is free for appends meanwhile).
+    public func lockedAccessCursor() throws -> AccessCursor? {
+        try database.query("SELECT position, horizon FROM access_cursor WHERE id = 1" + skipLockedClause) {
             AccessCursor(position: try $0.int64(0), horizon: try $0.int64(1))
-        }.first ?? AccessCursor(position: 0, horizon: 0)
+        }.first
     }
 
     /// The cursor, unlocked (a status read).

@@ -122,20 +122,36 @@ extension WebhookStore {
     /// Records one attempt and its outcome (a write transaction of its own): delivered on a 2xx;
     /// otherwise due again at `nextAttemptAt`, or failed when that is `nil` (retries used up:
     /// the endpoint is marked failing). A success clears the endpoint's failing mark.
+    ///
+    /// Every post is kept: the attempt is numbered after those stored (two senders that posted
+    /// the same delivery, a lease having ended under a slow post, both appear). A delivery
+    /// already delivered stays delivered; the late attempt is only logged. Returns the number the
+    /// attempt was stored under.
+    @discardableResult
     public func recordDeliveryAttempt(_ attempt: WebhookAttemptRecord, endpointId: String, delivered: Bool,
-                                      nextAttemptAt: EpochMillis?) throws {
+                                      nextAttemptAt: EpochMillis?) throws -> Int {
         try write {
+            let current = try database.query("SELECT attempts, state FROM webhook_deliveries WHERE seq = ?" + rowLockClause,
+                                             [.integer(attempt.deliverySeq)]) { (Int(try $0.int64(0)), try $0.text(1)) }.first
+            let stored = try database.query("SELECT COALESCE(MAX(attempt), 0) FROM webhook_attempts WHERE delivery_seq = ?",
+                                            [.integer(attempt.deliverySeq)]) { Int(try $0.int64(0)) }.first ?? 0
+            let number = max(stored, current?.0 ?? 0) + 1
             try database.execute("""
                 INSERT INTO webhook_attempts (delivery_seq, attempt, at, status, latency_ms, error, snippet)
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delivery_seq, attempt) DO NOTHING
-                """, [.integer(attempt.deliverySeq), .integer(Int64(attempt.attempt)), .integer(attempt.at),
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, [.integer(attempt.deliverySeq), .integer(Int64(number)), .integer(attempt.at),
                       .optional(attempt.status.map(Int64.init)), .integer(attempt.latencyMilliseconds), .optional(attempt.error),
                       .optional(attempt.snippet)])
+            if current?.1 == WebhookDeliveryState.delivered {
+                try database.execute("UPDATE webhook_deliveries SET attempts = ? WHERE seq = ?",
+                                     [.integer(Int64(number)), .integer(attempt.deliverySeq)])
+                return number
+            }
             let state = delivered ? WebhookDeliveryState.delivered : (nextAttemptAt == nil ? WebhookDeliveryState.failed : WebhookDeliveryState.pending)
             try database.execute("""
                 UPDATE webhook_deliveries SET state = ?, attempts = ?, lease_until = NULL, last_status = ?, last_attempt_at = ?,
                        last_error = ?, delivered_at = ?, next_attempt_at = ? WHERE seq = ?
-                """, [.text(state), .integer(Int64(attempt.attempt)), .optional(attempt.status.map(Int64.init)), .integer(attempt.at),
+                """, [.text(state), .integer(Int64(number)), .optional(attempt.status.map(Int64.init)), .integer(attempt.at),
                       .optional(delivered ? nil : attempt.error), .optional(delivered ? attempt.at : nil),
                       .integer(nextAttemptAt ?? attempt.at), .integer(attempt.deliverySeq)])
             if delivered {
@@ -145,6 +161,7 @@ extension WebhookStore {
                 try database.execute("UPDATE webhook_endpoints SET failing_since = ? WHERE id = ? AND failing_since IS NULL",
                                      [.integer(attempt.at), .text(endpointId)])
             }
+            return number
         }
     }
 

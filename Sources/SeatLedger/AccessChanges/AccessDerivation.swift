@@ -21,10 +21,13 @@ public struct AccessDerivation: Sendable {
     /// The feed's last position when it committed: past ``stored`` when another process (a second
     /// `serve` on the same PostgreSQL ledger) stored transitions since this one last looked.
     public var lastSeq: Int64
+    /// Whether another process held the derivation's lock, so this one derived nothing (ask
+    /// again after a moment).
+    public var busy: Bool
 
     /// Creates a result (`lastSeq` defaults to the last of `stored`, 0 when none).
     public init(stored: [StoredAccessTransition], cursor: AccessCursor, head: Int64, queuedDeliveries: Int, caughtUp: Bool,
-                nextChange: EpochMillis?, replayedScopes: Int, lastSeq: Int64? = nil) {
+                nextChange: EpochMillis?, replayedScopes: Int, lastSeq: Int64? = nil, busy: Bool = false) {
         self.stored = stored
         self.cursor = cursor
         self.head = head
@@ -33,5 +36,6 @@ public struct AccessDerivation: Sendable {
         self.nextChange = nextChange
         self.replayedScopes = replayedScopes
         self.lastSeq = lastSeq ?? stored.last?.seq ?? 0
+        self.busy = busy
     }
 }

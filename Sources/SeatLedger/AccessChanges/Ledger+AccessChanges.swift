@@ -22,7 +22,8 @@ extension Ledger {
     ///   each new notification event for those that receive `apple.notification`.
     ///
     /// Pure of clocks: `horizon` is the caller's. Safe to run from several processes: the cursor
-    /// row is locked for the transaction.
+    /// row is locked for the transaction, and a process that finds it locked returns at once
+    /// (``AccessDerivation/busy``) instead of holding its writer while it waits.
     public func deriveAccessChanges(through horizon: EpochMillis, cache: AccessDeriverCache, maxEvents: Int = 2_000,
                                     maxDueScopes: Int = 2_000) throws -> AccessDerivation {
         let maintainer = ProjectionMaintainer(store: store)
@@ -32,8 +33,12 @@ extension Ledger {
                 guard try store.hasAccessChangeTables() else {
                     throw LedgerStoreError.badConfiguration("this ledger's schema predates access changes (schema 6): the owner of its tables opens it once to upgrade it")
                 }
-                var cursor = try store.lockedAccessCursor()
                 let head = try store.head().position
+                guard var cursor = try store.lockedAccessCursor() else {
+                    // Another process is deriving; what it stores, the feed's readers see.
+                    return AccessDerivation(stored: [], cursor: try store.accessCursor(), head: head, queuedDeliveries: 0, caughtUp: true,
+                                            nextChange: nil, replayedScopes: 0, lastSeq: try store.lastAccessTransitionSeq(), busy: true)
+                }
                 let end = min(head, cursor.position + Int64(max(1, maxEvents)))
                 var rows: [AccessTransitionRow] = []
                 var stored: [StoredAccessTransition] = []

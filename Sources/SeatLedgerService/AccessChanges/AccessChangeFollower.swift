@@ -45,6 +45,11 @@ struct AccessChangeFollower: Sendable {
             // may have stored transitions this process's long polls are waiting for.
             state.feed.advance(to: derivation.lastSeq)
             if derivation.queuedDeliveries > 0 { state.queue.bump() }
+            if derivation.busy {
+                // Another `serve` of this ledger is deriving: look again after the idle wait.
+                try? await Task.sleep(for: idle)
+                continue
+            }
             if !derivation.caughtUp { continue }
             var wait = idle
             if let next = derivation.nextChange {

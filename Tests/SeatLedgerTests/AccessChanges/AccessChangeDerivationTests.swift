@@ -273,6 +273,34 @@ struct AccessChangeDerivationTests {
         #expect(try test.foldedFeed() == test.answers(asOf: B.base + 6_000))
     }
 
+    @Test("every post of a delivery is kept: two senders that posted it (a lease ended under a slow post) both appear, and a late failure leaves it delivered")
+    func doubleSendLogged() throws {
+        let test = try ClockedLedger()
+        try test.ledger.store.addWebhookEndpoint(WebhookEndpointRecord(id: "wh_1", url: "https://example.com/hooks", types: [WebhookMessageType.accessChanged],
+                                                                       secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", createdAt: 0))
+        var b = B()
+        b.notification("SUBSCRIBED", at: B.base, transaction: B.transaction(id: "t1", original: "2000000000000001", quantity: 4,
+                                                                             purchase: B.base, expires: B.base + 30 * B.day))
+        try test.append(b.events, at: B.base + 1_000)
+        let derived = try test.derive(through: B.base + 2_000, cache: AccessDeriverCache())
+        #expect(derived.map(\.queuedDeliveries).reduce(0, +) == 1)
+        let first = try #require(try test.ledger.claimDueDeliveries(now: B.base + 3_000, leaseUntil: B.base + 4_000, limit: 10).first)
+        // The lease ends; a second sender takes the same delivery while the first is still posting.
+        let second = try #require(try test.ledger.claimDueDeliveries(now: B.base + 5_000, leaseUntil: B.base + 6_000, limit: 10).first)
+        #expect(first.seq == second.seq)
+        try test.ledger.recordDeliveryAttempt(WebhookAttemptRecord(deliverySeq: first.seq, attempt: 1, at: B.base + 5_500, status: 204,
+                                                                   latencyMilliseconds: 2_500, error: nil, snippet: nil),
+                                              endpointId: "wh_1", delivered: true, nextAttemptAt: nil)
+        try test.ledger.recordDeliveryAttempt(WebhookAttemptRecord(deliverySeq: second.seq, attempt: 1, at: B.base + 5_600, status: 500,
+                                                                   latencyMilliseconds: 100, error: "answered 500", snippet: nil),
+                                              endpointId: "wh_1", delivered: false, nextAttemptAt: B.base + 10_000)
+        let attempts = try test.ledger.store.webhookAttempts(deliverySeq: first.seq)
+        #expect(attempts.map(\.attempt) == [1, 2] && attempts.map(\.status) == [204, 500])
+        let delivery = try #require(try test.ledger.store.webhookDeliveries(limit: 10).first)
+        #expect(delivery.state == WebhookDeliveryState.delivered && delivery.attempts == 2 && delivery.lastStatus == 204)
+        #expect(try test.ledger.claimDueDeliveries(now: B.base + 20_000, leaseUntil: B.base + 21_000, limit: 10).isEmpty)
+    }
+
     @Test("a second derivation, with every deriver lost, stores nothing and queues nothing")
     func idempotent() throws {
         let test = try ClockedLedger()
