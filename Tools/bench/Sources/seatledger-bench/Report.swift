@@ -38,6 +38,9 @@ enum Report {
         Target(key: "groups_json_per_1000_growth", label: "groups --json linear: s per 1,000 groups, largest / smallest size < 2", op: "<", bound: 2),
         Target(key: "rebuild_warm_vs_floor_time_ratio", label: "rebuild, warm ≤ 2× its storage floor", op: "<=", bound: 2),
         Target(key: "pg_ingest_2_vs_1_of_ceiling", label: "PostgreSQL: 2 ingest workers ≥ 80% of the measured ceiling", op: ">=", bound: 0.8),
+        Target(key: "access_intake_ratio", label: "webhook intake with access changes on ≥ 0.9× off (64 connections, same run)", op: ">=", bound: 0.9),
+        Target(key: "access_webhook_p99_ms", label: "notification → access.changed webhook received, p99 < 100 ms at 200/s", op: "<", bound: 100),
+        Target(key: "lapses_seconds", label: "every lapse of groups ending in one minute derived within 60 s", op: "<", bound: 60),
     ]
 
     static func run(_ arguments: [String]) throws {
@@ -230,6 +233,16 @@ enum Report {
         rows.append(("", "cores busy, 1 / 2 workers (machine-wide); ceiling of the ratio", "\(v("pg_ingest_1_worker_busy_cores")) / \(v("pg_ingest_2_workers_busy_cores"))",
                      "ceiling \(v("pg_ingest_2_vs_1_ceiling"))× = \(v("cores")) cores / \(v("pg_ingest_1_worker_busy_cores")); \(v("pg_ingest_2_vs_1_of_ceiling", scale: 100, suffix: "%")) of it  \(mark("pg_ingest_2_vs_1_of_ceiling"))"))
         rows.append(("", "rebuild events/s, PostgreSQL / SQLite, same ledger", "\(v("pg_rebuild_events_per_s")) / \(v("sqlite_rebuild_same_events_per_s"))", "time ratio \(v("pg_rebuild_vs_sqlite_time_ratio"))  \(mark("pg_rebuild_vs_sqlite_time_ratio"))"))
+        if number("access_intake_ratio") != nil || number("access_webhook_delivered") != nil || number("lapses_groups") != nil {
+            rows.append(("8 access", "webhook intake, 64 connections, notifications/s: access changes on / off (median of \(v("access_pairs")) alternating pairs: \(text("access_intake_pair_ratios")))",
+                         "\(v("access_on_c64_notifications_per_s")) / \(v("access_off_c64_notifications_per_s")) (\(v("access_intake_ratio"))×)", mark("access_intake_ratio")))
+            rows.append(("", "  derivation caught up \(v("access_on_derivation_lag_s")) s after the last 200 (\(v("access_on_transitions")) transitions); serve CPU µs a notification on / off \(v("access_on_serve_cpu_us_per_notification")) / \(v("access_off_serve_cpu_us_per_notification")) (on, intake only: \(v("access_on_intake_serve_cpu_us_per_notification")))", "", ""))
+            rows.append(("", "notification 200 → webhook received, p50 / p99 ms (\(v("access_webhook_offered_per_s"))/s for \(v("access_webhook_seconds")) s)",
+                         "\(v("access_webhook_p50_ms")) / \(v("access_webhook_p99_ms"))", mark("access_webhook_p99_ms")))
+            rows.append(("", "  max \(v("access_webhook_max_ms")) ms; delivered \(v("access_webhook_delivered")) of \(v("access_webhook_transitions")) transitions; post to receiver p50 / p99 \(v("access_webhook_attempt_p50_ms")) / \(v("access_webhook_attempt_p99_ms")) ms, receiver CPU \(v("access_webhook_receiver_cpu_ms_per_delivery")) ms a delivery", "", ""))
+            rows.append(("", "\(v("lapses_groups")) groups ending in one minute: every lapse derived, seconds", v("lapses_seconds"), mark("lapses_seconds")))
+            rows.append(("", "  \(v("lapses_emitted")) lapses, \(v("lapses_per_s"))/s, \(v("lapses_derivations")) transactions; the purchases first \(v("lapses_initial_derive_seconds")) s; peak RSS \(v("lapses_peak_rss_mb")) MB", "", ""))
+        }
         // Rows with an empty value column are notes: they do not widen the columns.
         let measured = rows.filter { !$0.2.isEmpty }
         let widths = (0..<3).map { column in measured.map { [$0.0, $0.1, $0.2][column].count }.max() ?? 0 }
@@ -247,7 +260,7 @@ enum Report {
         let checked = targets.filter { $0.check(number($0.key)) != nil }.count
         lines.append("targets met: \(passed) of \(checked) measured (of \(targets.count))")
         for key in ["ingest_status", "rebuild_status", "rebuild_warm_status", "group_show_status", "webhook_status", "peer_server_status",
-                    "members_get_status", "entitlements_get_status", "broken"] {
+                    "members_get_status", "entitlements_get_status", "access_webhook_status", "access_intake_problems", "broken"] {
             if let status = r[key] as? String, status != "ok" { lines.append("\(key): \(status)") }
         }
         return lines.joined(separator: "\n")

@@ -21,10 +21,13 @@ seatledger-bench — benchmark steps for Tools/bench/run (see Tools/bench/README
       Ledger.groupState latency (and `seatledger group show --json` through the CLI)
   post --input NDJSON --port P [--connections 16] [--limit N] [--path /notifications]
       POST the lines to a running server over C keep-alive connections, closed loop: notifications/s, p50/p99 ms
-  post --input NDJSON --port P --rate R --duration S [--connections 64]
+  post --input NDJSON --port P --rate R --duration S [--connections 64] [--acks FILE]
       open loop: line i is due at start + i/R whatever the answers; latency from when it was due
+      (--acks: one JSON line per 200, {"line", "notificationUUID", "dueAt", "ackedAt"} in epoch ms)
   get --db PATH --port P --token T [--connections 16] [--duration 10] [--warmup 2] [--count 10000] [--seed 1] [--pid SERVER]
       GET /v1/members/{id} for member ids sampled from the ledger, closed loop: requests/s, p50/p99 ms
+  lapses --groups N --pki DIR [--dir DIR] [--batch 8192]
+      N groups whose periods end in the same minute: Ledger.deriveAccessChanges until every lapse is derived
   measure [--prefix P] [--timeout S] [--stdout FILE] -- COMMAND ARGS…
       wall time, peak RSS and exit status of a command (killed after the timeout)
   report --parts DIR --out FILE
@@ -47,6 +50,7 @@ do {
     case "group-show": try GroupShowBench.run(arguments)
     case "post": try WebhookPostBench.run(arguments)
     case "get": try MemberGetBench.run(arguments)
+    case "lapses": try LapsesBench.run(arguments)
     case "measure": try Measure.run(arguments)
     case "report": try Report.run(arguments)
     default:
