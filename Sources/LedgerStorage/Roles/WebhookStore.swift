@@ -130,7 +130,19 @@ extension WebhookStore {
     @discardableResult
     public func recordDeliveryAttempt(_ attempt: WebhookAttemptRecord, endpointId: String, delivered: Bool,
                                       nextAttemptAt: EpochMillis?) throws -> Int {
-        try write {
+        try recordDeliveryAttempts([(attempt, endpointId, delivered, nextAttemptAt)])[0]
+    }
+
+    /// ``recordDeliveryAttempt(_:endpointId:delivered:nextAttemptAt:)`` for each, in one write
+    /// transaction (a sender's batch: one commit instead of one per delivery).
+    @discardableResult
+    public func recordDeliveryAttempts(_ attempts: [(attempt: WebhookAttemptRecord, endpointId: String, delivered: Bool, nextAttemptAt: EpochMillis?)])
+        throws -> [Int] {
+        try write { try attempts.map { try recordingAttempt($0.attempt, endpointId: $0.endpointId, delivered: $0.delivered, nextAttemptAt: $0.nextAttemptAt) } }
+    }
+
+    private func recordingAttempt(_ attempt: WebhookAttemptRecord, endpointId: String, delivered: Bool, nextAttemptAt: EpochMillis?) throws -> Int {
+        do {
             let current = try database.query("SELECT attempts, state FROM webhook_deliveries WHERE seq = ?" + rowLockClause,
                                              [.integer(attempt.deliverySeq)]) { (Int(try $0.int64(0)), try $0.text(1)) }.first
             let stored = try database.query("SELECT COALESCE(MAX(attempt), 0) FROM webhook_attempts WHERE delivery_seq = ?",

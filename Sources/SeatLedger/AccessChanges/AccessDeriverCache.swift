@@ -6,19 +6,21 @@ import Synchronization
 /// is appended to its deriver instead of replaying the scope's whole log (bounded: the least
 /// recently used go first; a scope not here is replayed from the store, which derives the same).
 ///
-/// Only the derivation (one at a time, on the pool's writer) uses it; the lock is uncontended.
+/// The whole cache holds for one cursor position, the one the last derivation committed: when a
+/// derivation starts elsewhere (another process derived in between), every entry is stale and
+/// the cache empties. Only the derivation (one at a time, on the pool's writer) uses it; the lock
+/// is uncontended.
 public final class AccessDeriverCache: Sendable {
     struct Entry: Sendable {
         var deriver: AccessTransitionDeriver
-        /// The cursor position it was derived through: another value means another process
-        /// derived in between, and the entry is stale.
-        var derivedThrough: Int64
         var lastUse: UInt64
     }
 
     private struct State: Sendable {
         var entries: [String: Entry] = [:]
         var uses: UInt64 = 0
+        /// The cursor position the entries were derived through (`nil`: none yet).
+        var validThrough: Int64?
     }
 
     private let state = Mutex(State())
@@ -33,31 +35,42 @@ public final class AccessDeriverCache: Sendable {
     /// How many scopes it holds.
     public var count: Int { state.withLock { $0.entries.count } }
 
-    func entry(_ scope: String) -> Entry? {
-        state.withLock { $0.entries[scope] }
+    /// The deriver of `scope` as of the cursor `position`; `nil` when there is none, or the
+    /// cache holds for another position (then it empties).
+    func deriver(_ scope: String, at position: Int64) -> AccessTransitionDeriver? {
+        state.withLock { state in
+            guard state.validThrough == position else {
+                state.entries.removeAll(keepingCapacity: true)
+                state.validThrough = nil
+                return nil
+            }
+            return state.entries[scope]?.deriver
+        }
     }
 
-    /// Keeps the derivers a committed derivation left (`derivedThrough`: its cursor), evicting
-    /// the least recently used beyond ``capacity``.
+    /// Keeps the derivers a committed derivation left, valid through its cursor `derivedThrough`
+    /// (the others stay valid: their scopes had nothing in it). Past ``capacity``, the least
+    /// recently used quarter goes at once, so the sort is paid once per `capacity / 4` new scopes.
     func store(_ derivers: [String: AccessTransitionDeriver], derivedThrough: Int64) {
         state.withLock { state in
             for (scope, deriver) in derivers {
                 state.uses += 1
-                state.entries[scope] = Entry(deriver: deriver, derivedThrough: derivedThrough, lastUse: state.uses)
+                state.entries[scope] = Entry(deriver: deriver, lastUse: state.uses)
             }
-            // Entries the derivation did not touch stay valid through the new cursor too.
-            for key in state.entries.keys where derivers[key] == nil { state.entries[key]?.derivedThrough = derivedThrough }
+            state.validThrough = derivedThrough
             if state.entries.count > capacity {
-                let excess = state.entries.count - capacity
-                for (key, _) in state.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }).prefix(excess) {
-                    state.entries.removeValue(forKey: key)
-                }
+                let keep = capacity - capacity / 4
+                let cut = state.entries.map(\.value.lastUse).sorted()[state.entries.count - keep - 1]
+                state.entries = state.entries.filter { $0.value.lastUse > cut }
             }
         }
     }
 
     /// Forgets everything (a derivation failed: what it changed did not commit).
     func clear() {
-        state.withLock { $0.entries.removeAll() }
+        state.withLock { state in
+            state.entries.removeAll()
+            state.validThrough = nil
+        }
     }
 }

@@ -50,10 +50,9 @@ extension Ledger {
                     if let existing = derivers[scope.key] { return (existing, facts, false) }
                     // A cached deriver holds while the scope's earlier facts are the ones it applied (a new
                     // link can bring older events into a group, or take some out).
-                    if let entry = cache.entry(scope.key), entry.derivedThrough == cursor.position,
-                       entry.deriver.clock == states[scope.key]?.clock,
-                       entry.deriver.facts.map(\.eventId) == facts.lazy.filter({ $0.position <= cursor.position }).map(\.eventId) {
-                        return (entry.deriver, facts, false)
+                    if let cached = cache.deriver(scope.key, at: cursor.position), cached.clock == states[scope.key]?.clock,
+                       cached.facts.map(\.eventId) == facts.lazy.filter({ $0.position <= cursor.position }).map(\.eventId) {
+                        return (cached, facts, false)
                     }
                     // Replay what is known through the cursor (what earlier derivations stored has the
                     // same ids and is skipped; what differs is reconciled below).
@@ -120,7 +119,8 @@ extension Ledger {
                                         nextChange: try store.nextAccessChange(), replayedScopes: replayed,
                                         lastSeq: try store.lastAccessTransitionSeq())
             }
-            cache.store(derivers, derivedThrough: result.cursor.position)
+            // A busy round derived nothing here; the cache empties at the next round's other cursor.
+            if !result.busy { cache.store(derivers, derivedThrough: result.cursor.position) }
             return result
         } catch {
             cache.clear()

@@ -33,6 +33,11 @@ extension Ledger {
         try store.recordDeliveryAttempt(attempt, endpointId: endpointId, delivered: delivered, nextAttemptAt: nextAttemptAt)
     }
 
+    /// Records a sender's batch of attempts in one write transaction.
+    public func recordDeliveryAttempts(_ attempts: [(attempt: WebhookAttemptRecord, endpointId: String, delivered: Bool, nextAttemptAt: EpochMillis?)]) throws {
+        try store.recordDeliveryAttempts(attempts)
+    }
+
     /// The first attempt's moment of a delivery (its creation when none was made).
     public func firstAttemptMoment(of delivery: WebhookDeliveryRecord) throws -> EpochMillis {
         try store.webhookAttempts(deliverySeq: delivery.seq).first?.at ?? delivery.createdAt

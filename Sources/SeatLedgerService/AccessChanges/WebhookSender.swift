@@ -36,7 +36,7 @@ struct WebhookSender: Sendable {
             let endpoints: [String: WebhookEndpointRecord]
             do {
                 (due, endpoints) = try await ledger.pool.write { ledger in
-                    let claimed = try ledger.claimDueDeliveries(now: moment, leaseUntil: moment + lease, limit: concurrency * 4)
+                    let claimed = try ledger.claimDueDeliveries(now: moment, leaseUntil: moment + lease, limit: concurrency * 8)
                     let endpoints = claimed.isEmpty ? [] : try ledger.enabledWebhookEndpoints()
                     return (claimed, Dictionary(endpoints.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
                 }
@@ -50,69 +50,99 @@ struct WebhookSender: Sendable {
                 _ = await state.queue.wait(after: seen, timeout: idle)
                 continue
             }
-            await withTaskGroup(of: Void.self) { group in
+            // Post them, at most `concurrency` at once, then record the batch in one transaction.
+            let sent: [SentAttempt] = await withTaskGroup(of: SentAttempt?.self) { group in
                 var running = 0
+                var sent: [SentAttempt] = []
                 for delivery in due {
-                    if running == concurrency { await group.next(); running -= 1 }
                     guard let endpoint = endpoints[delivery.endpointId] else { continue }
+                    if running == concurrency, let done = await group.next() {
+                        running -= 1
+                        if let done { sent.append(done) }
+                    }
                     group.addTask { await send(delivery, to: endpoint) }
                     running += 1
                 }
+                for await done in group { if let done { sent.append(done) } }
+                return sent
             }
+            await record(sent)
         }
     }
 
-    /// One attempt at `delivery`, recorded.
-    func send(_ delivery: WebhookDeliveryRecord, to endpoint: WebhookEndpointRecord) async {
+    /// One post and what came of it.
+    struct SentAttempt: Sendable {
+        let delivery: WebhookDeliveryRecord
+        let endpoint: WebhookEndpointRecord
+        let at: EpochMillis
+        let outcome: DeliveryAttemptOutcome
+        /// What it carries is gone: no retry.
+        let giveUp: Bool
+    }
+
+    /// One attempt at `delivery` (not yet recorded).
+    func send(_ delivery: WebhookDeliveryRecord, to endpoint: WebhookEndpointRecord) async -> SentAttempt? {
         let attemptAt = now()
-        let attempt = delivery.attempts + 1
-        var outcome: DeliveryAttemptOutcome
         do {
             let body = try await ledger.pool.read { ledger in try ledger.deliveryBody(delivery) }
             guard let body else {
-                outcome = DeliveryAttemptOutcome(status: nil, latencyMilliseconds: 0, error: "what the delivery carries is no longer stored")
-                return await record(delivery, attempt: attempt, at: attemptAt, outcome: outcome, endpoint: endpoint, giveUp: true)
+                return SentAttempt(delivery: delivery, endpoint: endpoint, at: attemptAt,
+                                   outcome: DeliveryAttemptOutcome(status: nil, latencyMilliseconds: 0, error: "what the delivery carries is no longer stored"),
+                                   giveUp: true)
             }
             let url = try WebhookEndpointURL(validating: endpoint.url, allowsLoopbackHTTP: true)
             let secrets = try endpoint.signingSecrets(at: attemptAt).map { try WebhookSecret(parsing: $0) }
             let poster = self.poster, messageId = delivery.messageId
-            outcome = try await Task.detached {
+            let outcome = try await Task.detached {
                 try poster.post(to: url, messageID: messageId, timestamp: attemptAt / 1000, body: body, signer: WebhookSigner(secrets: secrets))
             }.value
+            return SentAttempt(delivery: delivery, endpoint: endpoint, at: attemptAt, outcome: outcome, giveUp: false)
         } catch {
-            outcome = DeliveryAttemptOutcome(status: nil, latencyMilliseconds: 0, error: "not sent: \(error)")
+            if Task.isCancelled || ledger.pool.isClosed { return nil }
+            return SentAttempt(delivery: delivery, endpoint: endpoint, at: attemptAt,
+                               outcome: DeliveryAttemptOutcome(status: nil, latencyMilliseconds: 0, error: "not sent: \(error)"), giveUp: false)
         }
-        await record(delivery, attempt: attempt, at: attemptAt, outcome: outcome, endpoint: endpoint, giveUp: false)
     }
 
-    private func record(_ delivery: WebhookDeliveryRecord, attempt: Int, at attemptAt: EpochMillis, outcome: DeliveryAttemptOutcome,
-                        endpoint: WebhookEndpointRecord, giveUp: Bool) async {
+    /// Records a batch of attempts in one write: delivered, due again after the backoff, or failed.
+    private func record(_ sent: [SentAttempt]) async {
+        guard !sent.isEmpty else { return }
         let state = ledger.accessChanges
         let backoff = self.backoff
-        let record = WebhookAttemptRecord(deliverySeq: delivery.seq, attempt: attempt, at: attemptAt, status: outcome.status,
-                                          latencyMilliseconds: outcome.latencyMilliseconds,
-                                          error: outcome.succeeded ? nil : (outcome.error ?? outcome.status.map { "answered \($0)" }),
-                                          snippet: outcome.responseSnippet.isEmpty ? nil : outcome.responseSnippet)
         do {
-            let next: EpochMillis? = try await ledger.pool.write { ledger in
-                let first = attempt == 1 ? attemptAt : try ledger.firstAttemptMoment(of: delivery)
-                let next = outcome.succeeded || giveUp ? nil
-                    : backoff.nextAttempt(firstAttemptAt: first, lastAttemptAt: attemptAt, attempts: attempt, unit: Double.random(in: 0..<1))
-                try ledger.recordDeliveryAttempt(record, endpointId: endpoint.id, delivered: outcome.succeeded, nextAttemptAt: next)
-                return next
+            let outcomes: [(SentAttempt, EpochMillis?)] = try await ledger.pool.write { ledger in
+                var rows: [(attempt: WebhookAttemptRecord, endpointId: String, delivered: Bool, nextAttemptAt: EpochMillis?)] = []
+                var outcomes: [(SentAttempt, EpochMillis?)] = []
+                for item in sent {
+                    let attempt = item.delivery.attempts + 1
+                    let first = attempt == 1 ? item.at : try ledger.firstAttemptMoment(of: item.delivery)
+                    let next = item.outcome.succeeded || item.giveUp ? nil
+                        : backoff.nextAttempt(firstAttemptAt: first, lastAttemptAt: item.at, attempts: attempt, unit: Double.random(in: 0..<1))
+                    let record = WebhookAttemptRecord(deliverySeq: item.delivery.seq, attempt: attempt, at: item.at, status: item.outcome.status,
+                                                      latencyMilliseconds: item.outcome.latencyMilliseconds,
+                                                      error: item.outcome.succeeded ? nil : (item.outcome.error ?? item.outcome.status.map { "answered \($0)" }),
+                                                      snippet: item.outcome.responseSnippet.isEmpty ? nil : item.outcome.responseSnippet)
+                    rows.append((record, item.endpoint.id, item.outcome.succeeded, next))
+                    outcomes.append((item, next))
+                }
+                try ledger.recordDeliveryAttempts(rows)
+                return outcomes
             }
-            if outcome.succeeded {
-                state.delivered.add(1, ordering: .relaxed)
-            } else if next == nil {
-                state.failed.add(1, ordering: .relaxed)
-                log.log(["event": "webhook_delivery_failed", "ledger": .string(ledger.name), "endpoint": .string(endpoint.id),
-                         "delivery": .int(delivery.seq), "attempts": .int(Int64(attempt)), "error": .optional(record.error)])
-            } else {
-                state.retried.add(1, ordering: .relaxed)
+            for (item, next) in outcomes {
+                if item.outcome.succeeded {
+                    state.delivered.add(1, ordering: .relaxed)
+                } else if next == nil {
+                    state.failed.add(1, ordering: .relaxed)
+                    log.log(["event": "webhook_delivery_failed", "ledger": .string(ledger.name), "endpoint": .string(item.endpoint.id),
+                             "delivery": .int(item.delivery.seq), "attempts": .int(Int64(item.delivery.attempts + 1)),
+                             "error": .optional(item.outcome.error ?? item.outcome.status.map { "answered \($0)" })])
+                } else {
+                    state.retried.add(1, ordering: .relaxed)
+                }
             }
         } catch {
-            // Not recorded: the lease ends and the delivery is sent again (at least once).
-            log.log(["event": "webhook_record_failed", "ledger": .string(ledger.name), "delivery": .int(delivery.seq), "error": .string("\(error)")])
+            // Not recorded: the leases end and the deliveries are sent again (at least once).
+            log.log(["event": "webhook_record_failed", "ledger": .string(ledger.name), "deliveries": .int(Int64(sent.count)), "error": .string("\(error)")])
         }
     }
 }
