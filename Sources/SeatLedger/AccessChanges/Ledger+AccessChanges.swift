@@ -46,11 +46,12 @@ extension Ledger {
                 var notifications: [(eventId: String, position: Int64)] = []
 
                 func deriver(for scope: AccessScope, states: [String: AccessScopeState]) throws -> (AccessTransitionDeriver, [EventFacts], Bool) {
-                    let facts = try scopeFacts(scope, maintainer: maintainer)
+                    let known = derivers[scope.key] ?? cache.deriver(scope.key, at: cursor.position)
+                    let facts = try scopeFacts(scope, maintainer: maintainer, known: known?.facts ?? [])
                     if let existing = derivers[scope.key] { return (existing, facts, false) }
                     // A cached deriver holds while the scope's earlier facts are the ones it applied (a new
                     // link can bring older events into a group, or take some out).
-                    if let cached = cache.deriver(scope.key, at: cursor.position), cached.clock == states[scope.key]?.clock,
+                    if let cached = known, cached.clock == states[scope.key]?.clock,
                        cached.facts.map(\.eventId) == facts.lazy.filter({ $0.position <= cursor.position }).map(\.eventId) {
                         return (cached, facts, false)
                     }
@@ -68,10 +69,8 @@ extension Ledger {
                     let facts = try maintainer.loadFacts(Set((cursor.position + 1)...end))
                     var scopes: [AccessScope] = []
                     var seen = Set<String>()
-                    for fact in facts {
-                        if fact.kind == .notification { notifications.append((fact.eventId, fact.position)) }
-                        for scope in try scopesConcerned(by: fact) where seen.insert(scope.key).inserted { scopes.append(scope) }
-                    }
+                    for fact in facts where fact.kind == .notification { notifications.append((fact.eventId, fact.position)) }
+                    for scope in try scopesConcerned(by: facts) where seen.insert(scope.key).inserted { scopes.append(scope) }
                     // Groups the appends re-resolved that no new event names (they lost events to another group).
                     for key in try store.takeChangedAccessScopes(through: end).sorted() where seen.insert(key).inserted {
                         if let scope = AccessScope(key: key) { scopes.append(scope) }
@@ -141,16 +140,18 @@ extension Ledger {
 
     // MARK: Steps
 
-    /// Every scope `fact` concerns: the groups its identifiers (and a retraction's) are indexed
-    /// under, the individual subscriptions it names, scopes derived before under a key made of
-    /// those identifiers (which may have vanished: two groups found to be one), and scopes whose
-    /// transitions name them (a subject a new link moved elsewhere).
-    func scopesConcerned(by fact: EventFacts) throws -> [AccessScope] {
-        var identifiers = fact.identifiers.union(fact.retractedIdentifiers)
+    /// Every scope the events of `facts` concern: the groups their identifiers (and a
+    /// retraction's) are indexed under, the individual subscriptions they name, scopes derived
+    /// before under a key made of those identifiers (which may have vanished: two groups found to
+    /// be one), and scopes whose transitions name them (a subject a new link moved elsewhere).
+    /// One set of queries for the whole batch.
+    func scopesConcerned(by facts: [EventFacts]) throws -> [AccessScope] {
+        var identifiers = Set<String>()
+        for fact in facts { identifiers.formUnion(fact.identifiers.union(fact.retractedIdentifiers)) }
         let groupKeys = try store.groupKeys(forAny: identifiers)
         var keys = Set(groupKeys.map { AccessScope.group($0).key })
-        for otid in SubscriptionProjection.subscriptions(naming: identifiers, in: [fact]) { keys.insert(AccessScope.subscription(otid).key) }
-        // A group's members may have been groups of their own (`unlinked:`) before this event tied them to it.
+        for otid in SubscriptionProjection.subscriptions(naming: identifiers, in: facts) { keys.insert(AccessScope.subscription(otid).key) }
+        // A group's members may have been groups of their own (`unlinked:`) before these events tied them to it.
         for row in try store.groupIndexRows(groupKeys: groupKeys) where row.role != "product" && row.role != "memberRef" {
             identifiers.insert(row.identifier)
         }
@@ -165,13 +166,22 @@ extension Ledger {
         return keys.sorted().compactMap(AccessScope.init(key:))
     }
 
-    /// The facts a scope's answer is folded from, in position order (none: the scope no longer exists).
-    func scopeFacts(_ scope: AccessScope, maintainer: ProjectionMaintainer) throws -> [EventFacts] {
+    /// The facts a scope's answer is folded from, in position order (none: the scope no longer
+    /// exists). Facts already in `known` (the scope's deriver holds them) are not decoded again.
+    func scopeFacts(_ scope: AccessScope, maintainer: ProjectionMaintainer, known: [EventFacts] = []) throws -> [EventFacts] {
+        let held = Dictionary(known.map { ($0.position, $0) }, uniquingKeysWith: { first, _ in first })
+        func load(_ positions: Set<Int64>) throws -> [EventFacts] {
+            let missing = positions.filter { held[$0] == nil }
+            let loaded = missing.isEmpty ? [] : try maintainer.loadFacts(missing)
+            return (positions.compactMap { held[$0] } + loaded).sorted { $0.position < $1.position }
+        }
         switch scope {
         case .group(let key):
-            return try maintainer.group(key)?.1 ?? []
+            let rows = try store.groupIndexRows(groupKeys: [key])
+            guard let membership = ProjectionMaintainer.memberships(from: rows)[key] else { return [] }
+            return membership.relevant(try load(try store.positions(mentioningAny: membership.identifiers.union(membership.aliases))))
         case .subscription(let otid):
-            return try maintainer.loadFacts(try store.positions(mentioningAny: [otid]))
+            return try load(try store.positions(mentioningAny: [otid]))
         }
     }
 
