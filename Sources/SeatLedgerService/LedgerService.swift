@@ -62,7 +62,8 @@ public final class LedgerService: Sendable {
             let settings = configuration.accessChanges, now = configuration.now
             let poster = WebhookPoster(timeout: settings.timeout)
             for ledger in ledgers {
-                let follower = AccessChangeFollower(ledger: ledger, now: now, settle: settings.settleMilliseconds, idle: settings.idle, log: log)
+                let follower = AccessChangeFollower(ledger: ledger, now: now, settle: settings.settleMilliseconds, idle: settings.idle,
+                                                    coalesce: settings.coalesce, wallClock: settings.wallClock, lease: settings.leaseMilliseconds, log: log)
                 let sender = WebhookSender(ledger: ledger, now: settings.wallClock, poster: poster, backoff: settings.backoff, lease: settings.leaseMilliseconds,
                                            concurrency: settings.concurrency, idle: settings.idle, log: log)
                 followers.append(Task.detached { await follower.run() })

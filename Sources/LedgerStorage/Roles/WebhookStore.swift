@@ -82,21 +82,29 @@ extension WebhookStore {
     // MARK: Deliveries
 
     /// Queues one delivery per item not queued yet (same endpoint and message id), due at `now`
-    /// (inside the derivation's write transaction); how many were queued.
+    /// (inside the derivation's write transaction), and returns those queued. With `leaseUntil`
+    /// they are queued already held by the caller until then (the derivation hands them to its
+    /// process's sender, which needs no claim of its own; should that process die, the lease
+    /// ends and any sender takes them).
     @discardableResult
     public func enqueueDeliveries(_ items: [(endpointId: String, messageId: String, type: String, transitionSeq: Int64?, eventPosition: Int64?)],
-                                  now: EpochMillis) throws -> Int {
-        guard !items.isEmpty else { return 0 }
+                                  now: EpochMillis, leaseUntil: EpochMillis? = nil) throws -> [WebhookDeliveryRecord] {
+        guard !items.isEmpty else { return [] }
         var seq = try database.query("SELECT COALESCE(MAX(seq), 0) FROM webhook_deliveries") { try $0.int64(0) }.first ?? 0
-        var queued = 0
+        var queued: [WebhookDeliveryRecord] = []
         for item in items {
             let inserted = try database.execute("""
                 INSERT INTO webhook_deliveries (seq, endpoint_id, message_id, type, transition_seq, event_position, state, attempts,
-                                                created_at, next_attempt_at)
-                VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT (endpoint_id, message_id) DO NOTHING
+                                                created_at, next_attempt_at, lease_until)
+                VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT (endpoint_id, message_id) DO NOTHING
                 """, [.integer(seq + 1), .text(item.endpointId), .text(item.messageId), .text(item.type), .optional(item.transitionSeq),
-                      .optional(item.eventPosition), .integer(now), .integer(now)])
-            if inserted > 0 { seq += 1; queued += 1 }
+                      .optional(item.eventPosition), .integer(now), .integer(now), .optional(leaseUntil)])
+            guard inserted > 0 else { continue }
+            seq += 1
+            queued.append(WebhookDeliveryRecord(seq: seq, endpointId: item.endpointId, messageId: item.messageId, type: item.type,
+                                                transitionSeq: item.transitionSeq, eventPosition: item.eventPosition,
+                                                state: WebhookDeliveryState.pending, attempts: 0, createdAt: now, nextAttemptAt: now,
+                                                leaseUntil: leaseUntil))
         }
         return queued
     }

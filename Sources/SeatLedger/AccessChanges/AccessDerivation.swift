@@ -11,6 +11,8 @@ public struct AccessDerivation: Sendable {
     public var head: Int64
     /// Deliveries it queued.
     public var queuedDeliveries: Int
+    /// The deliveries it queued held by the caller (`holdingDeliveriesUntil`): the caller's to post.
+    public var heldDeliveries: [WebhookDeliveryRecord]
     /// Whether everything recorded and everything due through the horizon is derived; `false`:
     /// call again at once.
     public var caughtUp: Bool
@@ -26,12 +28,14 @@ public struct AccessDerivation: Sendable {
     public var busy: Bool
 
     /// Creates a result (`lastSeq` defaults to the last of `stored`, 0 when none).
-    public init(stored: [StoredAccessTransition], cursor: AccessCursor, head: Int64, queuedDeliveries: Int, caughtUp: Bool,
+    public init(stored: [StoredAccessTransition], cursor: AccessCursor, head: Int64, queuedDeliveries: Int,
+                heldDeliveries: [WebhookDeliveryRecord] = [], caughtUp: Bool,
                 nextChange: EpochMillis?, replayedScopes: Int, lastSeq: Int64? = nil, busy: Bool = false) {
         self.stored = stored
         self.cursor = cursor
         self.head = head
         self.queuedDeliveries = queuedDeliveries
+        self.heldDeliveries = heldDeliveries
         self.caughtUp = caughtUp
         self.nextChange = nextChange
         self.replayedScopes = replayedScopes

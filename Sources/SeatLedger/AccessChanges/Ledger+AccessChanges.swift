@@ -19,13 +19,15 @@ extension Ledger {
     ///   ends at the current answer when a scope's facts changed under it (two groups found to be
     ///   one) or the scope vanished.
     /// - Each new transition is queued for every enabled endpoint that receives `access.changed`;
-    ///   each new notification event for those that receive `apple.notification`.
+    ///   each new notification event for those that receive `apple.notification`. With
+    ///   `leaseUntil`, they are queued held by the caller until then and returned
+    ///   (``AccessDerivation/heldDeliveries``), for its sender to post without claiming them.
     ///
     /// Pure of clocks: `horizon` is the caller's. Safe to run from several processes: the cursor
     /// row is locked for the transaction, and a process that finds it locked returns at once
     /// (``AccessDerivation/busy``) instead of holding its writer while it waits.
     public func deriveAccessChanges(through horizon: EpochMillis, cache: AccessDeriverCache, maxEvents: Int = 2_000,
-                                    maxDueScopes: Int = 2_000) throws -> AccessDerivation {
+                                    maxDueScopes: Int = 2_000, holdingDeliveriesUntil leaseUntil: EpochMillis? = nil) throws -> AccessDerivation {
         let maintainer = ProjectionMaintainer(store: store)
         var derivers: [String: AccessTransitionDeriver] = [:]
         do {
@@ -113,8 +115,9 @@ extension Ledger {
                 })
                 stored += try store.insertAccessTransitions(rows)
                 try store.setAccessCursor(cursor)
-                let queued = try queueDeliveries(stored: stored, notifications: notifications)
-                return AccessDerivation(stored: stored, cursor: cursor, head: head, queuedDeliveries: queued, caughtUp: caughtUp,
+                let queued = try queueDeliveries(stored: stored, notifications: notifications, leaseUntil: leaseUntil)
+                return AccessDerivation(stored: stored, cursor: cursor, head: head, queuedDeliveries: queued.count,
+                                        heldDeliveries: leaseUntil == nil ? [] : queued, caughtUp: caughtUp,
                                         nextChange: try store.nextAccessChange(), replayedScopes: replayed,
                                         lastSeq: try store.lastAccessTransitionSeq())
             }
@@ -259,9 +262,10 @@ extension Ledger {
     }
 
     /// Queues the deliveries of new transitions and notification events to the endpoints that receive them.
-    func queueDeliveries(stored: [StoredAccessTransition], notifications: [(eventId: String, position: Int64)]) throws -> Int {
+    func queueDeliveries(stored: [StoredAccessTransition], notifications: [(eventId: String, position: Int64)],
+                         leaseUntil: EpochMillis?) throws -> [WebhookDeliveryRecord] {
         let endpoints = try store.webhookEndpoints().filter { $0.disabledAt == nil }
-        guard !endpoints.isEmpty else { return 0 }
+        guard !endpoints.isEmpty else { return [] }
         var items: [(endpointId: String, messageId: String, type: String, transitionSeq: Int64?, eventPosition: Int64?)] = []
         for endpoint in endpoints {
             if endpoint.receives(WebhookMessageType.accessChanged) {
@@ -271,6 +275,6 @@ extension Ledger {
                 items += notifications.map { (endpoint.id, Self.webhookMessageID("ev_" + $0.eventId), WebhookMessageType.appleNotification, nil, $0.position) }
             }
         }
-        return try store.enqueueDeliveries(items, now: store.clock())
+        return try store.enqueueDeliveries(items, now: store.clock(), leaseUntil: leaseUntil)
     }
 }

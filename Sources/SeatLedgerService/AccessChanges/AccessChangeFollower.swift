@@ -15,6 +15,11 @@ struct AccessChangeFollower: Sendable {
     let settle: EpochMillis
     /// The longest wait without news or a due moment (other processes' appends are seen by then).
     let idle: Duration
+    /// After news, how long to let more commits land before deriving (fewer, larger derivations).
+    let coalesce: Duration
+    /// The sender's clock and lease: deliveries queued are held by this process until then.
+    let wallClock: @Sendable () -> EpochMillis
+    let lease: EpochMillis
     let log: RequestLog
 
     /// Runs until the task is cancelled or the pool closes.
@@ -25,8 +30,9 @@ struct AccessChangeFollower: Sendable {
             let horizon = now() - settle
             let derivation: AccessDerivation
             do {
+                let leaseUntil = wallClock() + lease
                 derivation = try await ledger.pool.write { ledger in
-                    try ledger.deriveAccessChanges(through: horizon, cache: state.derivers)
+                    try ledger.deriveAccessChanges(through: horizon, cache: state.derivers, holdingDeliveriesUntil: leaseUntil)
                 }
                 failures = 0
             } catch {
@@ -44,6 +50,9 @@ struct AccessChangeFollower: Sendable {
             // The feed's end, wherever it was derived: another `serve` on the same PostgreSQL ledger
             // may have stored transitions this process's long polls are waiting for.
             state.feed.advance(to: derivation.lastSeq)
+            if !derivation.heldDeliveries.isEmpty {
+                state.handedOff.withLock { $0 += derivation.heldDeliveries }
+            }
             if derivation.queuedDeliveries > 0 { state.queue.bump() }
             if derivation.busy {
                 // Another `serve` of this ledger is deriving: look again after the idle wait.
@@ -56,7 +65,11 @@ struct AccessChangeFollower: Sendable {
                 let until = max(0, next + settle - now() + 1)
                 wait = min(wait, .milliseconds(until))
             }
-            if wait > .zero { _ = await ledger.pool.waitForHead(after: derivation.cursor.position, timeout: wait) }
+            if wait > .zero {
+                let head = await ledger.pool.waitForHead(after: derivation.cursor.position, timeout: wait)
+                // News: let the commits right behind it land too, then derive them together.
+                if head > derivation.cursor.position, coalesce > .zero { try? await Task.sleep(for: coalesce) }
+            }
         }
     }
 }

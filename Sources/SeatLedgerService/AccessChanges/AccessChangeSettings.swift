@@ -11,6 +11,9 @@ public struct AccessChangeSettings: Sendable {
     public var settleMilliseconds: EpochMillis = 1_000
     /// The longest wait of the derivation and the sender without a signal.
     public var idle: Duration = .seconds(1)
+    /// After an append, how long the derivation lets further commits land before it runs (one
+    /// derivation, one commit, for several appends; bench step 8).
+    public var coalesce: Duration = .milliseconds(20)
     /// Deliveries posted at once, per ledger.
     public var concurrency = 8
     /// A post's timeout.

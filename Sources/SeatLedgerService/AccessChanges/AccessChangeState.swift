@@ -1,3 +1,4 @@
+import LedgerStorage
 import SeatLedger
 import Synchronization
 
@@ -11,6 +12,9 @@ final class AccessChangeState: Sendable {
     let feed = ProgressSignal()
     /// Bumped when deliveries were queued (the sender waits on it).
     let queue = ProgressSignal()
+    /// Deliveries this process's derivations queued held by it, for its sender to post without a
+    /// claim of its own (the lease covers them should the process die).
+    let handedOff = Mutex<[WebhookDeliveryRecord]>([])
     /// Transitions this process stored.
     let transitionsEmitted = Atomic<Int64>(0)
     /// Attempts answered 2xx.

@@ -32,14 +32,20 @@ struct WebhookSender: Sendable {
         while !Task.isCancelled, !ledger.pool.isClosed {
             let seen = state.queue.value
             let moment = now()
-            let due: [WebhookDeliveryRecord]
+            var due: [WebhookDeliveryRecord] = state.handedOff.withLock { handed in
+                defer { handed.removeAll() }
+                return handed
+            }
             let endpoints: [String: WebhookEndpointRecord]
             do {
-                (due, endpoints) = try await ledger.pool.write { ledger in
-                    let claimed = try ledger.claimDueDeliveries(now: moment, leaseUntil: moment + lease, limit: concurrency * 8)
-                    let endpoints = claimed.isEmpty ? [] : try ledger.enabledWebhookEndpoints()
-                    return (claimed, Dictionary(endpoints.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
+                if due.isEmpty {
+                    // Nothing handed over: what fell due (retries, another process's leftovers).
+                    due = try await ledger.pool.write { ledger in
+                        try ledger.claimDueDeliveries(now: moment, leaseUntil: moment + lease, limit: concurrency * 8)
+                    }
                 }
+                let list = due.isEmpty ? [] : try await ledger.pool.read { ledger in try ledger.enabledWebhookEndpoints() }
+                endpoints = Dictionary(list.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             } catch {
                 if Task.isCancelled || ledger.pool.isClosed { return }
                 log.log(["event": "webhook_claim_failed", "ledger": .string(ledger.name), "error": .string("\(error)")])
