@@ -33,6 +33,8 @@ public final class LedgerService: Sendable {
     let log: RequestLog
     /// The tasks keeping each ledger's ``IdentifierFilter`` (a service of several ledgers).
     private let followers: [Task<Void, Never>]
+    /// The threads webhook posts block (`nil` with access changes off).
+    private let postingThreads: PostingThreads?
     private let server: HTTPServerBox
     private let supportServer: HTTPServerBox
 
@@ -57,20 +59,24 @@ public final class LedgerService: Sendable {
         self.unroutable = unroutable ?? ledgers[0]
         self.configuration = configuration
         self.log = log
+        var postingThreads: PostingThreads?
         var followers = ledgers.count == 1 ? [] : ledgers.map { ledger in Task.detached { await ledger.identifiers.follow(ledger.pool) } }
         if configuration.accessChanges.enabled {
             let settings = configuration.accessChanges, now = configuration.now
             let poster = WebhookPoster(timeout: settings.timeout)
+            let posting = PostingThreads(count: settings.concurrency)
+            postingThreads = posting
             for ledger in ledgers {
                 let follower = AccessChangeFollower(ledger: ledger, now: now, settle: settings.settleMilliseconds, idle: settings.idle,
                                                     coalesce: settings.coalesce, wallClock: settings.wallClock, lease: settings.leaseMilliseconds, log: log)
-                let sender = WebhookSender(ledger: ledger, now: settings.wallClock, poster: poster, backoff: settings.backoff, lease: settings.leaseMilliseconds,
+                let sender = WebhookSender(ledger: ledger, now: settings.wallClock, poster: poster, posting: posting, backoff: settings.backoff, lease: settings.leaseMilliseconds,
                                            concurrency: settings.concurrency, idle: settings.idle, log: log)
                 followers.append(Task.detached { await follower.run() })
                 followers.append(Task.detached { await sender.run() })
             }
         }
         self.followers = followers
+        self.postingThreads = postingThreads
         self.server = HTTPServerBox()
         self.supportServer = HTTPServerBox()
         // libmicrohttpd's own messages become JSON lines of the log, never raw lines on stderr.
@@ -131,6 +137,7 @@ public final class LedgerService: Sendable {
             return api && desk
         }.value
         for ledger in ledgers { await ledger.pool.close() }
+        postingThreads?.close()
         log.log(["event": "stop", "drained": .bool(drained)])
     }
 

@@ -10,6 +10,8 @@ import SeatLedger
 /// The horizon is the injected clock minus `settle`: a lapse is derived only once every event
 /// recorded before it has committed (a commit in flight, another process's).
 struct AccessChangeFollower: Sendable {
+    /// A round longer than this is logged (`access_derivation_slow`).
+    static let slow: Duration = .milliseconds(250)
     let ledger: ServedLedger
     let now: @Sendable () -> EpochMillis
     let settle: EpochMillis
@@ -31,8 +33,19 @@ struct AccessChangeFollower: Sendable {
             let derivation: AccessDerivation
             do {
                 let leaseUntil = wallClock() + lease
-                derivation = try await ledger.pool.write { ledger in
-                    try ledger.deriveAccessChanges(through: horizon, cache: state.derivers, holdingDeliveriesUntil: leaseUntil)
+                let clock = ContinuousClock(), asked = clock.now
+                let (result, began) = try await ledger.pool.write { ledger in
+                    let began = clock.now
+                    return (try ledger.deriveAccessChanges(through: horizon, cache: state.derivers, holdingDeliveriesUntil: leaseUntil), began)
+                }
+                derivation = result
+                let done = clock.now
+                if done - asked > Self.slow {
+                    // A slow round delays every webhook behind it: say where the time went.
+                    log.log(["event": "access_derivation_slow", "ledger": .string(ledger.name),
+                             "waitedMs": .int(Int64((began - asked) / .milliseconds(1))), "derivedMs": .int(Int64((done - began) / .milliseconds(1))),
+                             "events": .int(result.cursor.position - (result.head - (result.head - result.cursor.position))),
+                             "transitions": .int(Int64(result.stored.count)), "replayedScopes": .int(Int64(result.replayedScopes))])
                 }
                 failures = 0
             } catch {

@@ -17,6 +17,8 @@ struct WebhookSender: Sendable {
     let ledger: ServedLedger
     let now: @Sendable () -> EpochMillis
     let poster: WebhookPoster
+    /// Where posts run (they block their thread).
+    let posting: PostingThreads
     let backoff: DeliveryBackoff
     /// How long a claimed delivery stays this process's (longer than a post's timeout).
     let lease: EpochMillis
@@ -26,10 +28,25 @@ struct WebhookSender: Sendable {
     let idle: Duration
     let log: RequestLog
 
+    /// How long attempts wait to be recorded together (recording is not on a delivery's path: one
+    /// commit for many attempts leaves the writer to appends and derivations; bench step 8).
+    static let recordEvery: Duration = .milliseconds(100)
+    /// Attempts recorded at once at most.
+    static let recordAtMost = 256
+
     /// Runs until the task is cancelled or the pool closes.
     func run() async {
         let state = ledger.accessChanges
+        let clock = ContinuousClock()
+        var unrecorded: [SentAttempt] = []
+        var oldestUnrecorded: ContinuousClock.Instant?
+        var nextClaim = clock.now
         while !Task.isCancelled, !ledger.pool.isClosed {
+            if let oldest = oldestUnrecorded, unrecorded.count >= Self.recordAtMost || clock.now - oldest >= Self.recordEvery {
+                await record(unrecorded)
+                unrecorded = []
+                oldestUnrecorded = nil
+            }
             let seen = state.queue.value
             let moment = now()
             var due: [WebhookDeliveryRecord] = state.handedOff.withLock { handed in
@@ -38,8 +55,9 @@ struct WebhookSender: Sendable {
             }
             let endpoints: [String: WebhookEndpointRecord]
             do {
-                if due.isEmpty {
-                    // Nothing handed over: what fell due (retries, another process's leftovers).
+                if due.isEmpty, clock.now >= nextClaim {
+                    // Nothing handed over: what fell due (retries, another process's leftovers), once per idle wait.
+                    nextClaim = clock.now + idle
                     due = try await ledger.pool.write { ledger in
                         try ledger.claimDueDeliveries(now: moment, leaseUntil: moment + lease, limit: concurrency * 8)
                     }
@@ -53,10 +71,12 @@ struct WebhookSender: Sendable {
                 continue
             }
             if due.isEmpty {
-                _ = await state.queue.wait(after: seen, timeout: idle)
+                var wait = min(idle, nextClaim - clock.now)
+                if let oldest = oldestUnrecorded { wait = min(wait, Self.recordEvery - (clock.now - oldest)) }
+                if wait > .zero { _ = await state.queue.wait(after: seen, timeout: wait) }
                 continue
             }
-            // Post them, at most `concurrency` at once, then record the batch in one transaction.
+            // Post them, at most `concurrency` at once; their attempts are recorded with the next batch.
             let sent: [SentAttempt] = await withTaskGroup(of: SentAttempt?.self) { group in
                 var running = 0
                 var sent: [SentAttempt] = []
@@ -72,8 +92,11 @@ struct WebhookSender: Sendable {
                 for await done in group { if let done { sent.append(done) } }
                 return sent
             }
-            await record(sent)
+            if !sent.isEmpty, oldestUnrecorded == nil { oldestUnrecorded = clock.now }
+            unrecorded += sent
         }
+        // Stopping: what was sent is recorded if the pool still takes it (else the leases end and it is sent again).
+        if !unrecorded.isEmpty { await record(unrecorded) }
     }
 
     /// One post and what came of it.
@@ -99,9 +122,10 @@ struct WebhookSender: Sendable {
             let url = try WebhookEndpointURL(validating: endpoint.url, allowsLoopbackHTTP: true)
             let secrets = try endpoint.signingSecrets(at: attemptAt).map { try WebhookSecret(parsing: $0) }
             let poster = self.poster, messageId = delivery.messageId
-            let outcome = try await Task.detached {
+            // The post blocks its thread until the answer: on the posting threads (``PostingThreads``).
+            let outcome = try await posting.run {
                 try poster.post(to: url, messageID: messageId, timestamp: attemptAt / 1000, body: body, signer: WebhookSigner(secrets: secrets))
-            }.value
+            }
             return SentAttempt(delivery: delivery, endpoint: endpoint, at: attemptAt, outcome: outcome, giveUp: false)
         } catch {
             if Task.isCancelled || ledger.pool.isClosed { return nil }
