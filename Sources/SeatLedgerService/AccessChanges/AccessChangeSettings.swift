@@ -13,7 +13,7 @@ public struct AccessChangeSettings: Sendable {
     public var idle: Duration = .seconds(1)
     /// After an append, how long the derivation lets further commits land before it runs (one
     /// derivation, one commit, for several appends; bench step 8).
-    public var coalesce: Duration = .milliseconds(20)
+    public var coalesce: Duration = .milliseconds(50)
     /// Deliveries posted at once, per ledger.
     public var concurrency = 8
     /// A post's timeout.
