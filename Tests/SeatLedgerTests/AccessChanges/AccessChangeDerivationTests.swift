@@ -49,6 +49,25 @@ struct AccessChangeDerivationTests {
             }
         }
 
+        /// Appends seed `seed`'s tangled history (``IncrementalEqualsRebuildTests/tangledHistory(seed:)``)
+        /// shuffled, in batches of 1 to 4, each recorded up to `gap` after the last, calling
+        /// `after` with each batch's moment; returns the last moment.
+        func appendShuffled(seed: UInt64, salt: UInt64, gap: EpochMillis,
+                            after: (EpochMillis, inout SeededRandom) throws -> Void) throws -> EpochMillis {
+            var rng = SeededRandom(seed: seed &* salt)
+            var pending = IncrementalEqualsRebuildTests.tangledHistory(seed: seed).events.shuffled(using: &rng)
+            var moment = B.base
+            while !pending.isEmpty {
+                let size = Int.random(in: 1...max(1, min(4, pending.count)), using: &rng)
+                let batch = Array(pending.prefix(size))
+                pending.removeFirst(size)
+                moment += EpochMillis.random(in: 0...gap, using: &rng)
+                try append(batch, at: moment)
+                try after(moment, &rng)
+            }
+            return moment
+        }
+
         /// Derives until caught up through `horizon`; every result.
         @discardableResult
         func derive(through horizon: EpochMillis, cache: AccessDeriverCache, maxEvents: Int = 2_000, maxDue: Int = 2_000) throws -> [AccessDerivation] {
@@ -98,18 +117,9 @@ struct AccessChangeDerivationTests {
     @Test("the feed folds to every scope's answer: tangled histories, shuffled, in batches, cache kept or lost between derivations",
           arguments: Array(UInt64(1)...UInt64(100)))
     func foldEqualsAnswer(seed: UInt64) throws {
-        let history = IncrementalEqualsRebuildTests.tangledHistory(seed: seed)
-        var rng = SeededRandom(seed: seed &* UInt64(7919))
         let test = try ClockedLedger()
         var cache = AccessDeriverCache()
-        var pending = history.events.shuffled(using: &rng)
-        var moment = B.base
-        while !pending.isEmpty {
-            let size = Int.random(in: 1...max(1, min(4, pending.count)), using: &rng)
-            let batch = Array(pending.prefix(size))
-            pending.removeFirst(size)
-            moment += EpochMillis.random(in: 0...(B.day / 2), using: &rng)
-            try test.append(batch, at: moment)
+        let moment = try test.appendShuffled(seed: seed, salt: 7919, gap: B.day / 2) { moment, rng in
             if Bool.random(using: &rng) { cache = AccessDeriverCache() }  // a restart: derivers replayed from the store
             try test.derive(through: moment, cache: cache)
         }
@@ -129,18 +139,9 @@ struct AccessChangeDerivationTests {
     func foldEqualsEntitlements() throws {
         var compared = 0, entitledSeen = 0
         for seed in UInt64(1)...UInt64(40) {
-            let history = IncrementalEqualsRebuildTests.tangledHistory(seed: seed)
-            var rng = SeededRandom(seed: seed &* UInt64(104_729))
             let test = try ClockedLedger()
             let cache = AccessDeriverCache()
-            var pending = history.events.shuffled(using: &rng)
-            var moment = B.base
-            while !pending.isEmpty {
-                let size = Int.random(in: 1...max(1, min(4, pending.count)), using: &rng)
-                let batch = Array(pending.prefix(size))
-                pending.removeFirst(size)
-                moment += EpochMillis.random(in: 0...60_000, using: &rng)
-                try test.append(batch, at: moment)
+            let moment = try test.appendShuffled(seed: seed, salt: 104_729, gap: 60_000) { moment, _ in
                 try test.derive(through: moment, cache: cache)
             }
             // At the last recording (some access still runs then) and after every period has ended.
