@@ -46,8 +46,10 @@ public struct MemberAccessChange: Sendable, Hashable {
         guard !changes.isEmpty else {
             return "<section class=\"access-changes\"><h2>Access changes</h2><p>No access transition names this identifier.</p></section>"
         }
-        var html = "<section class=\"access-changes\"><h2>Access changes</h2><table><thead><tr><th>#</th><th>learned</th><th>effective</th>"
-            + "<th>change</th><th>product</th><th>in</th><th>webhooks</th></tr></thead><tbody>"
+        // Stacked on a narrow screen, each cell under its label, as the group page's members table.
+        let header = ["#", "learned", "effective", "change", "product", "in", "webhooks"]
+        var html = "<section class=\"access-changes\"><h2>Access changes</h2><div class=\"scroll\"><table class=\"stack\"><thead><tr>"
+            + header.map { "<th scope=\"col\">\(e($0))</th>" }.joined() + "</tr></thead><tbody>"
         for change in changes {
             let t = change.transition
             let text = { (key: String) in t[key]?.stringValue ?? "" }
@@ -56,10 +58,11 @@ public struct MemberAccessChange: Sendable, Hashable {
                     + (delivery.lastStatus.map { ", HTTP \($0)" } ?? "") + (delivery.lastError.map { ", \(e($0))" } ?? "") + ")"
             }
             let corrects = t["corrects"]?.stringValue.map { "<br><small>corrects \(v($0))</small>" } ?? ""
-            html += "<tr class=\"kind-\(e(text("kind").lowercased()))\"><td>\(change.seq)</td><td>\(e(text("learnedAt")))</td><td>\(e(text("effectiveAt")))</td>"
-                + "<td>\(e(text("kind")))\(corrects)</td><td>\(v(text("productId")))</td><td>\(v(t["subject"]?["scope"]?.stringValue ?? ""))</td>"
-                + "<td>\(deliveries.isEmpty ? "none" : deliveries.joined(separator: "<br>"))</td></tr>"
+            let cells = ["\(change.seq)", e(text("learnedAt")), e(text("effectiveAt")), "\(e(text("kind")))\(corrects)", v(text("productId")),
+                         v(t["subject"]?["scope"]?.stringValue ?? ""), deliveries.isEmpty ? "none" : deliveries.joined(separator: "<br>")]
+            html += "<tr class=\"kind-\(e(text("kind").lowercased()))\">"
+                + zip(header, cells).map { "<td data-label=\"\(e($0))\">\($1)</td>" }.joined() + "</tr>"
         }
-        return html + "</tbody></table></section>"
+        return html + "</tbody></table></div></section>"
     }
 }
