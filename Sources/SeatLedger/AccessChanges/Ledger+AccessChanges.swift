@@ -42,19 +42,21 @@ extension Ledger {
                                             nextChange: nil, replayedScopes: 0, lastSeq: try store.lastAccessTransitionSeq(), busy: true)
                 }
                 let end = min(head, cursor.position + Int64(max(1, maxEvents)))
+                // Where the cache's derivers stand (the cursor moves to `end` before the due scopes are advanced).
+                let derivedFrom = cursor.position
                 var rows: [AccessTransitionRow] = []
                 var stored: [StoredAccessTransition] = []
                 var replayed = 0
                 var notifications: [(eventId: String, position: Int64)] = []
 
                 func deriver(for scope: AccessScope, states: [String: AccessScopeState]) throws -> (AccessTransitionDeriver, [EventFacts], Bool) {
-                    let known = derivers[scope.key] ?? cache.deriver(scope.key, at: cursor.position)
+                    let known = derivers[scope.key] ?? cache.deriver(scope.key, at: derivedFrom)
                     let facts = try scopeFacts(scope, maintainer: maintainer, known: known?.facts ?? [])
                     if let existing = derivers[scope.key] { return (existing, facts, false) }
                     // A cached deriver holds while the scope's earlier facts are the ones it applied (a new
                     // link can bring older events into a group, or take some out).
                     if let cached = known, cached.clock == states[scope.key]?.clock,
-                       cached.facts.map(\.eventId) == facts.lazy.filter({ $0.position <= cursor.position }).map(\.eventId) {
+                       cached.facts.map(\.eventId) == facts.lazy.filter({ $0.position <= derivedFrom }).map(\.eventId) {
                         return (cached, facts, false)
                     }
                     // Replay what is known through the cursor (what earlier derivations stored has the
@@ -103,7 +105,11 @@ extension Ledger {
                     let states = Dictionary(due.map { ($0.scope, $0) }, uniquingKeysWith: { first, _ in first })
                     for state in due {
                         guard let scope = AccessScope(key: state.scope) else { continue }
-                        var (current, _, _) = try deriver(for: scope, states: states)
+                        var (current, scopeFacts, _) = try deriver(for: scope, states: states)
+                        // Any of its events this round's news did not reach (applied ones are skipped), then time.
+                        for fact in scopeFacts where fact.position > derivedFrom && fact.position <= cursor.position {
+                            rows += transitionRows(current.append(fact))
+                        }
                         rows += transitionRows(current.advance(to: horizon))
                         derivers[scope.key] = current
                     }
