@@ -302,6 +302,32 @@ struct AccessChangeDerivationTests {
         #expect(try test.ledger.claimDueDeliveries(now: B.base + 20_000, leaseUntil: B.base + 21_000, limit: 10).isEmpty)
     }
 
+    @Test("news and a lapse in one round: both scopes come from the cache, none is replayed")
+    func newsAndLapseShareTheCache() throws {
+        let test = try ClockedLedger()
+        let expires = B.base + 30 * B.day
+        var b = B()
+        b.notification("SUBSCRIBED", at: B.base, transaction: B.transaction(id: "x1", original: "2000000000000001", quantity: 2,
+                                                                             purchase: B.base, expires: expires))
+        b.notification("SUBSCRIBED", at: B.base, transaction: B.transaction(id: "y1", original: "2000000000000002", quantity: 2,
+                                                                             purchase: B.base, expires: expires + 365 * B.day))
+        try test.append(b.events, at: B.base + 1_000)
+        let cache = AccessDeriverCache()
+        try test.derive(through: B.base + 2_000, cache: cache)
+        #expect(cache.count == 2)
+        // News of group 2 in the same round as group 1's period ends (time).
+        var renewal = B()
+        renewal.notification("DID_RENEW", at: expires + 500, transaction: B.transaction(id: "y2", original: "2000000000000002", quantity: 2,
+                                                                                         purchase: expires, expires: expires + 400 * B.day),
+                             uuid: "n-renew")
+        try test.append(renewal.events, at: expires + 1_000)
+        let round = try test.derive(through: expires + 2_000, cache: cache)
+        #expect(round.map(\.replayedScopes).reduce(0, +) == 0)
+        #expect(cache.count == 2)
+        let last = try #require(try test.feed().last)
+        #expect(last.kind == "LOST" && last.scope == "group:2000000000000001")
+    }
+
     @Test("a second derivation, with every deriver lost, stores nothing and queues nothing")
     func idempotent() throws {
         let test = try ClockedLedger()
