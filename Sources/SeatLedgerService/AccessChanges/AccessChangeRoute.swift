@@ -13,8 +13,14 @@ extension LedgerService {
         let after = try ReadRoutes.integer(request, "after", range: 0...Int64.max) ?? 0
         let limit = Int(try ReadRoutes.integer(request, "limit", range: 1...Int64(configuration.maxPageSize)) ?? 100)
         let waitSeconds = try ReadRoutes.integer(request, "wait", range: 0...configuration.maxChangeWait.components.seconds) ?? 0
-        var filter = AccessTransitionFilter(productId: request.queryValue("product"))
-        if let kind = request.queryValue("kind") { filter.kinds = [kind] }
+        // A filter given empty is refused, not read as "no filter" (the document says minLength 1).
+        func filterValue(_ name: String, _ what: String) throws(APIError) -> String? {
+            guard let value = request.queryValue(name) else { return nil }
+            guard !value.isEmpty else { throw .badParameter(name, value, expected: what) }
+            return value
+        }
+        var filter = AccessTransitionFilter(productId: try filterValue("product", "a product id"))
+        if let kind = try filterValue("kind", "a transition kind (GAINED, LOST, END_MOVED, …)") { filter.kinds = [kind] }
         let query = filter
         func page() async throws -> (rows: [StoredAccessTransition], last: Int64, cursor: AccessCursor, head: Int64) {
             do {

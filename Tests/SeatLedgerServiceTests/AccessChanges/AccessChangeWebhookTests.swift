@@ -59,6 +59,9 @@ struct AccessChangeWebhookTests {
         #expect(gained["changes"]?.arrayValue?.count == 2 && gained["next"] == .int(2))
         let none = try JSONValue.parse(bytes: Array(try client.request("GET", "/v1/access-changes?product=com.example.other&wait=30", headers: auth).body))
         #expect(none["changes"] == .array([]) && none["next"] == .int(3))
+        // An empty filter is a 400 naming it, not "no filter".
+        let emptyFilter = try client.request("GET", "/v1/access-changes?product=", headers: auth)
+        #expect(emptyFilter.status == 400 && emptyFilter.text.contains("bad_parameter") && emptyFilter.text.contains("product="))
         // /metrics: what was derived and delivered, nothing pending or failing.
         let metrics = try client.request("GET", "/metrics").text
         for line in ["seatledger_access_transitions_emitted_total{ledger=\"default\"} 3",
