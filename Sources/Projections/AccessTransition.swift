@@ -107,11 +107,20 @@ public struct AccessTransition: Sendable, Hashable {
 
     /// The JSON form (keys sorted when written canonically), naming the ledger's app and environment.
     public func json(bundleId: String, environment: String) -> JSONValue {
+        Self.json(id: id, kind: kind, productId: productId, subject: subject.json, bundleId: bundleId, environment: environment,
+                  effectiveAt: effectiveAt, learnedAt: learnedAt, before: before?.json, after: after?.json, cause: cause, corrects: corrects)
+    }
+
+    /// The JSON form from its parts, `before` and `after` already JSON (a reader that holds the
+    /// snapshots only as stored, such as the reconciliation of a ledger's stored transitions).
+    public static func json(id: String, kind: AccessTransitionKind, productId: String?, subject: JSONValue, bundleId: String,
+                            environment: String, effectiveAt: EpochMillis, learnedAt: EpochMillis, before: JSONValue?,
+                            after: JSONValue?, cause: TransitionCause, corrects: String?) -> JSONValue {
         [
-            "id": .string(id), "kind": .string(kind.rawValue), "subject": subject.json, "productId": .optional(productId),
+            "id": .string(id), "kind": .string(kind.rawValue), "subject": subject, "productId": .optional(productId),
             "bundleId": .string(bundleId), "environment": .string(environment),
             "effectiveAt": .timestamp(effectiveAt), "learnedAt": .timestamp(learnedAt),
-            "before": before?.json ?? .null, "after": after?.json ?? .null,
+            "before": before ?? .null, "after": after ?? .null,
             "cause": cause.json, "corrects": .optional(corrects),
         ]
     }

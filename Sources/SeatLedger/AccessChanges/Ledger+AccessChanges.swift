@@ -211,13 +211,14 @@ extension Ledger {
     /// `after`) to the deriver's answer (none: the scope is gone), caused by `lastEvent`.
     func reconcile(_ scope: AccessScope, with deriver: AccessTransitionDeriver?, lastEvent: EventFacts?) throws -> [AccessTransitionRow] {
         guard let lastEvent else { return [] }
-        var folded: [String: (subjectKey: String, productId: String?, transition: JSONValue)] = [:]
+        // What a reader folded: each key's last stored transition.
+        var folded: [AccessKey: JSONValue] = [:]
         var after = Int64(0)
         while true {
             let page = try store.accessTransitions(after: after, limit: 1_000, filter: AccessTransitionFilter(scope: scope.key))
             for row in page {
                 guard let body = try? JSONValue.parse(row.body) else { continue }
-                folded[row.subjectKey + "\u{1}" + (row.productId ?? "")] = (row.subjectKey, row.productId, body)
+                folded[AccessKey(scope: scope.key, subject: row.subjectKey, productId: row.productId)] = body
             }
             guard let last = page.last, page.count == 1_000 else { break }
             after = last.seq
@@ -226,43 +227,34 @@ extension Ledger {
         let reference = EventReference(eventId: lastEvent.eventId, position: lastEvent.position)
         let cause = TransitionCause(kind: .news, event: reference, eventType: lastEvent.type, subtype: lastEvent.subtype,
                                     retractedEventId: lastEvent.retractedEventId, knownThrough: reference, upstream: nil)
+        func side(_ snapshot: JSONValue?) -> (entitled: Bool, source: String)? {
+            snapshot.map { ($0["entitled"] == .bool(true), $0["source"]?.stringValue ?? "") }
+        }
         var rows: [AccessTransitionRow] = []
-        var keys = Set(current.keys.map { $0.subject + "\u{1}" + ($0.productId ?? "") })
-        keys.formUnion(folded.keys)
-        for composite in keys.sorted() {
-            let stored = folded[composite]
-            let key = current.keys.first { $0.subject + "\u{1}" + ($0.productId ?? "") == composite }
-                ?? AccessKey(scope: scope.key, subject: stored?.subjectKey ?? "", productId: stored?.productId)
-            let entry = current[key]
+        for key in Set(current.keys).union(folded.keys).sorted() {
+            let stored = folded[key], entry = current[key]
+            // (Not `flatMap { … ? nil : $0 }`: JSONValue takes `nil` as a literal, so that keeps `.null`.)
             var storedAfter: JSONValue?
-            if let after = stored?.transition["after"], after != .null { storedAfter = after }
-            let storedSubject = stored?.transition["subject"]
-            if storedAfter?.canonicalString() == entry?.snapshot.json.canonicalString(),
-               entry == nil || storedSubject?.canonicalString() == entry?.subject.json.canonicalString() { continue }
-            func side(_ snapshot: JSONValue?) -> (entitled: Bool, source: String)? {
-                snapshot.map { ($0["entitled"] == .bool(true), $0["source"]?.stringValue ?? "") }
-            }
-            let currentSnapshot = entry?.snapshot.json
-            guard storedAfter != nil || currentSnapshot != nil else { continue }
-            let kind = AccessTransitionKind(was: side(storedAfter), now: side(currentSnapshot), snapshotChanged: storedAfter != currentSnapshot)
+            if let value = stored?["after"], value != .null { storedAfter = value }
+            let storedSubject = stored?["subject"]
+            let now = entry?.snapshot.json
+            // Compared as canonical text: the stored side was parsed back from it.
+            let sameAccess = storedAfter?.canonicalString() == now?.canonicalString()
+            if sameAccess, entry == nil || storedSubject?.canonicalString() == entry?.subject.json.canonicalString() { continue }
+            guard storedAfter != nil || now != nil else { continue }
+            let kind = AccessTransitionKind(was: side(storedAfter), now: side(now), snapshotChanged: !sameAccess)
             let id = AccessTransitionID.make(key: key, kind: kind, cause: cause, at: lastEvent.recordedAt) + ";reconciled"
-            var body: [String: JSONValue] = [
-                "id": .string(id), "kind": .string(kind.rawValue), "productId": .optional(key.productId),
-                "bundleId": .string(configuration.bundleId), "environment": .string(configuration.environment.rawValue),
-                "subject": entry?.subject.json ?? storedSubject ?? .null,
-                "effectiveAt": .timestamp(lastEvent.recordedAt), "learnedAt": .timestamp(lastEvent.recordedAt),
-                "before": storedAfter ?? .null, "after": entry?.snapshot.json ?? .null,
-                "cause": cause.json, "corrects": .optional(stored?.transition["id"]?.stringValue),
-            ]
+            let subject = entry?.subject.json ?? storedSubject ?? .null
+            guard case .object(var body) = AccessTransition.json(
+                id: id, kind: kind, productId: key.productId, subject: subject, bundleId: configuration.bundleId,
+                environment: configuration.environment.rawValue, effectiveAt: lastEvent.recordedAt, learnedAt: lastEvent.recordedAt,
+                before: storedAfter, after: now, cause: cause, corrects: stored?["id"]?.stringValue) else { continue }
             body["reconciled"] = .bool(true)
-            let subject = entry?.subject
             rows.append(AccessTransitionRow(
                 id: id, scope: scope.key, subjectKey: key.subject, productId: key.productId, kind: kind.rawValue,
-                learnedAt: lastEvent.recordedAt, body: JSONValue.object(body).canonicalString(),
-                groupKey: scope.groupKey, originalTransactionId: subject?.originalTransactionId ?? storedSubject?["originalTransactionId"]?.stringValue,
-                appTransactionId: subject?.appTransactionId ?? storedSubject?["appTransactionId"]?.stringValue,
-                seatClaimId: subject?.seatClaimId ?? storedSubject?["seatClaimId"]?.stringValue,
-                memberRef: subject?.memberRef ?? storedSubject?["memberRef"]?.stringValue))
+                learnedAt: lastEvent.recordedAt, body: JSONValue.object(body).canonicalString(), groupKey: scope.groupKey,
+                originalTransactionId: subject["originalTransactionId"]?.stringValue, appTransactionId: subject["appTransactionId"]?.stringValue,
+                seatClaimId: subject["seatClaimId"]?.stringValue, memberRef: subject["memberRef"]?.stringValue))
         }
         return rows
     }
