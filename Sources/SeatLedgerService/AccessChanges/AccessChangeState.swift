@@ -1,3 +1,4 @@
+import LedgerConcurrency
 import LedgerStorage
 import SeatLedger
 import Synchronization

@@ -1,11 +1,14 @@
 import Synchronization
 
-/// A counter that only grows, and the tasks waiting for it to pass a value: the access feed's
-/// last position (long polls wait on it) and the delivery queue's (the sender waits on it).
+/// A counter that only grows, and the tasks waiting for it to pass a value (in `serve`: the
+/// access feed's last position, which long polls wait on, and the delivery queue's).
 ///
 /// `advance(to:)` resumes every waiter it passes at once; a waiter also resumes at its timeout or
 /// when the signal closes. No polling.
-final class ProgressSignal: Sendable {
+public final class ProgressSignal: Sendable {
+    /// A signal at 0 with no waiters.
+    public init() {}
+
     private struct Waiter {
         let after: Int64
         let continuation: CheckedContinuation<Int64, Never>
@@ -23,10 +26,10 @@ final class ProgressSignal: Sendable {
     private let state = Mutex(State())
 
     /// The value now.
-    var value: Int64 { state.withLock { $0.value } }
+    public var value: Int64 { state.withLock { $0.value } }
 
     /// Raises the value to `value` (never lowers it) and resumes the waiters it passed.
-    func advance(to value: Int64) {
+    public func advance(to value: Int64) {
         let woken: [Waiter] = state.withLock { state in
             guard value > state.value else { return [] }
             state.value = value
@@ -38,12 +41,12 @@ final class ProgressSignal: Sendable {
     }
 
     /// Raises the value by one (something new to look at).
-    func bump() {
+    public func bump() {
         advance(to: value + 1)
     }
 
     /// Returns the value once it passes `after`, or at `timeout`, or when the signal closes.
-    func wait(after: Int64, timeout: Duration) async -> Int64 {
+    public func wait(after: Int64, timeout: Duration) async -> Int64 {
         let id: UInt64 = state.withLock { state in
             state.nextId += 1
             return state.nextId
@@ -64,7 +67,7 @@ final class ProgressSignal: Sendable {
     }
 
     /// Resumes every waiter and every later wait at once (the service is stopping).
-    func close() {
+    public func close() {
         let woken: [Waiter] = state.withLock { state in
             state.closed = true
             defer { state.waiters.removeAll() }
