@@ -98,6 +98,16 @@ public struct AccessTransitionDeriver: Sendable {
         return nil
     }
 
+    /// The first moment after ``clock`` at which the answer *may* change with no news (the least
+    /// date the facts carry after it: ``AccessScope/candidateChange(after:facts:)``), without
+    /// evaluating it; `nil` when none can. ``nextChange()`` is the moment it does change; this is
+    /// at or before it, and costs no fold, so a schedule of many scopes keeps this and
+    /// ``advance(to:)`` finds out (waking at a candidate where nothing changes costs one look).
+    public func candidateChange() -> EpochMillis? {
+        guard let clock else { return nil }
+        return scope.candidateChange(after: clock, facts: facts)
+    }
+
     // MARK: Steps
 
     /// The transitions from ``current`` to `answer`, by key; ``current`` becomes `answer`.

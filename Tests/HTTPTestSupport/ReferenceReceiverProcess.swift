@@ -95,8 +95,12 @@ public final class ReferenceReceiverProcess: @unchecked Sendable {
     /// The lines of `--refusals` so far: one JSON object per refused request.
     public func refusalLines() -> [Data] { lines(of: "refusals.ndjson") }
 
+    /// The file's complete lines: a last line without its line break is one the receiver is
+    /// still writing (a read can land between the bytes of one write), so it is left for later.
     private func lines(of name: String) -> [Data] {
-        guard let text = try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").map { Data($0.utf8) }
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent(name)) else { return [] }
+        var lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        lines.removeLast()   // after the last line break: empty, or a line still being written
+        return lines.filter { !$0.isEmpty }.map { Data($0) }
     }
 }

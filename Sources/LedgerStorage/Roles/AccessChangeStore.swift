@@ -40,11 +40,15 @@ extension AccessChangeStore {
         }
     }
 
-    /// The scopes marked by appends through `position`, and forgets them (inside the derivation).
-    public func takeChangedAccessScopes(through position: Int64) throws -> Set<String> {
-        let scopes = try database.query("SELECT scope FROM access_pending WHERE position <= ?", [.integer(position)]) { try $0.text(0) }
+    /// The scopes marked by appends through `position` (the derivation's read).
+    public func changedAccessScopes(through position: Int64) throws -> Set<String> {
+        Set(try database.query("SELECT scope FROM access_pending WHERE position <= ?", [.integer(position)]) { try $0.text(0) })
+    }
+
+    /// Forgets the marks of appends through `position` (inside the derivation's write, once what
+    /// it derived from them is stored). A mark an append moved past `position` since stays.
+    public func forgetChangedAccessScopes(through position: Int64) throws {
         try database.execute("DELETE FROM access_pending WHERE position <= ?", [.integer(position)])
-        return Set(scopes)
     }
 
     // MARK: Derivation (inside the caller's write transaction)
@@ -134,15 +138,7 @@ extension AccessChangeStore {
     /// returns those stored (inside the transaction that locked the cursor).
     public func insertAccessTransitions(_ rows: [AccessTransitionRow]) throws -> [StoredAccessTransition] {
         guard !rows.isEmpty else { return [] }
-        var present = Set<String>()
-        let ids = Array(Set(rows.map(\.id)))
-        for start in stride(from: 0, to: ids.count, by: 500) {
-            let chunk = ids[start..<min(start + 500, ids.count)]
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            present.formUnion(try database.query("SELECT id FROM access_transitions WHERE id IN (\(marks))", chunk.map { .text($0) }) {
-                try $0.text(0)
-            })
-        }
+        var present = try storedAccessTransitionIds(among: Set(rows.map(\.id)))
         var seq = try lastAccessTransitionSeq()
         var stored: [StoredAccessTransition] = []
         for row in rows where !present.contains(row.id) {
@@ -159,6 +155,20 @@ extension AccessChangeStore {
                                                  productId: row.productId, kind: row.kind, learnedAt: row.learnedAt, body: row.body))
         }
         return stored
+    }
+
+    /// Which of `ids` are stored already.
+    public func storedAccessTransitionIds(among ids: Set<String>) throws -> Set<String> {
+        var present = Set<String>()
+        let sorted = ids.sorted()
+        for start in stride(from: 0, to: sorted.count, by: 500) {
+            let chunk = sorted[start..<min(start + 500, sorted.count)]
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            present.formUnion(try database.query("SELECT id FROM access_transitions WHERE id IN (\(marks))", chunk.map { .text($0) }) {
+                try $0.text(0)
+            })
+        }
+        return present
     }
 
     // MARK: The feed

@@ -16,7 +16,8 @@ public struct AccessDerivation: Sendable {
     /// Whether everything recorded and everything due through the horizon is derived; `false`:
     /// call again at once.
     public var caughtUp: Bool
-    /// The soonest moment a scope's answer changes by time (when to run again without news); `nil`: none.
+    /// The soonest moment a scope's answer may change by time (when to run again without news:
+    /// each scope's next candidate, ``AccessTransitionDeriver/candidateChange()``); `nil`: none.
     public var nextChange: EpochMillis?
     /// Scopes replayed from the store (not in the cache).
     public var replayedScopes: Int

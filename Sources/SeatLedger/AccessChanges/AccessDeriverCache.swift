@@ -66,11 +66,12 @@ public final class AccessDeriverCache: Sendable {
         }
     }
 
-    /// Forgets everything (a derivation failed: what it changed did not commit).
-    func clear() {
-        state.withLock { state in
-            state.entries.removeAll()
-            state.validThrough = nil
-        }
+    /// Keeps a plan's derivers when `derivation` stored it (not busy, and its cursor is the
+    /// plan's); otherwise keeps nothing: the entries then no longer match the stored cursor and
+    /// the next plan empties the cache. Outside the write transaction: replacing entries frees
+    /// the old derivers' facts, work the writer need not do.
+    public func keep(_ plan: AccessDerivationPlan, storedBy derivation: AccessDerivation) {
+        guard !derivation.busy, derivation.cursor == plan.cursor else { return }
+        store(plan.derivers, derivedThrough: plan.cursor.position)
     }
 }

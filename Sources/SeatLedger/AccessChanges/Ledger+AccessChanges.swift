@@ -5,134 +5,167 @@ import Projections
 
 extension Ledger {
     /// Derives the access transitions of the events recorded since the last derivation, and the
-    /// changes by time due through `horizon`, and stores them with the deliveries they make, in
-    /// one write transaction (see `Events/api/access-transitions.md`, "Storage and delivery").
+    /// changes by time due through `horizon`, and stores them with the deliveries they make:
+    /// ``planAccessChanges(through:cache:maxEvents:maxDueScopes:)`` in a read snapshot, then
+    /// ``commitAccessChanges(_:holdingDeliveriesUntil:)`` in a write transaction, and keeps the
+    /// plan's derivers in `cache` (see
+    /// `Events/api/access-transitions.md`, "Storage and delivery").
+    public func deriveAccessChanges(through horizon: EpochMillis, cache: AccessDeriverCache, maxEvents: Int = 2_000,
+                                    maxDueScopes: Int = 2_000, holdingDeliveriesUntil leaseUntil: EpochMillis? = nil) throws -> AccessDerivation {
+        let plan = try planAccessChanges(through: horizon, cache: cache, maxEvents: maxEvents, maxDueScopes: maxDueScopes)
+        let derivation = try commitAccessChanges(plan, holdingDeliveriesUntil: leaseUntil)
+        cache.keep(plan, storedBy: derivation)
+        return derivation
+    }
+
+    /// Derives, in one read snapshot, what the next derivation stores (nothing is written, so
+    /// `serve` runs it on a reader while its writer keeps appending):
     ///
     /// - Events after the cursor (at most `maxEvents`), in position order: each scope they
     ///   concern (a group, an individual subscription) is brought up to date by its deriver.
     /// - Only when every recorded event is derived: scopes whose answer changes by time at or
     ///   before `horizon` (at most `maxDueScopes`, found through an index: the cost is what falls
     ///   due) are advanced to it, and the cursor's horizon moves there.
-    /// - A transition already stored (its id) is not stored again, so a derivation repeated after
-    ///   a crash, or by another process, adds nothing. A scope replayed from the store (not in
-    ///   `cache`) is reconciled with what its stored transitions fold to, so a reader's fold still
-    ///   ends at the current answer when a scope's facts changed under it (two groups found to be
-    ///   one) or the scope vanished.
-    /// - Each new transition is queued for every enabled endpoint that receives `access.changed`;
-    ///   each new notification event for those that receive `apple.notification`. With
-    ///   `leaseUntil`, they are queued held by the caller until then and returned
-    ///   (``AccessDerivation/heldDeliveries``), for its sender to post without claiming them.
+    /// - A scope replayed from the store (not in `cache`) is reconciled with what its stored
+    ///   transitions (and the plan's new ones) fold to, so a reader's fold still ends at the
+    ///   current answer when a scope's facts changed under it (two groups found to be one) or the
+    ///   scope vanished.
     ///
-    /// Pure of clocks: `horizon` is the caller's. Safe to run from several processes: the cursor
-    /// row is locked for the transaction, and a process that finds it locked returns at once
-    /// (``AccessDerivation/busy``) instead of holding its writer while it waits.
-    public func deriveAccessChanges(through horizon: EpochMillis, cache: AccessDeriverCache, maxEvents: Int = 2_000,
-                                    maxDueScopes: Int = 2_000, holdingDeliveriesUntil leaseUntil: EpochMillis? = nil) throws -> AccessDerivation {
+    /// Pure of clocks: `horizon` is the caller's. `cache` is only read.
+    public func planAccessChanges(through horizon: EpochMillis, cache: AccessDeriverCache, maxEvents: Int = 2_000,
+                                  maxDueScopes: Int = 2_000) throws -> AccessDerivationPlan {
         let maintainer = ProjectionMaintainer(store: store)
-        var derivers: [String: AccessTransitionDeriver] = [:]
-        do {
-            let result = try store.write { () throws -> AccessDerivation in
-                guard try store.hasAccessChangeTables() else {
-                    throw LedgerStoreError.badConfiguration("this ledger's schema predates access changes (schema 6): the owner of its tables opens it once to upgrade it")
-                }
-                let head = try store.head().position
-                guard var cursor = try store.lockedAccessCursor() else {
-                    // Another process is deriving; what it stores, the feed's readers see.
-                    return AccessDerivation(stored: [], cursor: try store.accessCursor(), head: head, queuedDeliveries: 0, caughtUp: true,
-                                            nextChange: nil, replayedScopes: 0, lastSeq: try store.lastAccessTransitionSeq(), busy: true)
-                }
-                let end = min(head, cursor.position + Int64(max(1, maxEvents)))
-                // Where the cache's derivers stand (the cursor moves to `end` before the due scopes are advanced).
-                let derivedFrom = cursor.position
-                var rows: [AccessTransitionRow] = []
-                var stored: [StoredAccessTransition] = []
-                var replayed = 0
-                var notifications: [(eventId: String, position: Int64)] = []
-
-                func deriver(for scope: AccessScope, states: [String: AccessScopeState]) throws -> (AccessTransitionDeriver, [EventFacts], Bool) {
-                    let known = derivers[scope.key] ?? cache.deriver(scope.key, at: derivedFrom)
-                    let facts = try scopeFacts(scope, maintainer: maintainer, known: known?.facts ?? [])
-                    if let existing = derivers[scope.key] { return (existing, facts, false) }
-                    // A cached deriver holds while the scope's earlier facts are the ones it applied (a new
-                    // link can bring older events into a group, or take some out).
-                    if let cached = known, cached.clock == states[scope.key]?.clock,
-                       cached.facts.map(\.eventId) == facts.lazy.filter({ $0.position <= derivedFrom }).map(\.eventId) {
-                        return (cached, facts, false)
-                    }
-                    // Replay what is known through the cursor (what earlier derivations stored has the
-                    // same ids and is skipped; what differs is reconciled below).
-                    var fresh = AccessTransitionDeriver(scope: scope)
-                    for fact in facts where fact.position <= cursor.position { rows += transitionRows(fresh.append(fact)) }
-                    if let clock = states[scope.key]?.clock { rows += transitionRows(fresh.advance(to: clock)) }
-                    replayed += 1
-                    return (fresh, facts, true)
-                }
-
-                // News: the events after the cursor.
-                if end > cursor.position {
-                    let facts = try maintainer.loadFacts(Set((cursor.position + 1)...end))
-                    var scopes: [AccessScope] = []
-                    var seen = Set<String>()
-                    for fact in facts where fact.kind == .notification { notifications.append((fact.eventId, fact.position)) }
-                    for scope in try scopesConcerned(by: facts) where seen.insert(scope.key).inserted { scopes.append(scope) }
-                    // Groups the appends re-resolved that no new event names (they lost events to another group).
-                    for key in try store.takeChangedAccessScopes(through: end).sorted() where seen.insert(key).inserted {
-                        if let scope = AccessScope(key: key) { scopes.append(scope) }
-                    }
-                    let states = try store.accessScopeStates(seen)
-                    var reconciling: [AccessScope] = []
-                    for scope in scopes {
-                        var (current, scopeFacts, fromReplay) = try deriver(for: scope, states: states)
-                        for fact in scopeFacts where fact.position > cursor.position && fact.position <= end {
-                            rows += transitionRows(current.append(fact))
-                        }
-                        derivers[scope.key] = current
-                        // Derived before, and replayed now or gone: what readers fold to must match its answer.
-                        if states[scope.key] != nil, fromReplay || scopeFacts.isEmpty { reconciling.append(scope) }
-                    }
-                    cursor.position = end
-                    stored += try store.insertAccessTransitions(rows)
-                    rows = []
-                    for scope in reconciling {
-                        rows += try reconcile(scope, with: derivers[scope.key], lastEvent: facts.last)
-                    }
-                }
-
-                // Time: only once every recorded event is derived (a lapse is never derived past news it has not seen).
-                var caughtUp = cursor.position >= head
-                if caughtUp, horizon > cursor.horizon {
-                    let due = try store.dueAccessScopes(through: horizon, limit: maxDueScopes)
-                    let states = Dictionary(due.map { ($0.scope, $0) }, uniquingKeysWith: { first, _ in first })
-                    for state in due {
-                        guard let scope = AccessScope(key: state.scope) else { continue }
-                        var (current, scopeFacts, _) = try deriver(for: scope, states: states)
-                        // Any of its events this round's news did not reach (applied ones are skipped), then time.
-                        for fact in scopeFacts where fact.position > derivedFrom && fact.position <= cursor.position {
-                            rows += transitionRows(current.append(fact))
-                        }
-                        rows += transitionRows(current.advance(to: horizon))
-                        derivers[scope.key] = current
-                    }
-                    if due.count < maxDueScopes { cursor.horizon = horizon } else { caughtUp = false }
-                }
-
-                try store.saveAccessScopeStates(derivers.map { key, deriver in
-                    AccessScopeState(scope: key, clock: deriver.clock ?? 0, nextChange: deriver.nextChange())
-                })
-                stored += try store.insertAccessTransitions(rows)
-                try store.setAccessCursor(cursor)
-                let queued = try queueDeliveries(stored: stored, notifications: notifications, leaseUntil: leaseUntil)
-                return AccessDerivation(stored: stored, cursor: cursor, head: head, queuedDeliveries: queued.count,
-                                        heldDeliveries: leaseUntil == nil ? [] : queued, caughtUp: caughtUp,
-                                        nextChange: try store.nextAccessChange(), replayedScopes: replayed,
-                                        lastSeq: try store.lastAccessTransitionSeq())
+        return try store.read { () throws -> AccessDerivationPlan in
+            guard try store.hasAccessChangeTables() else {
+                throw LedgerStoreError.badConfiguration("this ledger's schema predates access changes (schema 6): the owner of its tables opens it once to upgrade it")
             }
-            // A busy round derived nothing here; the cache empties at the next round's other cursor.
-            if !result.busy { cache.store(derivers, derivedThrough: result.cursor.position) }
-            return result
-        } catch {
-            cache.clear()
-            throw error
+            let head = try store.head().position
+            let from = try store.accessCursor()
+            var cursor = from
+            let end = min(head, cursor.position + Int64(max(1, maxEvents)))
+            // Where the cache's derivers stand (the cursor moves to `end` before the due scopes are advanced).
+            let derivedFrom = cursor.position
+            var derivers: [String: AccessTransitionDeriver] = [:]
+            var rows: [AccessTransitionRow] = []
+            var replayed = 0
+            var notifications: [(eventId: String, position: Int64)] = []
+
+            func deriver(for scope: AccessScope, states: [String: AccessScopeState]) throws -> (AccessTransitionDeriver, [EventFacts], Bool) {
+                let known = derivers[scope.key] ?? cache.deriver(scope.key, at: derivedFrom)
+                let facts = try scopeFacts(scope, maintainer: maintainer, known: known?.facts ?? [])
+                if let existing = derivers[scope.key] { return (existing, facts, false) }
+                // A cached deriver holds while the scope's earlier facts are the ones it applied (a new
+                // link can bring older events into a group, or take some out).
+                if let cached = known, cached.clock == states[scope.key]?.clock,
+                   cached.facts.map(\.eventId) == facts.lazy.filter({ $0.position <= derivedFrom }).map(\.eventId) {
+                    return (cached, facts, false)
+                }
+                // Replay what is known through the cursor (what earlier derivations stored has the
+                // same ids and is skipped; what differs is reconciled below).
+                var fresh = AccessTransitionDeriver(scope: scope)
+                for fact in facts where fact.position <= cursor.position { rows += transitionRows(fresh.append(fact)) }
+                if let clock = states[scope.key]?.clock { rows += transitionRows(fresh.advance(to: clock)) }
+                replayed += 1
+                return (fresh, facts, true)
+            }
+
+            // News: the events after the cursor.
+            if end > cursor.position {
+                let facts = try maintainer.loadFacts(Set((cursor.position + 1)...end))
+                var scopes: [AccessScope] = []
+                var seen = Set<String>()
+                for fact in facts where fact.kind == .notification { notifications.append((fact.eventId, fact.position)) }
+                for scope in try scopesConcerned(by: facts) where seen.insert(scope.key).inserted { scopes.append(scope) }
+                // Groups the appends re-resolved that no new event names (they lost events to another group).
+                for key in try store.changedAccessScopes(through: end).sorted() where seen.insert(key).inserted {
+                    if let scope = AccessScope(key: key) { scopes.append(scope) }
+                }
+                let states = try store.accessScopeStates(seen)
+                var reconciling: [AccessScope] = []
+                for scope in scopes {
+                    var (current, scopeFacts, fromReplay) = try deriver(for: scope, states: states)
+                    for fact in scopeFacts where fact.position > cursor.position && fact.position <= end {
+                        rows += transitionRows(current.append(fact))
+                    }
+                    derivers[scope.key] = current
+                    // Derived before, and replayed now or gone: what readers fold to must match its answer.
+                    if states[scope.key] != nil, fromReplay || scopeFacts.isEmpty { reconciling.append(scope) }
+                }
+                cursor.position = end
+                if !reconciling.isEmpty {
+                    // What the feed holds of each once the rows so far are stored: the stored ones, then the new.
+                    let keys = Set(reconciling.map(\.key))
+                    let present = try store.storedAccessTransitionIds(among: Set(rows.lazy.filter { keys.contains($0.scope) }.map(\.id)))
+                    var reconciled: [AccessTransitionRow] = []
+                    for scope in reconciling {
+                        let planned = rows.filter { $0.scope == scope.key && !present.contains($0.id) }
+                        reconciled += try reconcile(scope, with: derivers[scope.key], lastEvent: facts.last, planned: planned)
+                    }
+                    rows += reconciled
+                }
+            }
+
+            // Time: only once every recorded event is derived (a lapse is never derived past news it has not seen).
+            var caughtUp = cursor.position >= head
+            if caughtUp, horizon > cursor.horizon {
+                let due = try store.dueAccessScopes(through: horizon, limit: maxDueScopes)
+                let states = Dictionary(due.map { ($0.scope, $0) }, uniquingKeysWith: { first, _ in first })
+                for state in due {
+                    guard let scope = AccessScope(key: state.scope) else { continue }
+                    var (current, scopeFacts, _) = try deriver(for: scope, states: states)
+                    // Any of its events this round's news did not reach (applied ones are skipped), then time.
+                    for fact in scopeFacts where fact.position > derivedFrom && fact.position <= cursor.position {
+                        rows += transitionRows(current.append(fact))
+                    }
+                    rows += transitionRows(current.advance(to: horizon))
+                    derivers[scope.key] = current
+                }
+                if due.count < maxDueScopes { cursor.horizon = horizon } else { caughtUp = false }
+            }
+            // Each scope's next candidate moment, not its evaluated change: one fold fewer per scope
+            // (bench step 8a); a due scope whose answer does not change then is advanced past it.
+            let states = derivers.map { key, deriver in
+                AccessScopeState(scope: key, clock: deriver.clock ?? 0, nextChange: deriver.candidateChange())
+            }
+            return AccessDerivationPlan(from: from, cursor: cursor, head: head, caughtUp: caughtUp, replayedScopes: replayed,
+                                        rows: rows, states: states, notifications: notifications, derivers: derivers)
+        }
+    }
+
+    /// Stores a plan in one write transaction: the transitions not stored yet (by id: a plan
+    /// repeated after a crash adds nothing), each scope's state and next change, the cursor, and
+    /// the deliveries the new transitions make. Each new transition is queued for every enabled
+    /// endpoint that receives `access.changed`; each new notification event for those that
+    /// receive `apple.notification`. With `leaseUntil`, they are queued held by the caller until
+    /// then and returned (``AccessDerivation/heldDeliveries``), for its sender to post without
+    /// claiming them.
+    ///
+    /// Safe from several processes: the cursor row is locked for the transaction. A process that
+    /// finds it locked returns at once (``AccessDerivation/busy``) instead of holding its writer
+    /// while it waits; a plan whose starting cursor is no longer the stored one (another
+    /// derivation committed since its snapshot) stores nothing and returns with `caughtUp` false,
+    /// to be planned again from there. The caller then gives the plan to its cache
+    /// (``AccessDeriverCache/keep(_:storedBy:)``), off the writer.
+    public func commitAccessChanges(_ plan: AccessDerivationPlan, holdingDeliveriesUntil leaseUntil: EpochMillis? = nil) throws -> AccessDerivation {
+        try store.write { () throws -> AccessDerivation in
+            guard let cursor = try store.lockedAccessCursor() else {
+                // Another process is deriving; what it stores, the feed's readers see.
+                return AccessDerivation(stored: [], cursor: try store.accessCursor(), head: plan.head, queuedDeliveries: 0, caughtUp: true,
+                                        nextChange: nil, replayedScopes: 0, lastSeq: try store.lastAccessTransitionSeq(), busy: true)
+            }
+            guard cursor == plan.from else {
+                return AccessDerivation(stored: [], cursor: cursor, head: plan.head, queuedDeliveries: 0, caughtUp: false,
+                                        nextChange: nil, replayedScopes: 0, lastSeq: try store.lastAccessTransitionSeq())
+            }
+            if plan.cursor.position > plan.from.position { try store.forgetChangedAccessScopes(through: plan.cursor.position) }
+            try store.saveAccessScopeStates(plan.states)
+            let stored = try store.insertAccessTransitions(plan.rows)
+            try store.setAccessCursor(plan.cursor)
+            let queued = try queueDeliveries(stored: stored, notifications: plan.notifications, leaseUntil: leaseUntil)
+            return AccessDerivation(stored: stored, cursor: plan.cursor, head: plan.head, queuedDeliveries: queued.count,
+                                    heldDeliveries: leaseUntil == nil ? [] : queued, caughtUp: plan.caughtUp,
+                                    nextChange: try store.nextAccessChange(), replayedScopes: plan.replayedScopes,
+                                    lastSeq: try store.lastAccessTransitionSeq())
         }
     }
 
@@ -207,9 +240,11 @@ extension Ledger {
         }
     }
 
-    /// Transitions that bring what the scope's stored transitions fold to (each key's last
-    /// `after`) to the deriver's answer (none: the scope is gone), caused by `lastEvent`.
-    func reconcile(_ scope: AccessScope, with deriver: AccessTransitionDeriver?, lastEvent: EventFacts?) throws -> [AccessTransitionRow] {
+    /// Transitions that bring what the scope's stored transitions and then `planned` (new ones
+    /// not stored yet) fold to (each key's last `after`) to the deriver's answer (none: the scope
+    /// is gone), caused by `lastEvent`.
+    func reconcile(_ scope: AccessScope, with deriver: AccessTransitionDeriver?, lastEvent: EventFacts?,
+                   planned: [AccessTransitionRow]) throws -> [AccessTransitionRow] {
         guard let lastEvent else { return [] }
         // What a reader folded: each key's last stored transition.
         var folded: [AccessKey: JSONValue] = [:]
@@ -222,6 +257,10 @@ extension Ledger {
             }
             guard let last = page.last, page.count == 1_000 else { break }
             after = last.seq
+        }
+        for row in planned {
+            guard let body = try? JSONValue.parse(row.body) else { continue }
+            folded[AccessKey(scope: scope.key, subject: row.subjectKey, productId: row.productId)] = body
         }
         let current = deriver?.current ?? [:]
         let reference = EventReference(eventId: lastEvent.eventId, position: lastEvent.position)

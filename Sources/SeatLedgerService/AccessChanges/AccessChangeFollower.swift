@@ -5,7 +5,9 @@ import SeatLedger
 /// Derives a ledger's access transitions as the log grows and as moments fall due, inside
 /// `serve`: after every append (it waits on the pool's head), and at the next moment a scope's
 /// answer changes by time (``AccessDerivation/nextChange``), whichever comes first. Each
-/// derivation is one write transaction on the pool's writer (``Ledger/deriveAccessChanges(through:cache:maxEvents:maxDueScopes:)``).
+/// derivation is planned on a pool reader (``Ledger/planAccessChanges(through:cache:maxEvents:maxDueScopes:)``:
+/// the folds, off the writer the appends need) and stored in one write transaction on the
+/// pool's writer (``Ledger/commitAccessChanges(_:holdingDeliveriesUntil:)``).
 ///
 /// The horizon is the injected clock minus `settle`: a lapse is derived only once every event
 /// recorded before it has committed (a commit in flight, another process's).
@@ -32,19 +34,24 @@ struct AccessChangeFollower: Sendable {
             let horizon = now() - settle
             let derivation: AccessDerivation
             do {
-                let leaseUntil = wallClock() + lease
                 let clock = ContinuousClock(), asked = clock.now
+                let plan = try await ledger.pool.read { ledger in
+                    try ledger.planAccessChanges(through: horizon, cache: state.derivers)
+                }
+                let planned = clock.now
+                let leaseUntil = wallClock() + lease
                 let (result, began) = try await ledger.pool.write { ledger in
                     let began = clock.now
-                    return (try ledger.deriveAccessChanges(through: horizon, cache: state.derivers, holdingDeliveriesUntil: leaseUntil), began)
+                    return (try ledger.commitAccessChanges(plan, holdingDeliveriesUntil: leaseUntil), began)
                 }
+                state.derivers.keep(plan, storedBy: result)
                 derivation = result
                 let done = clock.now
                 if done - asked > Self.slow {
                     // A slow round delays every webhook behind it: say where the time went.
-                    log.log(["event": "access_derivation_slow", "ledger": .string(ledger.name),
-                             "waitedMs": .int(Int64((began - asked) / .milliseconds(1))), "derivedMs": .int(Int64((done - began) / .milliseconds(1))),
-                             "events": .int(result.cursor.position - (result.head - (result.head - result.cursor.position))),
+                    func ms(_ duration: Duration) -> JSONValue { .int(Int64(duration / .milliseconds(1))) }
+                    log.log(["event": "access_derivation_slow", "ledger": .string(ledger.name), "plannedMs": ms(planned - asked),
+                             "waitedMs": ms(began - planned), "storedMs": ms(done - began), "events": .int(plan.events),
                              "transitions": .int(Int64(result.stored.count)), "replayedScopes": .int(Int64(result.replayedScopes))])
                 }
                 failures = 0

@@ -343,6 +343,35 @@ struct AccessChangeDerivationTests {
         #expect(try test.feed() == before)
     }
 
+    @Test("a plan made before another derivation committed is dropped: it stores nothing and leaves the other's cursor where it is")
+    func stalePlanDropped() throws {
+        let test = try ClockedLedger()
+        let history = IncrementalEqualsRebuildTests.tangledHistory(seed: 5)
+        let half = history.events.count / 2
+        try test.append(Array(history.events.prefix(half)), at: B.base + B.day)
+        let cache = AccessDeriverCache()
+        // Planned (in its own snapshot); then more news, and another derivation (another process,
+        // on PostgreSQL) derives all of it and commits first.
+        let stale = try test.ledger.planAccessChanges(through: B.base + B.day, cache: cache)
+        #expect(!stale.rows.isEmpty && stale.events == Int64(half))
+        try test.append(Array(history.events.dropFirst(half)), at: B.base + 2 * B.day)
+        let other = try test.ledger.deriveAccessChanges(through: B.base + 2 * B.day, cache: AccessDeriverCache())
+        #expect(other.cursor.position == Int64(history.events.count))
+        let afterOther = try test.feed()
+        // Stored now, the stale plan would move the cursor back to half the log.
+        let dropped = try test.ledger.commitAccessChanges(stale)
+        #expect(dropped.stored.isEmpty && !dropped.caughtUp && !dropped.busy)
+        #expect(dropped.cursor == other.cursor)
+        #expect(try test.ledger.accessDerivationStatus().cursor == other.cursor)
+        #expect(try test.feed() == afterOther)
+        cache.keep(stale, storedBy: dropped)
+        #expect(cache.count == 0)
+        // Planned again from the other's cursor: nothing left, and the feed folds to the answer.
+        let again = try test.derive(through: B.base + 2 * B.day, cache: cache)
+        #expect(again.flatMap(\.stored).isEmpty)
+        #expect(try test.foldedFeed() == test.answers(asOf: B.base + 2 * B.day))
+    }
+
     @Test("10,000 groups expiring in the same second: every lapse derived, only the due scopes touched")
     func manyLapsesAtOnce() throws {
         let test = try ClockedLedger()
