@@ -39,14 +39,18 @@ public final class LedgerPool: Sendable {
     private let writer: LedgerPoolWriter
     private let verifiers: LedgerPoolVerifiers
     private let readers: LedgerPoolReaders
+    /// One more read connection, on a thread that runs only when a core is idle (``backgroundRead(_:)``).
+    private let background: LedgerPoolReaders
     private let watch: LedgerHeadWatch
-    /// How many read connections the pool has.
+    /// How many read connections the pool has for requests (the background reader not counted).
     public let readerCount: Int
 
-    private init(writer: LedgerPoolWriter, verifiers: LedgerPoolVerifiers, readers: LedgerPoolReaders, watch: LedgerHeadWatch, readerCount: Int) {
+    private init(writer: LedgerPoolWriter, verifiers: LedgerPoolVerifiers, readers: LedgerPoolReaders, background: LedgerPoolReaders,
+                 watch: LedgerHeadWatch, readerCount: Int) {
         self.writer = writer
         self.verifiers = verifiers
         self.readers = readers
+        self.background = background
         self.watch = watch
         self.readerCount = readerCount
     }
@@ -56,6 +60,7 @@ public final class LedgerPool: Sendable {
         verifiers.close()
         writer.close()
         readers.close()
+        background.close()
         watch.close()
     }
 
@@ -88,8 +93,15 @@ public final class LedgerPool: Sendable {
         let watch = LedgerHeadWatch(recheckInterval: headRecheckInterval)
         let (writer, decoder) = try LedgerPoolWriter.start(watch: watch, makeStore: makeStore)
         let readerPool: LedgerPoolReaders
+        let background: LedgerPoolReaders
         do {
             readerPool = try LedgerPoolReaders.start(count: readers, makeStore: makeStore)
+            do {
+                background = try LedgerPoolReaders.start(count: 1, name: "sl-pool-bg", onlyWhenIdle: true, makeStore: makeStore)
+            } catch {
+                readerPool.close()
+                throw error
+            }
         } catch {
             writer.close()
             watch.close()
@@ -106,8 +118,8 @@ public final class LedgerPool: Sendable {
                 }
             }
         })
-        return LedgerPool(writer: writer, verifiers: LedgerPoolVerifiers(decoder: decoder, writer: writer), readers: readerPool, watch: watch,
-                          readerCount: max(1, readers))
+        return LedgerPool(writer: writer, verifiers: LedgerPoolVerifiers(decoder: decoder, writer: writer), readers: readerPool,
+                          background: background, watch: watch, readerCount: max(1, readers))
     }
 
     /// The default interval of the store-head re-check behind ``waitForHead(after:timeout:)``.
@@ -165,6 +177,17 @@ public final class LedgerPool: Sendable {
     /// after `body` returns.
     public func read<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
         try await Self.run(body) { readers.submit($0) }
+    }
+
+    /// Runs `body` like ``read(_:)``, but on the pool's background reader: a connection and a
+    /// thread of its own that runs only when a core has nothing else to run (`SCHED_IDLE`:
+    /// ``ThreadPriority``). For derived work that can wait (`serve`'s access derivation): while
+    /// the cores are busy with appends and requests it waits, and it never takes a connection a
+    /// request is waiting for; when they are not, it runs at once. One job at a time, in order.
+    /// Under load that never lets up it may wait indefinitely: a caller that must finish uses
+    /// ``read(_:)``.
+    public func backgroundRead<T: Sendable>(_ body: @escaping @Sendable (Ledger) throws -> T) async throws -> T {
+        try await Self.run(body) { background.submit($0) }
     }
 
     /// Runs `body` with a read-only `Ledger` from the pool on the calling thread, blocking it until
@@ -255,11 +278,13 @@ public final class LedgerPool: Sendable {
     public func close() async {
         verifiers.close()
         readers.close()
+        background.close()
         // The verifiers hand what they took to the writer, so the writer closes after them.
         await verifiers.waitUntilExited()
         writer.close()
         await writer.waitUntilExited()
         await readers.waitUntilExited()
+        await background.waitUntilExited()
         watch.close()
         await watch.waitUntilExited()
     }

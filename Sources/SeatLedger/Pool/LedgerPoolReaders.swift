@@ -24,12 +24,15 @@ final class LedgerPoolReaders: Sendable {
     }
 
     /// Opens `count` connections (at least one) with `makeStore(true)` and starts as many reader
-    /// threads; throws the first failure to open (the connections opened so far are closed).
-    static func start(count: Int, makeStore: @escaping @Sendable (_ readOnly: Bool) throws -> any LedgerStore) throws -> LedgerPoolReaders {
+    /// threads named `name-N`, under `SCHED_IDLE` when `onlyWhenIdle` (``ThreadPriority``);
+    /// throws the first failure to open (the connections opened so far are closed).
+    static func start(count: Int, name: String = "sl-pool-read", onlyWhenIdle: Bool = false,
+                      makeStore: @escaping @Sendable (_ readOnly: Bool) throws -> any LedgerStore) throws -> LedgerPoolReaders {
         let ledgers = try (0..<max(1, count)).map { _ in try Ledger.open(store: makeStore(true)) }
         let readers = LedgerPoolReaders(connections: ledgers)
         for (index, exited) in readers.exits.enumerated() {
-            let thread = Thread.named("sl-pool-read-\(index)") {
+            let thread = Thread.named("\(name)-\(index)") {
+                if onlyWhenIdle { ThreadPriority.runCurrentOnlyWhenIdle() }
                 readers.run()
                 exited.set(())
             }

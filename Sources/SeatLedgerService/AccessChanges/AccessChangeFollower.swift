@@ -5,8 +5,10 @@ import SeatLedger
 /// Derives a ledger's access transitions as the log grows and as moments fall due, inside
 /// `serve`: after every append (it waits on the pool's head), and at the next moment a scope's
 /// answer changes by time (``AccessDerivation/nextChange``), whichever comes first. Each
-/// derivation is planned on a pool reader (``Ledger/planAccessChanges(through:cache:maxEvents:maxDueScopes:)``:
-/// the folds, off the writer the appends need) and stored in one write transaction on the
+/// derivation is planned on the pool's background reader (``LedgerPool/backgroundRead(_:)``, a
+/// thread that runs only on idle cores: ``Ledger/planAccessChanges(through:cache:maxEvents:maxDueScopes:)``'s
+/// folds give way to the appends and requests when the cores are busy; after ``yieldsFor``
+/// behind, on a regular reader) and stored in one write transaction on the
 /// pool's writer (``Ledger/commitAccessChanges(_:holdingDeliveriesUntil:)``).
 ///
 /// The horizon is the injected clock minus `settle`: a lapse is derived only once every event
@@ -14,6 +16,10 @@ import SeatLedger
 struct AccessChangeFollower: Sendable {
     /// A round longer than this is logged (`access_derivation_slow`).
     static let slow: Duration = .milliseconds(250)
+    /// How long derivation may stay behind the log while it plans only on idle cores; past it,
+    /// it plans on a regular reader until it catches up (half the 60 s within which issue #47
+    /// wants a lapse derived), so load that never lets up cannot hold it back for ever.
+    static let yieldsFor: Duration = .seconds(30)
     let ledger: ServedLedger
     let now: @Sendable () -> EpochMillis
     let settle: EpochMillis
@@ -21,6 +27,9 @@ struct AccessChangeFollower: Sendable {
     let idle: Duration
     /// After news, how long to let more commits land before deriving (fewer, larger derivations).
     let coalesce: Duration
+    /// The same after a derivation of at least `busyEvents` events (the log growing fast).
+    var busyCoalesce: Duration = .zero
+    var busyEvents: Int64 = .max
     /// The sender's clock and lease: deliveries queued are held by this process until then.
     let wallClock: @Sendable () -> EpochMillis
     let lease: EpochMillis
@@ -30,14 +39,18 @@ struct AccessChangeFollower: Sendable {
     func run() async {
         let state = ledger.accessChanges
         var failures = 0
+        let clock = ContinuousClock()
+        var caughtUpAt = clock.now
         while !Task.isCancelled, !ledger.pool.isClosed {
             let horizon = now() - settle
             let derivation: AccessDerivation
+            var plannedEvents: Int64 = 0
             do {
-                let clock = ContinuousClock(), asked = clock.now
-                let plan = try await ledger.pool.read { ledger in
-                    try ledger.planAccessChanges(through: horizon, cache: state.derivers)
-                }
+                let asked = clock.now
+                let derivers = state.derivers
+                let body: @Sendable (Ledger) throws -> AccessDerivationPlan = { try $0.planAccessChanges(through: horizon, cache: derivers) }
+                let yielding = asked - caughtUpAt <= Self.yieldsFor
+                let plan = yielding ? try await ledger.pool.backgroundRead(body) : try await ledger.pool.read(body)
                 let planned = clock.now
                 let leaseUntil = wallClock() + lease
                 let (result, began) = try await ledger.pool.write { ledger in
@@ -45,12 +58,13 @@ struct AccessChangeFollower: Sendable {
                     return (try ledger.commitAccessChanges(plan, holdingDeliveriesUntil: leaseUntil), began)
                 }
                 state.derivers.keep(plan, storedBy: result)
+                plannedEvents = plan.events
                 derivation = result
                 let done = clock.now
                 if done - asked > Self.slow {
                     // A slow round delays every webhook behind it: say where the time went.
                     func ms(_ duration: Duration) -> JSONValue { .int(Int64(duration / .milliseconds(1))) }
-                    log.log(["event": "access_derivation_slow", "ledger": .string(ledger.name), "plannedMs": ms(planned - asked),
+                    log.log(["event": "access_derivation_slow", "ledger": .string(ledger.name), "idleCoresOnly": .bool(yielding), "plannedMs": ms(planned - asked),
                              "waitedMs": ms(began - planned), "storedMs": ms(done - began), "events": .int(plan.events),
                              "transitions": .int(Int64(result.stored.count)), "replayedScopes": .int(Int64(result.replayedScopes))])
                 }
@@ -74,12 +88,14 @@ struct AccessChangeFollower: Sendable {
                 state.handedOff.withLock { $0 += derivation.heldDeliveries }
             }
             if derivation.queuedDeliveries > 0 { state.queue.bump() }
+            if derivation.caughtUp { caughtUpAt = clock.now }
             if derivation.busy {
                 // Another `serve` of this ledger is deriving: look again after the idle wait.
                 try? await Task.sleep(for: idle)
                 continue
             }
             if !derivation.caughtUp { continue }
+            let pause = plannedEvents >= busyEvents ? max(coalesce, busyCoalesce) : coalesce
             var wait = idle
             if let next = derivation.nextChange {
                 let until = max(0, next + settle - now() + 1)
@@ -88,7 +104,7 @@ struct AccessChangeFollower: Sendable {
             if wait > .zero {
                 let head = await ledger.pool.waitForHead(after: derivation.cursor.position, timeout: wait)
                 // News: let the commits right behind it land too, then derive them together.
-                if head > derivation.cursor.position, coalesce > .zero { try? await Task.sleep(for: coalesce) }
+                if head > derivation.cursor.position, pause > .zero { try? await Task.sleep(for: pause) }
             }
         }
     }

@@ -14,6 +14,14 @@ public struct AccessChangeSettings: Sendable {
     /// After an append, how long the derivation lets further commits land before it runs (one
     /// derivation, one commit, for several appends; bench step 8).
     public var coalesce: Duration = .milliseconds(50)
+    /// After a derivation of at least ``busyEvents`` events (the log is growing fast), how long
+    /// the next one waits instead of ``coalesce``: fewer derivation commits, each with its own
+    /// `fsync` on the writer the appends need (bench step 8a), at the cost of a later webhook
+    /// only when notifications arrive that fast.
+    public var busyCoalesce: Duration = .milliseconds(250)
+    /// How many events one derivation must cover for the next to wait ``busyCoalesce``
+    /// (at 50 ms, about 2,000 notifications a second).
+    public var busyEvents: Int64 = 100
     /// Deliveries posted at once, per ledger.
     public var concurrency = 8
     /// A post's timeout.

@@ -50,7 +50,7 @@ struct LedgerPoolTests {
         return holding
     }
 
-    @Test("the pool's threads carry names the system shows (top -H, ps -L, perf): writer, readers, head watch")
+    @Test("the pool's threads carry names the system shows (top -H, ps -L, perf): writer, readers, background reader, head watch")
     func threadNames() async throws {
         let test = try TestLedger()
         let pool = try LedgerPool.open(path: test.path, readers: 2)
@@ -61,9 +61,30 @@ struct LedgerPoolTests {
             })
         }
         // Each thread names itself as it starts, which may be just after `open` returns.
-        let expected: Set<String> = ["sl-pool-writer", "sl-pool-read-0", "sl-pool-read-1", "sl-pool-head"]
+        let expected: Set<String> = ["sl-pool-writer", "sl-pool-read-0", "sl-pool-read-1", "sl-pool-bg-0", "sl-pool-head"]
         #expect(await Self.eventually { expected.isSubset(of: names()) }, "threads: \(names().sorted())")
         await pool.close()
+    }
+
+    @Test("backgroundRead runs on the background reader's thread, under SCHED_IDLE, and sees the committed appends; read runs under the default policy; both refused after close")
+    func backgroundRead() async throws {
+        let test = try TestLedger()
+        let pool = try LedgerPool.open(path: test.path, readers: 1)
+        let factory = try PayloadFactory()
+        for (_, body) in try Self.notifications(factory, originalTransactionId: "2000000000000701", count: 3, label: "bg") {
+            _ = try await pool.append(notificationBody: body, source: "test")
+        }
+        let background = try await pool.backgroundRead { ledger in
+            (ThreadName.current(), ThreadPriority.currentRunsOnlyWhenIdle, try ledger.store.head().position)
+        }
+        #expect(background.0 == "sl-pool-bg-0")
+        #expect(background.1)
+        #expect(background.2 == 3)
+        let regular = try await pool.read { _ in (ThreadName.current(), ThreadPriority.currentRunsOnlyWhenIdle) }
+        #expect(regular.0 == "sl-pool-read-0")
+        #expect(!regular.1)
+        await pool.close()
+        await #expect(throws: LedgerPoolError.closed) { try await pool.backgroundRead { _ in 0 } }
     }
 
     @Test("32 concurrent tasks append and read: outcomes right, positions gap-free, each event once, chain intact, commits grouped")
