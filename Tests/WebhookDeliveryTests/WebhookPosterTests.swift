@@ -81,6 +81,40 @@ struct WebhookPosterTests {
         #expect(try receiver.refusals().map(\.reason) == ["Message timestamp too old"])
     }
 
+    /// A transport between the poster and the receiver that changes one byte of every body it
+    /// carries (the signature headers untouched): a body altered on the way.
+    struct TamperingTransport: HTTPTransport {
+        let inner = URLSessionTransport(followsRedirects: false)
+
+        func send(_ request: HTTPRequest) throws(TransportError) -> HTTPResponse {
+            var altered = request
+            if var body = request.body, let index = body.firstIndex(of: UInt8(ascii: "m")) {
+                body[index] = UInt8(ascii: "n")
+                altered.body = body
+            }
+            return try inner.send(altered)
+        }
+    }
+
+    @Test("a body altered after it was signed is refused by the reference receiver: 400, no matching signature, nothing recorded")
+    func tamperedBodyRefused() throws {
+        let secret = WebhookSecret.generate()
+        let receiver = try WebhookReceiver(secrets: [secret])
+        let outcome = try WebhookPoster(transport: TamperingTransport()).post(
+            to: try receiver.endpoint(), messageID: "tr_0004_tampered", timestamp: Self.now(), body: try Self.bodyBytes(),
+            signer: WebhookSigner(secret: secret))
+        #expect(outcome.status == 400)
+        #expect(!outcome.succeeded)
+        #expect(try receiver.refusals().map(\.reason) == ["No matching signature found"])
+        #expect(try receiver.records().isEmpty)
+        // The same delivery through an honest transport is accepted (so the refusal is the alteration's).
+        let honest = try WebhookPoster(transport: URLSessionTransport(followsRedirects: false)).post(
+            to: try receiver.endpoint(), messageID: "tr_0004_honest", timestamp: Self.now(), body: try Self.bodyBytes(),
+            signer: WebhookSigner(secret: secret))
+        #expect(honest.status == 204)
+        #expect(try receiver.records().map(\.webhookId) == ["tr_0004_honest"])
+    }
+
     @Test("--status 500: not a success, status 500, the answer's start in the snippet")
     func serverError() throws {
         let secret = WebhookSecret.generate()

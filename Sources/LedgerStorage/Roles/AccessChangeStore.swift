@@ -78,12 +78,9 @@ extension AccessChangeStore {
     /// The stored states of `scopes` (absent: never derived).
     public func accessScopeStates(_ scopes: Set<String>) throws -> [String: AccessScopeState] {
         var result: [String: AccessScopeState] = [:]
-        let sorted = scopes.sorted()
-        for start in stride(from: 0, to: sorted.count, by: 500) {
-            let chunk = sorted[start..<min(start + 500, sorted.count)]
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+        try forEachChunk(of: scopes, size: 500) { marks, values in
             for state in try database.query("SELECT scope, clock, next_change FROM access_scopes WHERE scope IN (\(marks))",
-                                             chunk.map { .text($0) }, Self.scopeState) {
+                                             values, Self.scopeState) {
                 result[state.scope] = state
             }
         }
@@ -104,11 +101,7 @@ extension AccessChangeStore {
     /// new link moved it to another scope.
     public func accessScopes(namingAny identifiers: Set<String>) throws -> Set<String> {
         var scopes = Set<String>()
-        let sorted = identifiers.sorted()
-        for start in stride(from: 0, to: sorted.count, by: 300) {
-            let chunk = sorted[start..<min(start + 300, sorted.count)]
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            let values = chunk.map { SQLValue.text($0) }
+        try forEachChunk(of: identifiers, size: 300) { marks, values in
             for column in ["original_transaction_id", "app_transaction_id", "seat_claim_id"] {
                 scopes.formUnion(try database.query("SELECT DISTINCT scope FROM access_transitions WHERE \(column) IN (\(marks))", values) {
                     try $0.text(0)
@@ -160,15 +153,20 @@ extension AccessChangeStore {
     /// Which of `ids` are stored already.
     public func storedAccessTransitionIds(among ids: Set<String>) throws -> Set<String> {
         var present = Set<String>()
-        let sorted = ids.sorted()
-        for start in stride(from: 0, to: sorted.count, by: 500) {
-            let chunk = sorted[start..<min(start + 500, sorted.count)]
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            present.formUnion(try database.query("SELECT id FROM access_transitions WHERE id IN (\(marks))", chunk.map { .text($0) }) {
-                try $0.text(0)
-            })
+        try forEachChunk(of: ids, size: 500) { marks, values in
+            present.formUnion(try database.query("SELECT id FROM access_transitions WHERE id IN (\(marks))", values) { try $0.text(0) })
         }
         return present
+    }
+
+    /// Calls `body` with `values` in sorted chunks of at most `size`, each as its `?, ?, …`
+    /// placeholders and its arguments (an `IN` list the engines' parameter limits allow).
+    private func forEachChunk(of values: Set<String>, size: Int, _ body: (_ marks: String, _ arguments: [SQLValue]) throws -> Void) throws {
+        let sorted = values.sorted()
+        for start in stride(from: 0, to: sorted.count, by: size) {
+            let chunk = sorted[start..<min(start + size, sorted.count)]
+            try body(Array(repeating: "?", count: chunk.count).joined(separator: ", "), chunk.map { .text($0) })
+        }
     }
 
     // MARK: The feed
