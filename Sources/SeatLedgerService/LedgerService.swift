@@ -68,8 +68,9 @@ public final class LedgerService: Sendable {
             postingThreads = posting
             for ledger in ledgers {
                 let follower = AccessChangeFollower(ledger: ledger, now: now, settle: settings.settleMilliseconds, idle: settings.idle,
-                                                    coalesce: settings.coalesce, busyCoalesce: settings.busyCoalesce,
-                                                    busyEvents: settings.busyEvents, wallClock: settings.wallClock, lease: settings.leaseMilliseconds, log: log)
+                                                    pacing: DerivationPacing(coalesce: settings.coalesce, busyCoalesce: settings.busyCoalesce,
+                                                                             busyEvents: settings.busyEvents),
+                                                    wallClock: settings.wallClock, lease: settings.leaseMilliseconds, log: log)
                 let sender = WebhookSender(ledger: ledger, now: settings.wallClock, poster: poster, posting: posting, backoff: settings.backoff, lease: settings.leaseMilliseconds,
                                            concurrency: settings.concurrency, idle: settings.idle, log: log)
                 followers.append(Task.detached { await follower.run() })

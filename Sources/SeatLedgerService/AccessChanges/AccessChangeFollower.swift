@@ -7,8 +7,8 @@ import SeatLedger
 /// answer changes by time (``AccessDerivation/nextChange``), whichever comes first. Each
 /// derivation is planned on the pool's background reader (``LedgerPool/backgroundRead(_:)``, a
 /// thread that runs only on idle cores: ``Ledger/planAccessChanges(through:cache:maxEvents:maxDueScopes:)``'s
-/// folds give way to the appends and requests when the cores are busy; after ``yieldsFor``
-/// behind, on a regular reader) and stored in one write transaction on the
+/// folds give way to the appends and requests when the cores are busy; ``DerivationPacing``
+/// says when and where) and stored in one write transaction on the
 /// pool's writer (``Ledger/commitAccessChanges(_:holdingDeliveriesUntil:)``).
 ///
 /// The horizon is the injected clock minus `settle`: a lapse is derived only once every event
@@ -16,20 +16,13 @@ import SeatLedger
 struct AccessChangeFollower: Sendable {
     /// A round longer than this is logged (`access_derivation_slow`).
     static let slow: Duration = .milliseconds(250)
-    /// How long derivation may stay behind the log while it plans only on idle cores; past it,
-    /// it plans on a regular reader until it catches up (half the 60 s within which issue #47
-    /// wants a lapse derived), so load that never lets up cannot hold it back for ever.
-    static let yieldsFor: Duration = .seconds(30)
     let ledger: ServedLedger
     let now: @Sendable () -> EpochMillis
     let settle: EpochMillis
     /// The longest wait without news or a due moment (other processes' appends are seen by then).
     let idle: Duration
-    /// After news, how long to let more commits land before deriving (fewer, larger derivations).
-    let coalesce: Duration
-    /// The same after a derivation of at least `busyEvents` events (the log growing fast).
-    var busyCoalesce: Duration = .zero
-    var busyEvents: Int64 = .max
+    /// When to derive after news, and on which reader.
+    let pacing: DerivationPacing
     /// The sender's clock and lease: deliveries queued are held by this process until then.
     let wallClock: @Sendable () -> EpochMillis
     let lease: EpochMillis
@@ -49,7 +42,7 @@ struct AccessChangeFollower: Sendable {
                 let asked = clock.now
                 let derivers = state.derivers
                 let body: @Sendable (Ledger) throws -> AccessDerivationPlan = { try $0.planAccessChanges(through: horizon, cache: derivers) }
-                let yielding = asked - caughtUpAt <= Self.yieldsFor
+                let yielding = pacing.plansOnIdleCores(behindFor: asked - caughtUpAt)
                 let plan = yielding ? try await ledger.pool.backgroundRead(body) : try await ledger.pool.read(body)
                 let planned = clock.now
                 let leaseUntil = wallClock() + lease
@@ -95,7 +88,7 @@ struct AccessChangeFollower: Sendable {
                 continue
             }
             if !derivation.caughtUp { continue }
-            let pause = plannedEvents >= busyEvents ? max(coalesce, busyCoalesce) : coalesce
+            let pause = pacing.pause(afterDeriving: plannedEvents)
             var wait = idle
             if let next = derivation.nextChange {
                 let until = max(0, next + settle - now() + 1)
