@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "JWSVerification", "LedgerConcurrency"]),
         // The support desk's pages: pure HTML rendering of reports (no HTTP, no I/O); served by SeatLedgerService.
         .target(name: "SupportDesk", dependencies: ["Reports", "Projections", "AppStoreModels"]),
-        .target(name: "SeatLedgerService", dependencies: ["HTTPServer", "SupportDesk", "SeatLedger", "SeatLedgerAppStoreAPI", "WebhookDelivery", "StandardWebhooks", "Reports", "Projections", "LedgerStorage", "AppStoreModels", "JWSVerification"]),
+        .target(name: "SeatLedgerService", dependencies: ["HTTPServer", "SupportDesk", "SeatLedger", "SeatLedgerAppStoreAPI", "WebhookDelivery", "StandardWebhooks", "Reports", "Projections", "LedgerStorage", "AppStoreModels", "JWSVerification", "LedgerConcurrency"]),
         .target(name: "PostgresClient", dependencies: ["CLibPQ"], exclude: ["README.md"]),
         .target(name: "PostgresStore", dependencies: ["PostgresClient", "LedgerStorage", "AppStoreModels", "LedgerEvents", "JWSVerification"], exclude: ["README.md"]),
         .target(name: "AppStoreModels"),

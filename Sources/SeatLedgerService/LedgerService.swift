@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import HTTPServer
+import LedgerConcurrency
 import SeatLedger
 import WebhookDelivery
 
@@ -34,7 +35,7 @@ public final class LedgerService: Sendable {
     /// The tasks keeping each ledger's ``IdentifierFilter`` (a service of several ledgers).
     private let followers: [Task<Void, Never>]
     /// The threads webhook posts block (`nil` with access changes off).
-    private let postingThreads: PostingThreads?
+    private let postingThreads: BlockingThreads?
     private let server: HTTPServerBox
     private let supportServer: HTTPServerBox
 
@@ -59,12 +60,12 @@ public final class LedgerService: Sendable {
         self.unroutable = unroutable ?? ledgers[0]
         self.configuration = configuration
         self.log = log
-        var postingThreads: PostingThreads?
+        var postingThreads: BlockingThreads?
         var followers = ledgers.count == 1 ? [] : ledgers.map { ledger in Task.detached { await ledger.identifiers.follow(ledger.pool) } }
         if configuration.accessChanges.enabled {
             let settings = configuration.accessChanges, now = configuration.now
             let poster = WebhookPoster(timeout: settings.timeout)
-            let posting = PostingThreads(count: settings.concurrency)
+            let posting = BlockingThreads(count: settings.concurrency, name: "sl-webhook")
             postingThreads = posting
             for ledger in ledgers {
                 let follower = AccessChangeFollower(ledger: ledger, now: now, settle: settings.settleMilliseconds, idle: settings.idle,

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import LedgerConcurrency
 import LedgerStorage
 import SeatLedger
 import StandardWebhooks
@@ -18,7 +19,7 @@ struct WebhookSender: Sendable {
     let now: @Sendable () -> EpochMillis
     let poster: WebhookPoster
     /// Where posts run (they block their thread).
-    let posting: PostingThreads
+    let posting: BlockingThreads
     let backoff: DeliveryBackoff
     /// How long a claimed delivery stays this process's (longer than a post's timeout).
     let lease: EpochMillis
@@ -122,7 +123,7 @@ struct WebhookSender: Sendable {
             let url = try WebhookEndpointURL(validating: endpoint.url, allowsLoopbackHTTP: true)
             let secrets = try endpoint.signingSecrets(at: attemptAt).map { try WebhookSecret(parsing: $0) }
             let poster = self.poster, messageId = delivery.messageId
-            // The post blocks its thread until the answer: on the posting threads (``PostingThreads``).
+            // The post blocks its thread until the answer: on threads of their own (``BlockingThreads``).
             let outcome = try await posting.run {
                 try poster.post(to: url, messageID: messageId, timestamp: attemptAt / 1000, body: body, signer: WebhookSigner(secrets: secrets))
             }
