@@ -8,8 +8,9 @@ import Synchronization
 ///
 /// The whole cache holds for one cursor position, the one the last derivation committed: when a
 /// derivation starts elsewhere (another process derived in between), every entry is stale and
-/// the cache empties. Only the derivation (one at a time, on the pool's writer) uses it; the lock
-/// is uncontended.
+/// the cache empties. Only one derivation at a time uses it (`serve`'s follower: read by the
+/// plan on the background reader, fed by ``keep(_:storedBy:)`` once the plan is stored); the
+/// lock is uncontended.
 public final class AccessDeriverCache: Sendable {
     struct Entry: Sendable {
         var deriver: AccessTransitionDeriver
