@@ -182,23 +182,25 @@ struct PostgresAccessChangeTests {
     @Test("kill -9 of one serve while its deliveries are in flight: the other sends them once their lease ends, and every transition is delivered")
     func killedServeLeavesItsLeases() throws {
         let secret = WebhookSecret.generate()
-        // Each answer takes 300 ms: a serve posts 8 at a time, so a batch it claimed is in flight for a while.
-        let receiver = try ReferenceReceiver(secrets: [secret.revealedText], options: ["--delay-ms", "300"])
+        // Each answer takes 500 ms: a serve posts 8 at a time, so its 60 deliveries are in flight for ~4 s.
+        let receiver = try ReferenceReceiver(secrets: [secret.revealedText], options: ["--delay-ms", "500"])
         let cluster = try Self.ledger(database: "access_kill", receiver: receiver, secret: secret)
         let url = cluster.url()
         let count = 60
         let bodies = try Notifications.subscribed(count: count, offset: 50_000)
-        let lease: Int64 = 5
+        let lease: Int64 = 8
         let doomed = try ServeProcess(db: url, extra: ["--webhook-lease", "\(lease)"], environment: Self.environment)
-        let survivor = try ServeProcess(db: url, extra: ["--webhook-retry-delays", "1", "--webhook-lease", "\(lease)"],
-                                        environment: Self.environment)
-        // The doomed serve takes the notifications: its follower derives them at once and its sender
-        // claims first (the survivor's wakes within its idle second, or on its own appends).
+        // The doomed serve takes the notifications, derives them and holds their deliveries under
+        // its lease before the survivor starts (both plan derivations; whichever stores first holds
+        // the deliveries, so the survivor must not be there yet for "held by the killed one" to hold).
         let client = try RawHTTPClient(port: doomed.port)
         for (index, body) in bodies.enumerated() {
             #expect(try client.request("POST", "/notifications", body: body).status == 200, "notification \(index)")
         }
         let connection = try cluster.connect()
+        #expect(try waitUntil(timeout: .seconds(60)) { try Self.count(connection, "SELECT count(*) FROM webhook_deliveries") == Int64(count) })
+        let survivor = try ServeProcess(db: url, extra: ["--webhook-retry-delays", "1", "--webhook-lease", "\(lease)"],
+                                        environment: Self.environment)
         // In flight: some delivered, not all.
         _ = try receiver.waitForRecords(seconds: 60) { $0.count >= 4 }
         _ = doomed.stop(signal: SIGKILL)
