@@ -7,13 +7,11 @@ import Musl
 /// The CPU scheduling of the calling thread. On Linux a thread's scheduling policy is its own
 /// (sched(7)), so one thread can yield to the others of its process.
 ///
-/// `serve` runs the planning of access transitions on a thread of the `SCHED_IDLE` policy
-/// (bench step 8a): a core runs it only when no other thread wants that core, and any other
-/// thread that wakes takes the core back at once, so work that can wait never slows the appends
-/// and the requests, and runs at once when the cores are free. (A nice value does not do this:
-/// at nice 19 the thread still took 13–16% of a core from the verifiers of a saturated `serve`,
-/// because a waking thread does not preempt it.) An unprivileged thread cannot always leave
-/// `SCHED_IDLE` again; nothing here tries to.
+/// `serve` plans access transitions on a thread of the `SCHED_IDLE` policy: a core runs it
+/// only when no other thread wants that core, and a thread of the default policy that wakes
+/// takes the core back at once (sched(7)). Work that can wait then stays out of the way of the
+/// appends and requests when the cores are saturated, and runs at once when they are not. An
+/// unprivileged thread cannot always leave `SCHED_IDLE` again; nothing here tries to.
 public enum ThreadPriority {
     /// Linux's `SCHED_IDLE` policy number (`<sched.h>` declares it only under `_GNU_SOURCE`).
     static let idlePolicy: Int32 = 5
