@@ -29,6 +29,9 @@ import LedgerStorage
 /// - **Readers**: `readers` dedicated threads, each owning a read-only ``Ledger`` (SQLite WAL
 ///   readers: each statement sees the last committed transaction, so a read that starts after an
 ///   `append` returned sees it).
+/// - **Background reader**: one more read-only ``Ledger`` on a thread under `SCHED_IDLE`
+///   (``backgroundRead(_:)``), for derived work that can wait (`serve` plans access transitions
+///   there).
 /// - **Why threads, not tasks**: the ledger's work is blocking (SQLite and libpq calls, `fsync`),
 ///   and a task blocking a cooperative thread holds one of only as many threads as cores. Callers
 ///   suspend on a continuation (resumed exactly once) while dedicated threads do the blocking.
