@@ -248,20 +248,18 @@ extension Ledger {
         guard let lastEvent else { return [] }
         // What a reader folded: each key's last stored transition.
         var folded: [AccessKey: JSONValue] = [:]
+        func fold(subjectKey: String, productId: String?, body: String) {
+            if let body = try? JSONValue.parse(body) { folded[AccessKey(scope: scope.key, subject: subjectKey, productId: productId)] = body }
+        }
         var after = Int64(0)
         while true {
             let page = try store.accessTransitions(after: after, limit: 1_000, filter: AccessTransitionFilter(scope: scope.key))
-            for row in page {
-                guard let body = try? JSONValue.parse(row.body) else { continue }
-                folded[AccessKey(scope: scope.key, subject: row.subjectKey, productId: row.productId)] = body
-            }
+            for row in page { fold(subjectKey: row.subjectKey, productId: row.productId, body: row.body) }
             guard let last = page.last, page.count == 1_000 else { break }
             after = last.seq
         }
-        for row in planned {
-            guard let body = try? JSONValue.parse(row.body) else { continue }
-            folded[AccessKey(scope: scope.key, subject: row.subjectKey, productId: row.productId)] = body
-        }
+        // Then the plan's own, not stored yet (after every stored one in the feed).
+        for row in planned { fold(subjectKey: row.subjectKey, productId: row.productId, body: row.body) }
         let current = deriver?.current ?? [:]
         let reference = EventReference(eventId: lastEvent.eventId, position: lastEvent.position)
         let cause = TransitionCause(kind: .news, event: reference, eventType: lastEvent.type, subtype: lastEvent.subtype,

@@ -328,6 +328,33 @@ struct AccessChangeDerivationTests {
         #expect(last.kind == "LOST" && last.scope == "group:2000000000000001")
     }
 
+    @Test("news of a scope whose deriver was lost: replayed and derived in one plan, the feed gains the news only, nothing reconciled")
+    func replayWithNewsReconcilesNothing() throws {
+        let test = try ClockedLedger()
+        let otid = "2000000000000002", app = "705000000000000002"
+        var b = B()
+        b.notification("SUBSCRIBED", at: B.base, transaction: B.transaction(id: "y1", original: otid, app: app, quantity: 2,
+                                                                             purchase: B.base, expires: B.base + 30 * B.day))
+        try test.append(b.events, at: B.base + 1_000)
+        try test.derive(through: B.base + 2_000, cache: AccessDeriverCache())
+        let before = try test.feed()
+        let refunded = B.base + 10 * B.day
+        var refund = B()
+        refund.notification("REFUND", at: refunded, transaction: B.transaction(id: "y1", original: otid, app: app, quantity: 2,
+                                                                                purchase: B.base, expires: B.base + 30 * B.day,
+                                                                                signed: refunded, revocationDate: refunded, revocationType: "FULL"),
+                            uuid: "n-refund-replayed")
+        try test.append(refund.events, at: refunded + 1_000)
+        // A new cache: the group is replayed from the store in the same plan that derives its news.
+        let round = try test.derive(through: refunded + 2_000, cache: AccessDeriverCache())
+        #expect(round.map(\.replayedScopes).reduce(0, +) == 1)
+        let added = Array(try test.feed().dropFirst(before.count))
+        #expect(added.map(\.kind) == ["LOST"])
+        // The replay's news is folded with what is stored before the scope is reconciled: nothing to reconcile.
+        #expect(added.allSatisfy { !$0.body.contains("\"reconciled\":true") }, "\(added.map(\.id))")
+        #expect(try test.foldedFeed() == test.answers(asOf: refunded + 2_000))
+    }
+
     @Test("a second derivation, with every deriver lost, stores nothing and queues nothing")
     func idempotent() throws {
         let test = try ClockedLedger()
